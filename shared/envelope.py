@@ -1,0 +1,248 @@
+"""The job envelope: the one message that travels from stage to stage.
+
+It carries what later stages need (request, plan, checklist, sources with bounded
+excerpts and text hashes, claims, usage, deadline) and never raw page bodies: NATS
+refuses payloads over 1 MiB, so canonical texts live in the object store and the
+envelope holds their ``sha256-…`` key.
+
+Models that come from seed 000 (the source object, claims, job confidence) keep its
+camelCase field names on the wire; the digest payload keeps seed 002's snake_case.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from shared.subjects import Stage
+
+ENVELOPE_VERSION = 1
+EXCERPT_MAX_CHARS = 2_000
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _CamelWire(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        serialize_by_alias=True,
+    )
+
+
+class CredibilityTier(StrEnum):
+    PRIMARY_SOURCE = "PRIMARY_SOURCE"
+    AUTHORITATIVE = "AUTHORITATIVE"
+    SECONDARY = "SECONDARY"
+    UNVERIFIED = "UNVERIFIED"
+    FLAGGED = "FLAGGED"
+
+
+class RetrievalMethod(StrEnum):
+    RAG = "rag"
+    WEB = "web"
+    PUBMED = "pubmed"
+
+
+class StepKind(StrEnum):
+    """Seed 003's plan step types."""
+
+    INDEPENDENT = "independent"  # searchable on its own
+    HYBRID = "hybrid"  # searchable, but needs earlier results
+    DEPENDENT = "dependent"  # analysis only, no search
+
+
+class CoverageStatus(StrEnum):
+    SATISFIED = "satisfied"
+    PARTIAL = "partial"
+    UNSATISFIED = "unsatisfied"
+
+
+# -- request and plan ----------------------------------------------------------
+
+
+class ResearchRequest(_Wire):
+    question: str
+    context: str | None = None
+    max_iterations: int = 10
+    corpora: list[str] | None = None  # None: every indexed corpus
+
+
+class ChecklistItem(_Wire):
+    id: str
+    description: str
+    status: CoverageStatus = CoverageStatus.UNSATISFIED
+    evidence: list[str] = Field(default_factory=list)  # claim ids that address it
+
+
+class SubQuestion(_Wire):
+    text: str
+    kind: StepKind = StepKind.INDEPENDENT
+
+
+class SearchQuery(_Wire):
+    provider: RetrievalMethod
+    text: str
+    iteration: int = 0
+
+
+class Plan(_Wire):
+    refined_question: str
+    sub_questions: list[SubQuestion]
+    checklist: list[ChecklistItem]
+    queries: list[SearchQuery] = Field(default_factory=list)  # this iteration's queries
+
+
+# -- sources -------------------------------------------------------------------
+
+
+class EvidenceSnippet(_Wire):
+    """An exact quotation: ``canonical_text[start:end] == text`` for its locator."""
+
+    text: str
+    locator: str
+    relevance_score: float
+
+
+class DigestPayload(_Wire):
+    """Seed 002's DigestPayload, field for field."""
+
+    version: str = "1.0"
+    content_type: Literal["digest/v1"] = "digest/v1"
+    query_hash: str
+    summary: str
+    key_points: list[str]
+    evidence_snippets: list[EvidenceSnippet]
+    original_chars: int
+    digest_chars: int
+    compression_ratio: float
+    source_text_hash: str
+
+
+class Source(_CamelWire):
+    """Seed 000's source object, plus the references later stages need."""
+
+    id: str
+    text: str  # bounded excerpt; the whole canonical text is in the object store
+    url: str
+    title: str
+    published_at: datetime | None = None
+    relevance_score: float
+    credibility_tier: CredibilityTier
+    domain_authority: int
+    retrieval_method: RetrievalMethod
+    text_hash: str  # "sha256-<hex>" of the canonical text; object-store key
+    text_chars: int
+    corpus: str | None = None
+    matched_spans: list[tuple[int, int]] = Field(default_factory=list)
+    digest: DigestPayload | None = None
+    found_by: list[str] = Field(default_factory=list)  # queries that returned it
+
+
+class ScoredSource(Source):
+    authority_score: float
+    recency_score: float
+    relevance_component: float
+    credibility_score: float
+    composite_score: float
+
+
+class Citation(_CamelWire):
+    source_id: str
+    locator: str
+    quote: str
+
+
+class Claim(_CamelWire):
+    id: str
+    text: str
+    supporting_indices: list[int]
+    contradicting_indices: list[int] = Field(default_factory=list)
+    support_strength: float = 0.0
+    contradiction_flag: bool = False
+    confidence_score: float = 0.0
+    checklist_item_ids: list[str] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+
+
+class JobConfidence(_CamelWire):
+    confidence: float
+    claim_count: int
+    source_count: int
+    has_contradictions: bool
+
+
+# -- usage ---------------------------------------------------------------------
+
+
+class StageUsage(_Wire):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+
+
+class Usage(_Wire):
+    """Token usage per stage; zero while every stage runs offline."""
+
+    by_stage: dict[str, StageUsage] = Field(default_factory=dict)
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(u.input_tokens for u in self.by_stage.values())
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(u.output_tokens for u in self.by_stage.values())
+
+
+# -- the envelope --------------------------------------------------------------
+
+
+class JobEnvelope(_Wire):
+    version: Literal[1] = ENVELOPE_VERSION
+    job_id: str
+    user_id: str
+    stage: Stage
+    iteration: int = 0
+    request: ResearchRequest
+    created_at: datetime = Field(default_factory=utcnow)
+    deadline_at: datetime
+    plan: Plan | None = None
+    queries_run: list[str] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list)
+    new_source_ids: list[str] = Field(default_factory=list)  # found by this iteration
+    scored_sources: list[ScoredSource] = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list)
+    confidence: JobConfidence | None = None
+    knowledge_gaps: list[str] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    notes: list[str] = Field(default_factory=list)  # e.g. "deadline reached"
+    provider_errors: list[str] = Field(default_factory=list)
+
+    @property
+    def msg_id(self) -> str:
+        """The deterministic Nats-Msg-Id of this envelope's command."""
+        return f"{self.job_id}:{self.stage.value}:{self.iteration}"
+
+    def advance(self, stage: Stage, **changes: object) -> JobEnvelope:
+        """The envelope for the next stage; ``changes`` replace fields."""
+        return self.model_copy(update={"stage": stage, **changes})
+
+    def deadline_passed(self, now: datetime | None = None) -> bool:
+        return (now or utcnow()) >= self.deadline_at
+
+
+def new_job_id() -> str:
+    return str(uuid.uuid4())

@@ -1,0 +1,117 @@
+"""Every stream, subject, durable and bucket name in the system.
+
+Nobody types a subject string anywhere else: import it from here.
+Commands are imperative (``research.stage.score``: a stage is told to work);
+events are facts (``research.events.<job_id>.completed``).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Stage(StrEnum):
+    """The stages a job envelope travels through, in order."""
+
+    PLAN = "plan"
+    RETRIEVE = "retrieve"
+    DIGEST = "digest"
+    SCORE = "score"
+    SYNTHESIZE = "synthesize"
+
+
+# -- streams -----------------------------------------------------------------
+
+JOBS_STREAM = "RESEARCH_JOBS"
+"""Stage commands. Limits retention with max_age = job TTL, deduplicated by Nats-Msg-Id."""
+
+EVENTS_STREAM = "RESEARCH_EVENTS"
+"""Job events (progress, stage, completed, failed, status). Replayable per job for SSE."""
+
+DEADLETTER_STREAM = "RESEARCH_DEADLETTER"
+"""Captures JetStream's MAX_DELIVERIES advisories for the jobs stream, so that a poison
+message becomes a FAILED job even when no gateway was listening at that instant."""
+
+# -- command subjects ----------------------------------------------------------
+
+STAGE_PREFIX = "research.stage"
+STAGE_WILDCARD = f"{STAGE_PREFIX}.>"
+
+
+def stage_subject(stage: Stage) -> str:
+    return f"{STAGE_PREFIX}.{stage.value}"
+
+
+PLAN = stage_subject(Stage.PLAN)
+RETRIEVE = stage_subject(Stage.RETRIEVE)
+DIGEST = stage_subject(Stage.DIGEST)
+SCORE = stage_subject(Stage.SCORE)
+SYNTHESIZE = stage_subject(Stage.SYNTHESIZE)
+
+# -- event subjects ------------------------------------------------------------
+
+EVENTS_PREFIX = "research.events"
+EVENTS_WILDCARD = f"{EVENTS_PREFIX}.>"
+
+
+def event_subject(job_id: str, kind: str) -> str:
+    """``research.events.<job_id>.<kind>``; kind is an event type such as ``progress``."""
+    return f"{EVENTS_PREFIX}.{job_id}.{kind}"
+
+
+def job_events_filter(job_id: str) -> str:
+    """Every event of one job (what SSE replays)."""
+    return f"{EVENTS_PREFIX}.{job_id}.>"
+
+
+# -- advisories ---------------------------------------------------------------
+
+MAX_DELIVERIES_ADVISORY = f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{JOBS_STREAM}.*"
+
+# -- durable consumers ---------------------------------------------------------
+# Versioned: a changed consumer config in code does nothing to an existing durable
+# on the server, so a config change bumps the suffix and creates a new durable.
+
+DURABLE_VERSION = "v1"
+
+
+def stage_durable(stage: Stage) -> str:
+    return f"{stage.value}-{DURABLE_VERSION}"
+
+
+GATEWAY_EVENTS_DURABLE = f"gateway-events-{DURABLE_VERSION}"
+GATEWAY_DEADLETTER_DURABLE = f"gateway-deadletter-{DURABLE_VERSION}"
+
+# -- key-value and object stores ----------------------------------------------
+
+CONTROL_BUCKET = "research_control"
+"""Key = job id, value = ``cancelled``. Stages read it before and during work."""
+
+TEXT_BUCKET = "research_texts"
+"""Object store of canonical source texts, keyed by ``sha256-<hex>``."""
+
+__all__ = [
+    "CONTROL_BUCKET",
+    "DEADLETTER_STREAM",
+    "DIGEST",
+    "DURABLE_VERSION",
+    "EVENTS_PREFIX",
+    "EVENTS_STREAM",
+    "EVENTS_WILDCARD",
+    "GATEWAY_DEADLETTER_DURABLE",
+    "GATEWAY_EVENTS_DURABLE",
+    "JOBS_STREAM",
+    "MAX_DELIVERIES_ADVISORY",
+    "PLAN",
+    "RETRIEVE",
+    "SCORE",
+    "STAGE_PREFIX",
+    "STAGE_WILDCARD",
+    "SYNTHESIZE",
+    "TEXT_BUCKET",
+    "Stage",
+    "event_subject",
+    "job_events_filter",
+    "stage_durable",
+    "stage_subject",
+]
