@@ -15,6 +15,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from shared.envelope import CredibilityTier
 
 
+DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
+
+
 class CommonSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", env_ignore_empty=True)
 
@@ -49,6 +52,12 @@ class CommonSettings(BaseSettings):
         if v and "://" not in v:
             return f"nats://{v}"
         return v
+
+    @property
+    def nats_url_or_default(self) -> str:
+        """For modules that build a broker at import time; processes started by the
+        CLI always have NATS_URL set."""
+        return self.nats_url or DEFAULT_NATS_URL
 
     @property
     def data_dir(self) -> Path:

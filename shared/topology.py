@@ -1,0 +1,90 @@
+"""Declares the JetStream streams, key-value bucket and object store, idempotently.
+
+Every process calls :func:`ensure_topology` before its consumers start, so the system
+comes up in any order. An existing stream is updated to this configuration (stream
+configs, unlike consumer configs, can be updated in place).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import nats
+from nats.js import JetStreamContext
+from nats.js.api import (
+    DiscardPolicy,
+    KeyValueConfig,
+    ObjectStoreConfig,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
+
+from shared import subjects
+
+log = logging.getLogger(__name__)
+
+MAX_MSG_BYTES = 1024 * 1024
+# The dedupe window must cover the time between a publish and its retry after a crash
+# (a redelivery after ack_wait); 20 minutes is far above any ack_wait we use.
+DUPLICATE_WINDOW_S = 20 * 60
+TEXT_RETENTION_S = 30 * 86_400  # seed 002: archives are kept 30 days
+
+
+def stream_configs(ttl_s: float) -> list[StreamConfig]:
+    common = dict(
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        max_age=ttl_s,
+        discard=DiscardPolicy.OLD,
+        max_msg_size=MAX_MSG_BYTES,
+    )
+    return [
+        StreamConfig(
+            name=subjects.JOBS_STREAM,
+            subjects=[subjects.STAGE_WILDCARD],
+            duplicate_window=min(DUPLICATE_WINDOW_S, ttl_s),
+            **common,
+        ),
+        StreamConfig(
+            name=subjects.EVENTS_STREAM,
+            subjects=[subjects.EVENTS_WILDCARD],
+            duplicate_window=min(DUPLICATE_WINDOW_S, ttl_s),
+            **common,
+        ),
+        StreamConfig(
+            name=subjects.DEADLETTER_STREAM,
+            subjects=[subjects.MAX_DELIVERIES_ADVISORY],
+            **common,
+        ),
+    ]
+
+
+async def ensure_topology(js: JetStreamContext, *, ttl_s: float) -> None:
+    for config in stream_configs(ttl_s):
+        try:
+            await js.add_stream(config=config)
+        except BadRequestError:
+            await js.update_stream(config=config)
+    try:
+        await js.key_value(subjects.CONTROL_BUCKET)
+    except BucketNotFoundError:
+        await js.create_key_value(config=KeyValueConfig(bucket=subjects.CONTROL_BUCKET, ttl=ttl_s, storage=StorageType.FILE))
+    try:
+        await js.object_store(subjects.TEXT_BUCKET)
+    except (NotFoundError, BucketNotFoundError):
+        await js.create_object_store(
+            bucket=subjects.TEXT_BUCKET,
+            config=ObjectStoreConfig(ttl=TEXT_RETENTION_S, storage=StorageType.FILE),
+        )
+
+
+async def declare(nats_url: str, *, ttl_s: float) -> None:
+    """Connect, declare everything, disconnect: for start-up hooks that run before
+    a broker's own connection exists."""
+    nc = await nats.connect(nats_url, connect_timeout=5, max_reconnect_attempts=3)
+    try:
+        await ensure_topology(nc.jetstream(), ttl_s=ttl_s)
+    finally:
+        await nc.drain()
