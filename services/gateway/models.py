@@ -20,6 +20,11 @@ def _tz() -> sa.DateTime:
     return sa.DateTime(timezone=True)
 
 
+def _status_type() -> sa.Enum:
+    # Stored as the plain strings of JobStatus in a VARCHAR(20), read back as JobStatus.
+    return sa.Enum(JobStatus, native_enum=False, length=20, values_callable=lambda e: [m.value for m in e], validate_strings=True)
+
+
 class JobBase(SQLModel):
     question: str
     context: str | None = None
@@ -34,7 +39,7 @@ class Job(JobBase, table=True):
     # Submission order; admission starts queued jobs by it (timestamps can tie).
     seq: int | None = Field(default=None, sa_column=sa.Column(sa.BigInteger, sa.Identity(), unique=True, nullable=False))
     user_id: str = Field(index=True, max_length=200)
-    status: JobStatus = Field(sa_column=sa.Column(sa.String(20), nullable=False, index=True))
+    status: JobStatus = Field(sa_column=sa.Column(_status_type(), nullable=False, index=True))
     stage: str | None = Field(default=None, max_length=20)
     iteration: int = 0
     progress: float = 0.0

@@ -13,6 +13,7 @@ emitted.
 from __future__ import annotations
 
 import asyncio
+import logging
 import contextlib
 import ipaddress
 from collections.abc import AsyncIterator
@@ -34,7 +35,8 @@ from shared.settings import GatewaySettings
 
 settings = GatewaySettings()
 configure_logging(settings.log_level)
-broker = NatsBroker(settings.nats_url_or_default, graceful_timeout=10)
+# Per-message consume logs at DEBUG: at INFO they drown everything else.
+broker = NatsBroker(settings.nats_url_or_default, graceful_timeout=10, log_level=logging.DEBUG)
 _consumer = dict(ack_policy=AckPolicy.NACK_ON_ERROR, pull_sub=PullSub(batch_size=20, timeout=1.0))
 
 

@@ -1,0 +1,497 @@
+"""Research planning: sub-questions, step kinds, checklist, search queries.
+
+Guarantees:
+
+* :func:`parse_sub_questions` implements seed 000's Stage 1 rules exactly: it never
+  raises, always returns at least ``[query]``, puts the original query first, holds no
+  two sub-questions that differ only in case or whitespace, and never exceeds ``cap``.
+* The ``offline_*`` functions stand in for the LLM of this release. They are pure and
+  deterministic (same input, same output); an LLM layer will later replace them while
+  the parsing rules above stay.
+* :func:`refinement_queries` never returns a query already run, nor the same query
+  twice (compared case- and whitespace-insensitively).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from shared.envelope import (
+    ChecklistItem,
+    CoverageStatus,
+    Plan,
+    ResearchRequest,
+    RetrievalMethod,
+    SearchQuery,
+    StepKind,
+    SubQuestion,
+)
+from shared.text import STOPWORDS, terms, words
+
+MAX_SUB_QUESTIONS = 8
+CHECKLIST_MIN = 3
+CHECKLIST_MAX = 7
+
+# -- seed 000 Stage 1: parsing ----------------------------------------------------
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+# "1. x", "2) x", "3 - x", "4: x", "(5) x". The dot must not be a decimal point, and a
+# dash or colon must be followed by a space, so "1.5 million..." and "2024-05 data"
+# keep their numbers.
+_NUMBERED = re.compile(r"^\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.(?!\d)|\)|\s*[-\u2013\u2014:](?=\s)))\s*")
+
+
+def normalize_key(text: str) -> str:
+    """Comparison key: case- and whitespace-insensitive."""
+    return " ".join(text.split()).casefold()
+
+
+_NOT_JSON = object()
+
+
+def _loads(text: str) -> object:
+    try:
+        return json.loads(text.strip())
+    except ValueError:
+        return _NOT_JSON
+
+
+def _first_list(raw: str) -> list[object] | None:
+    """The array a model answered with, or None.
+
+    The whole text is read first, then each ```json fence; the first that is JSON
+    decides (a JSON object is a non-list answer, even if an array is nested in it).
+    Only when neither is JSON is prose searched for an embedded array, since models
+    wrap arrays in sentences.
+    """
+    for text in (raw, *(m.group(1) for m in _FENCE.finditer(raw))):
+        value = _loads(text)
+        if value is not _NOT_JSON:
+            return value if isinstance(value, list) else None
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"\[", raw):
+        try:
+            value, _ = decoder.raw_decode(raw, m.start())
+        except ValueError:
+            continue
+        # A footnote such as "[1]" in the prose is an array too, but not the answer.
+        if isinstance(value, list) and any(isinstance(v, str) for v in value):
+            return value
+    return None
+
+
+def strip_numbered_prefix(text: str) -> str:
+    return _NUMBERED.sub("", text, count=1).strip()
+
+
+def parse_sub_questions(raw: str | None, query: str, *, cap: int = MAX_SUB_QUESTIONS) -> list[str]:
+    """Seed 000 Stage 1 steps 2-6 on a model's raw answer.
+
+    Falls back to ``[query]`` when nothing usable can be read. Non-string items in the
+    array are ignored, as is anything that is empty once its numbered prefix is gone.
+    """
+    query = query.strip()
+    cap = max(cap, 1)
+    items = _first_list(raw) if raw else None
+    if not items:
+        return [query]
+    seen = {normalize_key(query)}
+    subs: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            continue
+        text = strip_numbered_prefix(item)
+        key = normalize_key(text)
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        subs.append(text)
+    if not subs:
+        return [query]
+    return [query, *subs][:cap]
+
+
+# -- offline sub-question generation ------------------------------------------------
+
+_TOKEN_EDGE = ".,;:!?()[]{}\"'“”‘’"
+_DETERMINERS = frozenset({"the", "a", "an", "some", "any", "my", "our", "your", "their", "its"})
+# Words that end a noun phrase although shared.text does not treat them as stop words.
+_BOUNDARY = frozenset({"use", "using", "choose", "pick", "prefer", "better", "worse", "best",
+                       "compare", "compared", "differ", "work", "works", "i", "we", "it"})
+_CONTEXT_FILLER = frozenset({"focus", "focusing", "focused", "interested", "interest", "need",
+                             "needs", "want", "wants", "please", "especially", "particularly",
+                             "mainly", "context", "user", "i'm", "looking", "consider",
+                             "considering", "answer", "question", "scope"})
+_LEAD = re.compile(
+    r"^\s*(?:(?:what|which|how|why|when|where|who|is|are|was|were|does|do|did|can|could|"
+    r"should|would|will|shall|tell\s+me|explain|describe|give|list|the|a|an|about|of)\b[\s,]*)+",
+    re.IGNORECASE,
+)
+_TRAILING_VERB = re.compile(r"\s+(?:work|works|function|functions|mean|means|or not)$", re.IGNORECASE)
+_WORD_CASED = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
+
+
+def _bare(token: str) -> str:
+    return token.strip(_TOKEN_EDGE)
+
+
+def _ends_clause(token: str) -> bool:
+    return token != token.rstrip(".,;:!?")
+
+
+def _is_boundary(token: str) -> bool:
+    low = _bare(token).lower()
+    return not low or low in STOPWORDS or low in _BOUNDARY
+
+
+def _walk_back(tokens: list[str], end: int, limit: int = 3) -> list[str]:
+    """The noun phrase ending just before ``end``."""
+    out: list[str] = []
+    i = end - 1
+    while i >= 0 and len(out) < limit:
+        if _is_boundary(tokens[i]) or (out and _ends_clause(tokens[i])):
+            break
+        out.insert(0, _bare(tokens[i]))
+        i -= 1
+    return out
+
+
+def _walk_forward(tokens: list[str], start: int, limit: int = 3) -> list[str]:
+    """The noun phrase starting at ``start`` (leading determiners skipped)."""
+    i = start
+    while i < len(tokens) and _bare(tokens[i]).lower() in _DETERMINERS:
+        i += 1
+    out: list[str] = []
+    while i < len(tokens) and len(out) < limit:
+        if _is_boundary(tokens[i]):
+            break
+        out.append(_bare(tokens[i]))
+        if _ends_clause(tokens[i]):
+            break
+        i += 1
+    return out
+
+
+def _list_items(tokens: list[str]) -> list[str]:
+    """Items of an enumeration "A, B and C" (or "A, B, or C"); [] if there is none."""
+    first = next((i for i, t in enumerate(tokens) if t.endswith(",")), None)
+    if first is None:
+        return []
+    head = _walk_back(tokens, first + 1)
+    if not head:
+        return []
+    items = [" ".join(head)]
+    i = first + 1
+    current: list[str] = []
+    while i < len(tokens):
+        low = _bare(tokens[i]).lower()
+        if low in ("and", "or"):
+            if current:
+                items.append(" ".join(current))
+            # The last item is as long as the longest earlier one: nothing marks
+            # where it ends ("..., Go and Rust handle memory").
+            tail = _walk_forward(tokens, i + 1, limit=max(len(x.split()) for x in items))
+            if tail:
+                items.append(" ".join(tail))
+            break
+        current.append(_bare(tokens[i]))
+        if tokens[i].endswith(","):
+            items.append(" ".join(current))
+            current = []
+        elif _ends_clause(tokens[i]) or len(current) > 3:
+            return []
+        i += 1
+    else:
+        return []
+    items = [item for item in items if item]
+    return items if len(items) >= 3 else []
+
+
+def _comparison_sides(tokens: list[str]) -> tuple[str, str] | None:
+    lows = [_bare(t).lower() for t in tokens]
+    if "between" in lows:
+        b = lows.index("between")
+        if "and" in lows[b + 1:]:
+            a_end = lows.index("and", b + 1)
+            left = [_bare(t) for t in tokens[b + 1:a_end] if _bare(t)]
+            while left and left[0].lower() in _DETERMINERS:
+                left.pop(0)
+            right = _walk_forward(tokens, a_end + 1, limit=4)
+            if left and right and len(left) <= 5:
+                return " ".join(left), " ".join(right)
+    for i, low in enumerate(lows):
+        if low in ("vs", "versus", "or") or (
+            low in ("compare", "compared") and i + 1 < len(lows) and lows[i + 1] in ("to", "with")
+        ):
+            right_start = i + 2 if low in ("compare", "compared") else i + 1
+            left = _walk_back(tokens, i)
+            right = _walk_forward(tokens, right_start)
+            if left and right:
+                return " ".join(left), " ".join(right)
+        if low == "compare" and i == 0 and "and" in lows:
+            a_end = lows.index("and")
+            left = [_bare(t) for t in tokens[1:a_end] if _bare(t)]
+            right = _walk_forward(tokens, a_end + 1)
+            if left and right:
+                return " ".join(left), " ".join(right)
+    return None
+
+
+def _plural(phrase: str) -> bool:
+    """Whether a noun phrase reads as plural: a compound, or a lower-case last word
+    that looks plural (capitalized words are taken as names: "Postgres", "Kubernetes")."""
+    words = phrase.split()
+    if not words:
+        return False
+    if " and " in f" {phrase} ":
+        return True
+    last = words[-1]
+    if last[:1].isupper():
+        return False
+    last = last.lower()
+    return len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is", "ous"))
+
+
+def _be(phrase: str) -> str:
+    return "are" if _plural(phrase) else "is"
+
+
+def _enumerate(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _topic(question: str) -> str:
+    """The subject of a plain question: lead words and trailing verbs removed."""
+    text = " ".join(question.split()).rstrip("?.! ")
+    text = _LEAD.sub("", text)
+    text = _TRAILING_VERB.sub("", text).strip(" ,")
+    if not text:
+        text = " ".join(key_terms(question)[:5])
+    return text or question.strip()
+
+
+def _context_phrase(context: str | None) -> str:
+    if not context:
+        return ""
+    words = [w for w in _WORD_CASED.findall(context)
+             if w.lower() not in STOPWORDS and w.lower() not in _CONTEXT_FILLER]
+    return " ".join(words[:6])
+
+
+def offline_sub_questions(question: str, context: str | None) -> str:
+    """What the decomposition LLM would answer: a JSON array of numbered sub-questions.
+
+    Comparisons ("X vs Y", "between X and Y", "X or Y", "compare X and Y") get a
+    definition of each side, three comparison aspects and a when-to-choose question;
+    enumerations ("X, Y and Z") a definition per item and the comparison questions;
+    anything else definition, mechanism, advantages, limitations and evidence.
+    A context adds one question tying the subject to it.
+    """
+    tokens = " ".join(question.split()).split(" ")
+    items = _list_items(tokens)
+    sides = None if items else _comparison_sides(tokens)
+    subs: list[str]
+    if items:
+        listed = _enumerate(items[:4])
+        subject = listed
+        subs = [f"What {_be(item)} {item}?" for item in items[:4]]
+        subs += [f"How do {listed} compare?", f"When should each of {listed} be chosen?"]
+    elif sides:
+        a, b = sides
+        subject = f"{a} and {b}"
+        subs = [
+            f"What {_be(a)} {a}?",
+            f"What {_be(b)} {b}?",
+            f"How do {a} and {b} compare in cost and performance?",
+            f"How do {a} and {b} compare in isolation and safety?",
+            f"How do {a} and {b} compare in communication and sharing?",
+            f"When is it better to choose {a}, and when {b}?",
+        ]
+    else:
+        subject = _topic(question)
+        subs = [
+            f"What is meant by {subject}?",
+            f"What are the mechanisms behind {subject}?",
+            f"What are the advantages of {subject}?",
+            f"What are the limitations and risks of {subject}?",
+            f"What evidence and examples exist for {subject}?",
+        ]
+    scope = _context_phrase(context)
+    if scope:
+        subs.append(f"How {'do' if _plural(subject) else 'does'} {subject} apply to {scope}?")
+    return json.dumps([f"{n}. {text}" for n, text in enumerate(subs, start=1)])
+
+
+# -- seed 001 steps 1-2: refined question, checklist -------------------------------
+
+
+def refine_question(question: str, context: str | None) -> str:
+    """The question with the context appended as its scope, whitespace normalized."""
+    q = " ".join(question.split())
+    ctx = " ".join((context or "").split())
+    return f"{q} (Scope: {ctx})" if ctx else q
+
+
+def _stems(text: str) -> set[str]:
+    """shared.text.terms, but words ending in -ss/-us/-is are kept whole: terms()
+    stems "process" to "proces" and "processes" to "process"."""
+    out: set[str] = set()
+    for word in words(text):
+        if word in STOPWORDS or len(word) <= 1:
+            continue
+        out.update([word] if word.endswith(("ss", "us", "is")) else terms(word))
+    return out
+
+
+def key_terms(question: str) -> list[str]:
+    """Content words of ``question`` in order, lower-cased and unstemmed (they are used
+    as search text), one per stem; stop words, one-letter words and request filler
+    ("focus", "scope", "please"...) removed."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for word in _WORD_CASED.findall(question):
+        low = word.lower()
+        stems = set() if low in _CONTEXT_FILLER else _stems(low)
+        if not stems or stems <= seen:
+            continue
+        seen.update(stems)
+        out.append(low)
+    return out
+
+
+# Rewrites of question-shaped sub-questions into checklist statements; the first
+# match wins, so specific shapes come before "What is X?".
+_CHECKLIST_RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^What (?:is|are) meant by (.+)$", re.I), r"Definition of \1"),
+    (re.compile(r"^What are the mechanisms behind (.+)$", re.I), r"Mechanisms behind \1"),
+    (re.compile(r"^What are the advantages of (.+)$", re.I), r"Advantages of \1"),
+    (re.compile(r"^What are the limitations and risks of (.+)$", re.I), r"Limitations and risks of \1"),
+    (re.compile(r"^What evidence and examples exist for (.+)$", re.I), r"Evidence and examples for \1"),
+    (re.compile(r"^How do (.+?) and (.+?) compare in (.+)$", re.I), r"\1 versus \2: \3"),
+    (re.compile(r"^When is it better to choose (.+?), and when (.+)$", re.I), r"When to choose \1 or \2"),
+    (re.compile(r"^How do (.+) compare$", re.I), r"Comparison of \1"),
+    (re.compile(r"^When should each of (.+) be chosen$", re.I), r"When to choose each of \1"),
+    (re.compile(r"^How (?:does|do) (.+) apply to (.+)$", re.I), r"\1 in the context of \2"),
+    (re.compile(r"^What (?:is|are) (?!the\b)(.+)$", re.I), r"Definition of \1"),
+]
+
+
+def _checklist_description(sub_question: str) -> str:
+    text = " ".join(sub_question.split()).rstrip("?. ")
+    for pattern, replacement in _CHECKLIST_RULES:
+        if pattern.match(text):
+            out = pattern.sub(replacement, text, count=1)
+            return out[:1].upper() + out[1:]
+    return text
+
+
+def offline_checklist(refined: str, sub_questions: list[str]) -> list[ChecklistItem]:
+    """Seed 001 step 2 offline: 3 to 7 items, ids ``c1``..``cN``.
+
+    ``sub_questions`` is :func:`parse_sub_questions`' output, so its first item (the
+    original question) is skipped: it is the whole answer, not one part of it.
+    """
+    descriptions: list[str] = []
+    seen: set[str] = set()
+    for sub in sub_questions[1:]:
+        desc = _checklist_description(sub)
+        key = normalize_key(desc)
+        if key and key not in seen:
+            seen.add(key)
+            descriptions.append(desc)
+    subject = " ".join(key_terms(refined)[:5]) or refined
+    for pad in (f"Evidence and examples for {subject}",
+                f"Limitations and open questions about {subject}",
+                f"Definition and scope of {subject}"):
+        if len(descriptions) >= CHECKLIST_MIN:
+            break
+        if normalize_key(pad) not in seen:
+            seen.add(normalize_key(pad))
+            descriptions.append(pad)
+    return [ChecklistItem(id=f"c{n}", description=d)
+            for n, d in enumerate(descriptions[:CHECKLIST_MAX], start=1)]
+
+
+# -- seed 003 step kinds -----------------------------------------------------------
+
+_DEPENDENT_LEAD = frozenset({"summarize", "summarise", "synthesize", "synthesise", "recommend",
+                             "conclude", "combine", "integrate", "consolidate"})
+_DEPENDENT_PHRASES = ("based on the above", "based on these", "based on the previous",
+                      "given the above", "from the above", "in conclusion",
+                      "overall recommendation", "final recommendation")
+_HYBRID_WORDS = frozenset({"compare", "compared", "comparison", "comparing", "versus", "vs",
+                           "differ", "differs", "difference", "differences", "trade-off",
+                           "trade-offs", "tradeoff", "tradeoffs", "better", "worse", "choose",
+                           "choosing", "chosen", "prefer", "preferable", "relative", "contrast"})
+_HYBRID_PHRASES = ("when should", "when to", "which is", "which one")
+
+
+def classify_step(sub_question: str, index: int) -> StepKind:
+    """Seed 003's step kind. The original question (index 0) is always INDEPENDENT:
+    nothing precedes it. Otherwise a sub-question that opens with an analysis verb
+    ("Summarize...", "Recommend...") or refers back to earlier findings is DEPENDENT;
+    one that compares or chooses is HYBRID; the rest are factual look-ups."""
+    if index == 0:
+        return StepKind.INDEPENDENT
+    low = " ".join(sub_question.lower().split())
+    tokens = [_bare(t) for t in low.split(" ")]
+    if (tokens and tokens[0] in _DEPENDENT_LEAD) or any(p in low for p in _DEPENDENT_PHRASES):
+        return StepKind.DEPENDENT
+    if _HYBRID_WORDS.intersection(tokens) or any(p in low for p in _HYBRID_PHRASES):
+        return StepKind.HYBRID
+    return StepKind.INDEPENDENT
+
+
+# -- plans and queries ---------------------------------------------------------------
+
+
+def first_plan(request: ResearchRequest, *, max_sub_questions: int = MAX_SUB_QUESTIONS) -> Plan:
+    """The iteration-0 plan: one RAG query per searchable sub-question."""
+    refined = refine_question(request.question, request.context)
+    raw = offline_sub_questions(request.question, request.context)
+    texts = parse_sub_questions(raw, request.question, cap=max_sub_questions)
+    subs = [SubQuestion(text=t, kind=classify_step(t, i)) for i, t in enumerate(texts)]
+    queries = [SearchQuery(provider=RetrievalMethod.RAG, text=s.text, iteration=0)
+               for s in subs if s.kind is not StepKind.DEPENDENT]
+    return Plan(
+        refined_question=refined,
+        sub_questions=subs,
+        checklist=offline_checklist(refined, texts),
+        queries=queries,
+    )
+
+
+_VARIANT_SUFFIXES = ("", "examples", "evidence", "limitations")
+
+
+def refinement_queries(plan: Plan, *, iteration: int, queries_run: list[str]) -> list[SearchQuery]:
+    """Queries for the checklist items still open (UNSATISFIED or PARTIAL).
+
+    The query is the item's description plus the refined question's key terms it
+    lacks; when that was already asked, variants adding "examples", "evidence" or
+    "limitations" are tried in turn, and an item whose variants were all asked gets
+    no query. ``plan.queries`` count as asked too. [] means nothing new to ask.
+    """
+    asked = {normalize_key(q) for q in queries_run}
+    asked.update(normalize_key(q.text) for q in plan.queries)
+    extra = key_terms(plan.refined_question)
+    out: list[SearchQuery] = []
+    for item in plan.checklist:
+        if item.status is CoverageStatus.SATISFIED:
+            continue
+        desc = " ".join(item.description.split()).rstrip("?.!")
+        have = _stems(desc)
+        missing = [w for w in extra if not _stems(w) <= have]
+        base = " ".join([desc, *missing]).strip()
+        if not base:
+            continue
+        for suffix in _VARIANT_SUFFIXES:
+            text = f"{base} {suffix}".strip()
+            key = normalize_key(text)
+            if key not in asked:
+                asked.add(key)
+                out.append(SearchQuery(provider=RetrievalMethod.RAG, text=text, iteration=iteration))
+                break
+    return out

@@ -1,0 +1,675 @@
+"""The local corpus index (seed 000's "RAG index"): documents on disk, BM25 over chunks.
+
+Guarantees:
+
+* Every document is stored as its canonical text (:func:`shared.text.canonicalize`),
+  with its ``sha256-…`` hash; every chunk is a ``(start, end)`` span of that text, so
+  ``canonical[start:end] == chunk_text`` and locators built from hits verify.
+* Indexing and querying tokenize with the same :func:`shared.text.terms`, so stop words
+  and stemming agree on both sides.
+* A corpus is replaced atomically. ``corpora_dir/<name>/`` holds one directory per
+  index generation and a ``manifest.json`` naming the live one; a new generation is
+  built completely beside the live one and becomes live when ``manifest.json`` is
+  swapped with :func:`os.replace`. A reader sees the old index or the new one, never a
+  half-written one. (A non-empty directory cannot be ``os.replace``d onto another, so
+  the pointer file is what gets swapped.)
+* Bad input (an invalid name, nothing indexable, an unknown corpus) raises
+  :class:`shared.errors.PermanentError` with a message meant for the user.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import bm25s
+import numpy as np
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from shared.errors import PermanentError
+from shared.text import canonicalize, sentence_spans, short_hash, terms, text_hash
+
+SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
+CORPUS_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+CHUNK_TARGET_CHARS = 800
+CHUNK_MAX_CHARS = 1_200
+
+INDEX_FORMAT = 1
+MANIFEST = "manifest.json"
+_DOCS = "docs.jsonl"
+_CHUNKS = "chunks.npy"
+_BM25 = "bm25"
+_LOCK = ".lock"
+_TMP_PREFIX = ".tmp-"
+_GEN_PREFIX = "gen-"
+
+_MARKDOWN = frozenset({".md", ".markdown"})
+_HTML = frozenset({".html", ".htm"})
+
+
+# -- names ---------------------------------------------------------------------
+
+
+def validate_corpus_name(name: str) -> str:
+    """``name`` if it is a valid corpus name; it becomes a directory name and a URL host."""
+    if not isinstance(name, str) or not CORPUS_NAME_RE.fullmatch(name):
+        raise PermanentError(
+            f"invalid corpus name {name!r}: use 1-64 characters, letters, digits, '_', '.' "
+            "or '-', starting with a letter or digit"
+        )
+    return name
+
+
+# -- HTML to text ----------------------------------------------------------------
+
+_DROPPED_TAGS = [
+    "script", "style", "nav", "header", "footer", "aside", "noscript",
+    "template", "iframe", "svg", "form", "button", "select", "object", "embed",
+]  # fmt: skip
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_BLOCK_TAGS = frozenset(
+    """address article blockquote body caption dd details dialog div dl dt fieldset
+    figcaption figure h1 h2 h3 h4 h5 h6 hr html legend li main ol p pre section summary
+    table tbody td tfoot th thead tr ul""".split()
+)
+_WS_RUN = re.compile(r"\s+")
+
+
+def html_to_text(html: str) -> tuple[str | None, str]:
+    """(title, text) of an HTML page: boilerplate dropped, one paragraph per block.
+
+    Headings become markdown-style ``#`` lines so that the sentence splitter and the
+    digest treat them as headings, exactly as in markdown documents.
+    """
+    tree = LexborHTMLParser(html)
+    title_node = tree.css_first("title")
+    title = _clean_inline(title_node.text()) if title_node is not None else ""
+    tree.strip_tags(_DROPPED_TAGS, recursive=True)
+    root = tree.body or tree.root
+    text = "\n\n".join(_blocks(root)) if root is not None else ""
+    return (title or None), text
+
+
+def _clean_inline(text: str) -> str:
+    return _WS_RUN.sub(" ", text).strip()
+
+
+def _blocks(root: LexborNode) -> Iterator[str]:
+    """Paragraphs of ``root`` in document order (iterative: pages nest deeply)."""
+    inline: list[str] = []
+
+    def flush(prefix: str = "") -> Iterator[str]:
+        para = _clean_inline("".join(inline))
+        inline.clear()
+        if para:
+            yield prefix + para
+
+    # ("enter", node) walks into a node; ("exit", tag) closes a block element.
+    stack: list[tuple[str, LexborNode | str]] = [("enter", root)]
+    while stack:
+        action, item = stack.pop()
+        if action == "exit":
+            assert isinstance(item, str)
+            level = _HEADINGS.get(item)
+            yield from flush("#" * level + " " if level else "")
+            continue
+        assert isinstance(item, LexborNode)
+        node = item
+        if node.is_text_node:
+            inline.append(node.text_content or "")
+            continue
+        if not node.is_element_node and not node.is_document_node:
+            continue  # comments
+        tag = (node.tag or "").lower()
+        if tag == "br":
+            inline.append(" ")
+            continue
+        if tag == "pre":
+            yield from flush()
+            # Keep the line structure of code; canonicalize() normalizes the rest.
+            pre = node.text(deep=True).strip("\n")
+            if pre.strip():
+                yield pre
+            continue
+        if tag in _BLOCK_TAGS:
+            yield from flush()
+            stack.append(("exit", tag))
+        children = list(node.iter(include_text=True))
+        stack.extend(("enter", child) for child in reversed(children))
+    yield from flush()
+
+
+def _html_published_at(html: str) -> datetime | None:
+    tree = LexborHTMLParser(html)
+    for selector in (
+        'meta[property="article:published_time"]',
+        'meta[name="date"]',
+        'meta[name="dc.date"]',
+        "time[datetime]",
+    ):
+        node = tree.css_first(selector)
+        if node is not None:
+            value = node.attributes.get("content") or node.attributes.get("datetime")
+            if parsed := _parse_date(value):
+                return parsed
+    return None
+
+
+# -- documents -------------------------------------------------------------------
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+_FM_LINE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
+_MD_H1 = re.compile(r"^# +(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+
+
+def load_document(path: Path) -> tuple[str, str, datetime | None]:
+    """(title, canonical_text, published_at) of a supported file.
+
+    Title: front-matter ``title:``, else the first ``# `` heading, else the HTML
+    ``<title>``, else the file stem.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise PermanentError(f"unsupported file type {suffix or '(none)'!r}: {path.name}")
+    raw = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
+    raw = raw.replace("\r\n", "\n").replace("\r", "\n")
+
+    meta: dict[str, str] = {}
+    html_title: str | None = None
+    published_at: datetime | None = None
+    if suffix in _HTML:
+        html_title, body = html_to_text(raw)
+        published_at = _html_published_at(raw)
+    else:
+        body = raw
+        if suffix in _MARKDOWN:
+            meta, body = _split_front_matter(raw)
+            published_at = _parse_date(meta.get("date"))
+
+    text = canonicalize(body)
+    title = meta.get("title") or _first_heading(text) or html_title or path.stem
+    return canonicalize(title), text, published_at
+
+
+def _split_front_matter(raw: str) -> tuple[dict[str, str], str]:
+    m = _FRONT_MATTER.match(raw)
+    if not m:
+        return {}, raw
+    meta: dict[str, str] = {}
+    for line in (m.group(1) or "").splitlines():
+        fm = _FM_LINE.match(line)
+        if fm and fm.group(1).lower() not in meta:
+            meta[fm.group(1).lower()] = _unquote(fm.group(2))
+    return meta, raw[m.end() :]
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _first_heading(text: str) -> str | None:
+    m = _MD_H1.search(text)
+    return m.group(1).strip() if m else None
+
+
+def _parse_date(value: str | None) -> datetime | None:
+    """An ISO date or date-time as an aware UTC datetime; None when it is not one."""
+    if not value:
+        return None
+    value = _unquote(value.strip())
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        try:
+            d = date.fromisoformat(value[:10])
+        except ValueError:
+            return None
+        parsed = datetime(d.year, d.month, d.day)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+# -- chunking ----------------------------------------------------------------------
+
+
+def chunk_spans(
+    text: str, *, target: int = CHUNK_TARGET_CHARS, max_chars: int = CHUNK_MAX_CHARS
+) -> list[tuple[int, int]]:
+    """(start, end) spans of ``text`` of about ``target`` chars, at most ``max_chars``.
+
+    Chunks end on sentence boundaries and prefer paragraph boundaries; only a single
+    sentence longer than ``max_chars`` is cut inside, at a space when there is one.
+    Spans are trimmed, non-overlapping and in order.
+    """
+    pieces: list[tuple[int, int]] = []
+    for s, e in sentence_spans(text):
+        pieces.extend(_split_long(text, s, e, max_chars))
+
+    chunks: list[tuple[int, int]] = []
+    current: list[tuple[int, int]] = []
+    for s, e in pieces:
+        if current:
+            cs, ce = current[0][0], current[-1][1]
+            paragraph_break = "\n\n" in text[ce:s]
+            if (
+                e - cs > max_chars
+                or ce - cs >= target
+                or (paragraph_break and e - cs > target)
+            ):
+                carried = _carry_heading(text, current, e, max_chars)
+                if current:
+                    chunks.append((current[0][0], current[-1][1]))
+                current = carried
+        current.append((s, e))
+    if current:
+        chunks.append((current[0][0], current[-1][1]))
+    return chunks
+
+
+def _carry_heading(
+    text: str, current: list[tuple[int, int]], next_end: int, max_chars: int
+) -> list[tuple[int, int]]:
+    """A heading that would end a chunk belongs with the text after it."""
+    last_start = current[-1][0]
+    if len(current) > 1 and text.startswith("#", last_start) and next_end - last_start <= max_chars:
+        return [current.pop()]
+    return []
+
+
+def _split_long(text: str, start: int, end: int, max_chars: int) -> Iterator[tuple[int, int]]:
+    while end - start > max_chars:
+        cut = start + max_chars
+        space = text.rfind(" ", start + max_chars // 2, cut + 1)
+        space = max(space, text.rfind("\n", start + max_chars // 2, cut + 1))
+        if space > start:
+            cut = space
+        piece_end = cut
+        while piece_end > start and text[piece_end - 1].isspace():
+            piece_end -= 1
+        yield start, piece_end
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    if end > start:
+        yield start, end
+
+
+# -- indexing -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    name: str
+    files_indexed: int
+    chunks: int
+    skipped: list[tuple[str, str]]  # (relpath, reason)
+    seconds: float
+
+
+def index_corpus(src_dir: Path, *, name: str, corpora_dir: Path) -> IndexStats:
+    """Index every supported file under ``src_dir`` as corpus ``name``, replacing it."""
+    started = time.monotonic()
+    validate_corpus_name(name)
+    src_dir = Path(src_dir).expanduser().resolve()
+    if not src_dir.is_dir():
+        raise PermanentError(f"cannot index {str(src_dir)!r}: not a directory")
+
+    docs: list[dict[str, object]] = []
+    chunk_rows: list[tuple[int, int, int]] = []
+    chunk_tokens: list[list[str]] = []
+    skipped: list[tuple[str, str]] = []
+    for path in _walk(src_dir):
+        relpath = path.relative_to(src_dir).as_posix()
+        suffix = path.suffix.lower()
+        if suffix not in SUPPORTED_SUFFIXES:
+            skipped.append((relpath, f"unsupported file type {suffix or '(no extension)'!r}"))
+            continue
+        try:
+            title, text, published_at = load_document(path)
+        except OSError as exc:
+            skipped.append((relpath, f"unreadable: {exc.strerror or exc}"))
+            continue
+        spans = chunk_spans(text)
+        if not spans:
+            skipped.append((relpath, "no text after extraction"))
+            continue
+        doc_index = len(docs)
+        docs.append(
+            {
+                "id": "doc-" + short_hash(relpath, 12),
+                "relpath": relpath,
+                "title": title,
+                "published_at": published_at.isoformat() if published_at else None,
+                "text_hash": text_hash(text),
+                "chars": len(text),
+                "text": text,
+            }
+        )
+        # The title is indexed with every chunk: a chunk deep in a document about
+        # "Rust ownership" may never name Rust itself.
+        title_terms = terms(title)
+        for s, e in spans:
+            chunk_rows.append((doc_index, s, e))
+            chunk_tokens.append(title_terms + terms(text[s:e]))
+
+    if not docs:
+        found = f"; skipped: {_describe_skipped(skipped)}" if skipped else ""
+        raise PermanentError(
+            f"nothing to index in {str(src_dir)!r}: no {_supported_list()} files with text{found}"
+        )
+    if not any(chunk_tokens):
+        raise PermanentError(
+            f"nothing to index in {str(src_dir)!r}: the documents have no searchable words"
+        )
+
+    retriever = bm25s.BM25()
+    retriever.index(chunk_tokens, show_progress=False)
+
+    corpora_dir = Path(corpora_dir)
+    corpus_dir = corpora_dir / name
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    generation = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
+    manifest = {
+        "format": INDEX_FORMAT,
+        "name": name,
+        "source_dir": str(src_dir),
+        "created_at": datetime.now(UTC).isoformat(),
+        "generation": generation,
+        "documents": len(docs),
+        "chunks": len(chunk_rows),
+        "skipped": [list(item) for item in skipped],
+    }
+    # One writer at a time per corpus, so cleaning up cannot delete a generation that
+    # another writer is still building.
+    with _locked(corpus_dir / _LOCK):
+        tmp = corpus_dir / f"{_TMP_PREFIX}{generation}"
+        try:
+            tmp.mkdir()
+            with open(tmp / _DOCS, "w", encoding="utf-8") as f:
+                for doc in docs:
+                    f.write(json.dumps(doc, ensure_ascii=False) + "\n")
+            np.save(tmp / _CHUNKS, np.asarray(chunk_rows, dtype=np.int64).reshape(-1, 3))
+            retriever.save(tmp / _BM25, show_progress=False)
+            _write_json(tmp / MANIFEST, manifest)
+            _fsync_tree(tmp)
+            tmp.rename(corpus_dir / f"{_GEN_PREFIX}{generation}")
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        _write_json_atomic(corpus_dir / MANIFEST, manifest)
+        _remove_stale_generations(corpus_dir, keep=f"{_GEN_PREFIX}{generation}")
+
+    return IndexStats(
+        name=name,
+        files_indexed=len(docs),
+        chunks=len(chunk_rows),
+        skipped=skipped,
+        seconds=round(time.monotonic() - started, 3),
+    )
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    """Non-hidden regular files under ``root``, sorted, without following dir links."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for filename in sorted(filenames):
+            path = Path(dirpath) / filename
+            if not filename.startswith(".") and path.is_file():
+                yield path
+
+
+def _supported_list() -> str:
+    return ", ".join(sorted(SUPPORTED_SUFFIXES))
+
+
+def _describe_skipped(skipped: list[tuple[str, str]], limit: int = 5) -> str:
+    shown = "; ".join(f"{path} ({reason})" for path, reason in skipped[:limit])
+    more = len(skipped) - limit
+    return shown + (f"; and {more} more" if more > 0 else "")
+
+
+class _locked:
+    def __init__(self, path: Path) -> None:
+        self._path = path
+
+    def __enter__(self) -> None:
+        self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+
+
+def _write_json(path: Path, data: object) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, indent=2)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _write_json_atomic(path: Path, data: object) -> None:
+    tmp = path.with_name(f"{_TMP_PREFIX}{path.name}.{uuid.uuid4().hex[:8]}")
+    try:
+        _write_json(tmp, data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_tree(root: Path) -> None:
+    for dirpath, _dirnames, filenames in os.walk(root):
+        for filename in filenames:
+            fd = os.open(os.path.join(dirpath, filename), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_dir(Path(dirpath))
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_generations(corpus_dir: Path, *, keep: str) -> None:
+    for entry in corpus_dir.iterdir():
+        if entry.name in (keep, MANIFEST, _LOCK):
+            continue
+        if entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        elif entry.name.startswith(_TMP_PREFIX):
+            entry.unlink(missing_ok=True)
+
+
+def list_corpora(corpora_dir: Path) -> list[str]:
+    """Names of the corpora that have a live index, sorted."""
+    corpora_dir = Path(corpora_dir)
+    if not corpora_dir.is_dir():
+        return []
+    return sorted(
+        entry.name
+        for entry in corpora_dir.iterdir()
+        if CORPUS_NAME_RE.fullmatch(entry.name) and (entry / MANIFEST).is_file()
+    )
+
+
+# -- searching -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    corpus: str
+    doc_relpath: str
+    doc_title: str
+    doc_text_hash: str
+    published_at: datetime | None
+    start: int
+    end: int
+    text: str  # == the document's canonical text[start:end]
+    score: float  # BM25, > 0
+    doc_chars: int  # length of the document's canonical text
+
+
+@dataclass(frozen=True)
+class _Doc:
+    relpath: str
+    title: str
+    published_at: datetime | None
+    text_hash: str
+    text: str
+
+
+@dataclass
+class _LoadedCorpus:
+    name: str
+    stamp: tuple[int, int, int]  # (st_ino, st_mtime_ns, st_size) of manifest.json
+    generation: str
+    retriever: bm25s.BM25
+    docs: list[_Doc]
+    chunks: np.ndarray  # (n, 3): doc index, start, end
+    by_relpath: dict[str, int] = field(default_factory=dict)
+
+
+class LocalSearcher:
+    """BM25 search over indexed corpora; loads each corpus on first use and reloads it
+    when its manifest is replaced (a re-index). Safe to share between threads."""
+
+    def __init__(self, corpora_dir: Path) -> None:
+        self._dir = Path(corpora_dir)
+        self._cache: dict[str, _LoadedCorpus] = {}
+        self._lock = threading.Lock()
+
+    def search(self, query: str, *, corpora: list[str] | None = None, k: int = 10) -> list[ChunkHit]:
+        """The ``k`` best chunks for ``query`` across ``corpora`` (None: all), best first."""
+        names = self._resolve(corpora)
+        query_terms = terms(query)
+        if not query_terms or k <= 0:
+            return []
+        hits: list[ChunkHit] = []
+        for name in names:
+            hits.extend(self._search_one(self._corpus(name), query_terms, k))
+        hits.sort(key=lambda h: (-h.score, h.corpus, h.doc_relpath, h.start))
+        return hits[:k]
+
+    def document_text(self, corpus: str, relpath: str) -> str:
+        """The canonical text of one indexed document (what locators point into)."""
+        loaded = self._corpus(self._resolve([corpus])[0])
+        index = loaded.by_relpath.get(relpath)
+        if index is None:
+            raise PermanentError(f"corpus {corpus!r} has no document {relpath!r}")
+        return loaded.docs[index].text
+
+    def _resolve(self, corpora: list[str] | None) -> list[str]:
+        available = list_corpora(self._dir)
+        if corpora is None:
+            return available
+        for name in corpora:
+            if name not in available:
+                listed = ", ".join(available) if available else "none"
+                raise PermanentError(f"unknown corpus {name!r}; indexed corpora: {listed}")
+        return list(dict.fromkeys(corpora))
+
+    def _corpus(self, name: str) -> _LoadedCorpus:
+        with self._lock:
+            manifest_path = self._dir / name / MANIFEST
+            for attempt in range(3):
+                try:
+                    st = manifest_path.stat()
+                    stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+                    cached = self._cache.get(name)
+                    if cached is not None and cached.stamp == stamp:
+                        return cached
+                    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+                    if cached is not None and cached.generation == manifest["generation"]:
+                        cached.stamp = stamp
+                        return cached
+                    loaded = _load(self._dir / name, name, manifest, stamp)
+                    self._cache[name] = loaded
+                    return loaded
+                except FileNotFoundError:
+                    # A re-index swapped the manifest and removed the generation we
+                    # were reading; the new manifest names the one to read.
+                    if attempt == 2 or not manifest_path.exists():
+                        raise PermanentError(
+                            f"corpus {name!r} is not readable; index it again"
+                        ) from None
+            raise AssertionError("unreachable")
+
+    @staticmethod
+    def _search_one(loaded: _LoadedCorpus, query_terms: list[str], k: int) -> list[ChunkHit]:
+        scores = loaded.retriever.get_scores(query_terms)
+        positive = np.flatnonzero(scores > 0)
+        if positive.size == 0:
+            return []
+        # Stable sort on -score keeps ties in index order (document, then position).
+        order = positive[np.argsort(-scores[positive], kind="stable")][:k]
+        hits = []
+        for i in order.tolist():
+            doc_index, start, end = (int(v) for v in loaded.chunks[i])
+            doc = loaded.docs[doc_index]
+            hits.append(
+                ChunkHit(
+                    corpus=loaded.name,
+                    doc_relpath=doc.relpath,
+                    doc_title=doc.title,
+                    doc_text_hash=doc.text_hash,
+                    published_at=doc.published_at,
+                    start=start,
+                    end=end,
+                    text=doc.text[start:end],
+                    score=float(scores[i]),
+                    doc_chars=len(doc.text),
+                )
+            )
+        return hits
+
+
+def _load(corpus_dir: Path, name: str, manifest: dict, stamp: tuple[int, int, int]) -> _LoadedCorpus:
+    gen_dir = corpus_dir / f"{_GEN_PREFIX}{manifest['generation']}"
+    docs: list[_Doc] = []
+    with open(gen_dir / _DOCS, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            published = row.get("published_at")
+            docs.append(
+                _Doc(
+                    relpath=row["relpath"],
+                    title=row["title"],
+                    published_at=datetime.fromisoformat(published) if published else None,
+                    text_hash=row["text_hash"],
+                    text=row["text"],
+                )
+            )
+    chunks = np.load(gen_dir / _CHUNKS, allow_pickle=False)
+    retriever = bm25s.BM25.load(gen_dir / _BM25, show_progress=False)
+    return _LoadedCorpus(
+        name=name,
+        stamp=stamp,
+        generation=manifest["generation"],
+        retriever=retriever,
+        docs=docs,
+        chunks=chunks,
+        by_relpath={doc.relpath: i for i, doc in enumerate(docs)},
+    )

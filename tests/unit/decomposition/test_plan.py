@@ -1,0 +1,336 @@
+"""Seed 000 Stage 1 parsing rules, the offline planner, and refinement queries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from services.decomposition import plan as plan_mod
+from services.decomposition.plan import (
+    classify_step,
+    first_plan,
+    key_terms,
+    normalize_key,
+    offline_checklist,
+    offline_sub_questions,
+    parse_sub_questions,
+    refine_question,
+    refinement_queries,
+)
+from shared.envelope import (
+    ChecklistItem,
+    CoverageStatus,
+    Plan,
+    ResearchRequest,
+    RetrievalMethod,
+    SearchQuery,
+    StepKind,
+    SubQuestion,
+)
+
+Q = "What are the trade-offs between threads and processes?"
+
+
+# -- parse_sub_questions -------------------------------------------------------
+
+
+def test_parses_json_array_and_prepends_query() -> None:
+    raw = json.dumps(["1. What is a thread?", "2. What is a process?"])
+    assert parse_sub_questions(raw, Q) == [Q, "What is a thread?", "What is a process?"]
+
+
+def test_parses_fenced_json() -> None:
+    raw = 'Here are the sub-questions:\n```json\n["What is a thread?", "What is a process?"]\n```\nDone.'
+    assert parse_sub_questions(raw, Q) == [Q, "What is a thread?", "What is a process?"]
+
+
+def test_parses_array_embedded_in_prose() -> None:
+    raw = 'Sure [see below]: ["What is a thread?", "How are threads scheduled?"] Hope this helps.'
+    assert parse_sub_questions(raw, Q) == [Q, "What is a thread?", "How are threads scheduled?"]
+
+
+@pytest.mark.parametrize("raw", [
+    None, "", "I cannot help with that.", "not json [at all", '{"questions": ["a?"]}',
+    '"just a string"', "42", "[]", "[1, 2, null, {}]", '["", "   ", "1. ", "2)"]',
+])
+def test_unusable_answers_fall_back_to_query(raw: str | None) -> None:
+    assert parse_sub_questions(raw, Q) == [Q]
+
+
+@pytest.mark.parametrize(("item", "expected"), [
+    ("1. What is a thread?", "What is a thread?"),
+    ("2) What is a process?", "What is a process?"),
+    ("3 - How do they compare?", "How do they compare?"),
+    ("4: Which is cheaper?", "Which is cheaper?"),
+    ("(5) Why use processes?", "Why use processes?"),
+    ("12.   Spaces after the number", "Spaces after the number"),
+    ("1.5 million threads: is that feasible?", "1.5 million threads: is that feasible?"),
+    ("2024-05 benchmarks of fork()", "2024-05 benchmarks of fork()"),
+])
+def test_strips_numbered_prefixes(item: str, expected: str) -> None:
+    assert parse_sub_questions(json.dumps([item]), Q) == [Q, expected]
+
+
+def test_deduplicates_case_and_whitespace_insensitively_keeping_first() -> None:
+    raw = json.dumps(["1. What is a Thread?", "2. what  is a thread?", "3. WHAT IS A THREAD?", "4. Other?"])
+    assert parse_sub_questions(raw, Q) == [Q, "What is a Thread?", "Other?"]
+
+
+def test_original_query_first_and_not_repeated() -> None:
+    raw = json.dumps(["1. " + Q.upper(), "2. What is a thread?", "3.  " + Q])
+    assert parse_sub_questions(raw, Q) == [Q, "What is a thread?"]
+
+
+def test_non_string_items_are_ignored() -> None:
+    raw = json.dumps([1, "What is a thread?", None, ["nested"]])
+    assert parse_sub_questions(raw, Q) == [Q, "What is a thread?"]
+
+
+def test_caps_total_at_eight_including_query() -> None:
+    raw = json.dumps([f"{i}. Sub-question number {i}?" for i in range(1, 21)])
+    out = parse_sub_questions(raw, Q)
+    assert len(out) == 8
+    assert out[0] == Q
+    assert out[1:] == [f"Sub-question number {i}?" for i in range(1, 8)]
+    assert len(parse_sub_questions(raw, Q, cap=3)) == 3
+
+
+@given(items=st.lists(st.one_of(st.text(max_size=30), st.integers(), st.none()), max_size=20),
+       cap=st.integers(min_value=1, max_value=10))
+def test_parse_invariants(items: list[object], cap: int) -> None:
+    out = parse_sub_questions(json.dumps(items), Q, cap=cap)
+    assert out[0] == Q
+    assert 1 <= len(out) <= cap
+    keys = [normalize_key(s) for s in out]
+    assert len(keys) == len(set(keys))
+    assert all(k for k in keys)
+
+
+# -- offline generation ----------------------------------------------------------
+
+
+def _subs(question: str, context: str | None = None) -> list[str]:
+    return parse_sub_questions(offline_sub_questions(question, context), question)
+
+
+def test_offline_answer_is_a_json_array_of_numbered_strings() -> None:
+    items = json.loads(offline_sub_questions(Q, None))
+    assert isinstance(items, list) and 3 <= len(items) <= 7
+    assert [item.split(". ", 1)[0] for item in items] == [str(n) for n in range(1, len(items) + 1)]
+
+
+def test_offline_comparison_covers_both_sides() -> None:
+    subs = _subs(Q)
+    assert subs[0] == Q
+    assert "What are threads?" in subs
+    assert "What are processes?" in subs
+    both = [s for s in subs[1:] if "threads" in s and "processes" in s]
+    assert len(both) >= 3
+    assert any("cost" in s for s in both)
+    assert any(s.startswith("When") for s in both)
+
+
+@pytest.mark.parametrize(("question", "a", "b"), [
+    ("Postgres vs MySQL for analytics?", "Postgres", "MySQL"),
+    ("Should I use Rust or Go for CLI tools?", "Rust", "Go"),
+    ("How does TCP compare to UDP?", "TCP", "UDP"),
+    ("Compare TCP and UDP", "TCP", "UDP"),
+])
+def test_offline_comparison_forms(question: str, a: str, b: str) -> None:
+    subs = _subs(question)
+    assert f"What is {a}?" in subs
+    assert f"What is {b}?" in subs
+    assert any(a in s and b in s for s in subs[1:])
+
+
+def test_offline_enumeration_defines_each_item() -> None:
+    subs = _subs("How do Python, Go and Rust handle memory management?")
+    for name in ("Python", "Go", "Rust"):
+        assert f"What is {name}?" in subs
+    assert "How do Python, Go and Rust compare?" in subs
+
+
+def test_offline_plain_question_aspects() -> None:
+    subs = _subs("How does photosynthesis work?")
+    assert subs[1:] == [
+        "What is meant by photosynthesis?",
+        "What are the mechanisms behind photosynthesis?",
+        "What are the advantages of photosynthesis?",
+        "What are the limitations and risks of photosynthesis?",
+        "What evidence and examples exist for photosynthesis?",
+    ]
+
+
+def test_offline_context_adds_a_scoped_question_and_stays_within_cap() -> None:
+    subs = _subs(Q, "Focus on Linux servers")
+    assert subs[-1] == "How do threads and processes apply to Linux servers?"
+    assert len(subs) <= 8
+
+
+def test_offline_generation_is_deterministic() -> None:
+    assert offline_sub_questions(Q, "x") == offline_sub_questions(Q, "x")
+    req = ResearchRequest(question=Q, context="Linux")
+    assert first_plan(req) == first_plan(req)
+
+
+# -- refine, key terms, checklist ------------------------------------------------------
+
+
+def test_refine_question_appends_context_and_normalizes_whitespace() -> None:
+    assert refine_question("  What   is\na thread? ", None) == "What is a thread?"
+    assert refine_question("What is a thread?", "  on   Linux ") == "What is a thread? (Scope: on Linux)"
+    assert refine_question("What is a thread?", "   ") == "What is a thread?"
+
+
+def test_key_terms() -> None:
+    assert key_terms(Q) == ["trade-offs", "threads", "processes"]
+    # one term per stem, filler dropped
+    assert key_terms("Process and processes (Scope: focus on threads)") == ["process", "threads"]
+
+
+def test_checklist_from_comparison() -> None:
+    subs = _subs(Q)
+    items = offline_checklist(refine_question(Q, None), subs)
+    assert 3 <= len(items) <= 7
+    assert [i.id for i in items] == [f"c{n}" for n in range(1, len(items) + 1)]
+    assert items[0].description == "Definition of threads"
+    assert "Threads versus processes: cost and performance" in [i.description for i in items]
+    assert all(i.status is CoverageStatus.UNSATISFIED and i.evidence == [] for i in items)
+    assert all(normalize_key(i.description) != normalize_key(Q) for i in items)
+
+
+def test_checklist_pads_to_three_items() -> None:
+    items = offline_checklist(Q, [Q])
+    assert [i.description for i in items] == [
+        "Evidence and examples for trade-offs threads processes",
+        "Limitations and open questions about trade-offs threads processes",
+        "Definition and scope of trade-offs threads processes",
+    ]
+    items = offline_checklist(Q, [Q, "What is a thread?"])
+    assert [i.description for i in items] == [
+        "Definition of a thread",
+        "Evidence and examples for trade-offs threads processes",
+        "Limitations and open questions about trade-offs threads processes",
+    ]
+
+
+def test_checklist_caps_at_seven() -> None:
+    subs = [Q] + [f"What is topic number {n}?" for n in range(10)]
+    items = offline_checklist(Q, subs)
+    assert len(items) == 7
+    assert items[-1].id == "c7"
+
+
+# -- step kinds and plans ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "index", "kind"), [
+    (Q, 0, StepKind.INDEPENDENT),
+    ("What are threads?", 1, StepKind.INDEPENDENT),
+    ("How do threads and processes compare in cost and performance?", 3, StepKind.HYBRID),
+    ("When is it better to choose threads, and when processes?", 6, StepKind.HYBRID),
+    ("Which is faster to start?", 2, StepKind.HYBRID),
+    ("Summarize the trade-offs found above.", 7, StepKind.DEPENDENT),
+    ("Recommend an approach for a web server", 7, StepKind.DEPENDENT),
+    ("Based on the above, which model fits best?", 5, StepKind.DEPENDENT),
+])
+def test_classify_step(text: str, index: int, kind: StepKind) -> None:
+    assert classify_step(text, index) is kind
+
+
+def test_first_plan() -> None:
+    plan = first_plan(ResearchRequest(question=Q, context="Linux servers"))
+    assert plan.refined_question == f"{Q} (Scope: Linux servers)"
+    assert plan.sub_questions[0].text == Q
+    assert len(plan.sub_questions) <= 8
+    assert 3 <= len(plan.checklist) <= 7
+    searchable = [s.text for s in plan.sub_questions if s.kind is not StepKind.DEPENDENT]
+    assert [q.text for q in plan.queries] == searchable
+    assert all(q.provider is RetrievalMethod.RAG and q.iteration == 0 for q in plan.queries)
+    assert plan.sub_questions[3].kind is StepKind.HYBRID
+
+
+def test_first_plan_respects_max_sub_questions() -> None:
+    plan = first_plan(ResearchRequest(question=Q), max_sub_questions=3)
+    assert len(plan.sub_questions) == 3
+
+
+def test_dependent_steps_get_no_queries(monkeypatch: pytest.MonkeyPatch) -> None:
+    answer = json.dumps(["1. What are threads?", "2. Summarize the differences", "3. Recommend one"])
+    monkeypatch.setattr(plan_mod, "offline_sub_questions", lambda question, context: answer)
+    plan = first_plan(ResearchRequest(question=Q))
+    kinds = {s.text: s.kind for s in plan.sub_questions}
+    assert kinds["Summarize the differences"] is StepKind.DEPENDENT
+    assert kinds["Recommend one"] is StepKind.DEPENDENT
+    assert [q.text for q in plan.queries] == [Q, "What are threads?"]
+
+
+def test_parse_failure_in_first_plan_falls_back_to_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plan_mod, "offline_sub_questions", lambda question, context: "oops")
+    plan = first_plan(ResearchRequest(question=Q))
+    assert [s.text for s in plan.sub_questions] == [Q]
+    assert [q.text for q in plan.queries] == [Q]
+    assert len(plan.checklist) == 3
+
+
+# -- refinement ---------------------------------------------------------------------------
+
+
+def _plan(statuses: list[CoverageStatus]) -> Plan:
+    items = [ChecklistItem(id=f"c{n}", description=d, status=s) for n, (d, s) in enumerate(zip(
+        ["Definition of threads", "Threads versus processes: cost", "When to choose threads"],
+        statuses, strict=True), start=1)]
+    return Plan(refined_question=Q, sub_questions=[SubQuestion(text=Q)], checklist=items,
+                queries=[SearchQuery(provider=RetrievalMethod.RAG, text=Q)])
+
+
+def test_refinement_targets_open_items_only() -> None:
+    plan = _plan([CoverageStatus.SATISFIED, CoverageStatus.PARTIAL, CoverageStatus.UNSATISFIED])
+    queries = refinement_queries(plan, iteration=1, queries_run=[Q])
+    assert [q.text for q in queries] == [
+        "Threads versus processes: cost trade-offs",
+        "When to choose threads trade-offs processes",
+    ]
+    assert all(q.iteration == 1 and q.provider is RetrievalMethod.RAG for q in queries)
+
+
+def test_refinement_uses_variants_then_gives_up() -> None:
+    plan = _plan([CoverageStatus.UNSATISFIED] * 3)
+    run: list[str] = [Q]
+    seen: list[str] = []
+    for iteration in range(1, 10):
+        queries = refinement_queries(plan, iteration=iteration, queries_run=run)
+        if not queries:
+            break
+        texts = [q.text for q in queries]
+        keys = [normalize_key(t) for t in texts]
+        assert len(keys) == len(set(keys))
+        assert not set(keys) & {normalize_key(r) for r in run}
+        seen += texts
+        run += texts
+    else:
+        pytest.fail("refinement never ran out of new queries")
+    assert iteration == 5  # the natural query and three variants per item
+    assert "Definition of threads trade-offs processes examples" in seen
+
+
+def test_refinement_is_case_and_whitespace_insensitive() -> None:
+    plan = _plan([CoverageStatus.SATISFIED, CoverageStatus.SATISFIED, CoverageStatus.UNSATISFIED])
+    run = ["  when TO choose threads   trade-offs PROCESSES "]
+    queries = refinement_queries(plan, iteration=2, queries_run=run)
+    assert [q.text for q in queries] == ["When to choose threads trade-offs processes examples"]
+
+
+def test_refinement_returns_empty_when_all_satisfied() -> None:
+    plan = _plan([CoverageStatus.SATISFIED] * 3)
+    assert refinement_queries(plan, iteration=1, queries_run=[]) == []
+
+
+def test_refinement_never_repeats_between_items() -> None:
+    items = [ChecklistItem(id="c1", description="Threads"), ChecklistItem(id="c2", description="threads")]
+    plan = Plan(refined_question="threads", sub_questions=[SubQuestion(text="threads")], checklist=items)
+    texts = [q.text for q in refinement_queries(plan, iteration=1, queries_run=[])]
+    assert texts == ["Threads", "threads examples"]

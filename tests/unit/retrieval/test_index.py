@@ -1,0 +1,311 @@
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from services.retrieval.index import (
+    CHUNK_MAX_CHARS,
+    LocalSearcher,
+    chunk_spans,
+    html_to_text,
+    index_corpus,
+    list_corpora,
+    load_document,
+    validate_corpus_name,
+)
+from shared.errors import PermanentError
+from shared.text import canonicalize, text_hash
+
+HTML_PAGE = """<!doctype html>
+<html><head><title>Garbage Collection Guide</title>
+<style>body { color: red }</style>
+<script>trackVisitor("SCRIPTMARKER");</script>
+</head><body>
+<nav><a href="/">NAVMARKER home</a> <a href="/about">About</a></nav>
+<header>HEADERMARKER site banner</header>
+<main>
+<p>Generational garbage collectors divide the heap into young and old regions.</p>
+<p>Most objects die young, so the nursery is collected often and cheaply.</p>
+<ul><li>Minor collections scan the nursery.</li><li>Major collections scan everything.</li></ul>
+</main>
+<aside>ASIDEMARKER related links</aside>
+<footer>FOOTERMARKER copyright</footer>
+<noscript>NOSCRIPTMARKER enable js</noscript>
+</body></html>
+"""
+
+MD_FRONT_MATTER = """---
+title: "Mutex Handbook"
+date: 2023-05-17
+tags: [sync]
+---
+# Locks in practice
+
+A mutex deadlock occurs when two threads each hold a lock the other one needs.
+Lock ordering prevents the circular wait that causes a deadlock.
+"""
+
+MD_PLAIN = """# Rust Ownership
+
+Every value in Rust has a single owner. When the owner goes out of scope, the value is dropped.
+
+Borrowing lets code use a value without taking ownership of it.
+"""
+
+TXT = "Photosynthesis converts light energy into chemical energy in chloroplasts.\r\nPlants release oxygen as a by-product.\r\n"
+
+
+def _write(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", newline="")
+
+
+@pytest.fixture
+def src(tmp_path: Path) -> Path:
+    root = tmp_path / "src"
+    _write(
+        root,
+        {
+            "sync/mutex.md": MD_FRONT_MATTER,
+            "rust.markdown": MD_PLAIN,
+            "biology/photo.txt": TXT,
+            "web/gc.html": HTML_PAGE,
+            "blob.bin": b"\x00\x01binary mutex deadlock\xff",
+            ".hidden/secret.md": "# Secret\n\nmutex deadlock hidden text here.",
+            ".dotfile.md": "# Dot\n\nmutex deadlock dot file text.",
+        },
+    )
+    return root
+
+
+@pytest.fixture
+def corpora(tmp_path: Path) -> Path:
+    return tmp_path / "corpora"
+
+
+def test_index_counts_skips_and_search_ranks(src: Path, corpora: Path) -> None:
+    stats = index_corpus(src, name="notes", corpora_dir=corpora)
+
+    assert stats.name == "notes"
+    assert stats.files_indexed == 4
+    assert stats.chunks >= 4
+    assert stats.skipped == [("blob.bin", "unsupported file type '.bin'")]
+    assert stats.seconds >= 0
+    assert list_corpora(corpora) == ["notes"]
+
+    searcher = LocalSearcher(corpora)
+    hits = searcher.search("mutex deadlock", corpora=["notes"], k=5)
+    assert hits, "expected a hit for an indexed phrase"
+    assert hits[0].doc_relpath == "sync/mutex.md"
+    assert hits[0].doc_title == "Mutex Handbook"
+    assert hits[0].published_at == datetime(2023, 5, 17, tzinfo=UTC)
+    assert all(h.score > 0 for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # Hidden files and directories are never indexed.
+    assert {h.doc_relpath for h in hits} <= {"sync/mutex.md", "rust.markdown", "biology/photo.txt", "web/gc.html"}
+
+    gc_hits = searcher.search("nursery collections", corpora=None, k=3)
+    assert gc_hits[0].doc_relpath == "web/gc.html"
+    assert gc_hits[0].doc_title == "Garbage Collection Guide"
+
+    # Stemming agrees on both sides: "owners" finds "owner".
+    assert searcher.search("owners", corpora=None, k=3)[0].doc_relpath == "rust.markdown"
+
+
+def test_chunk_offsets_slice_canonical_text(src: Path, corpora: Path) -> None:
+    index_corpus(src, name="notes", corpora_dir=corpora)
+    searcher = LocalSearcher(corpora)
+    for query in ["mutex deadlock", "garbage nursery", "rust owner borrowing", "oxygen plants"]:
+        for hit in searcher.search(query, corpora=["notes"], k=10):
+            canonical = searcher.document_text("notes", hit.doc_relpath)
+            assert canonical[hit.start : hit.end] == hit.text
+            assert hit.doc_chars == len(canonical)
+            assert hit.doc_text_hash == text_hash(canonical)
+
+
+def test_canonical_text_front_matter_and_boilerplate(src: Path, corpora: Path) -> None:
+    index_corpus(src, name="notes", corpora_dir=corpora)
+    searcher = LocalSearcher(corpora)
+
+    md = searcher.document_text("notes", "sync/mutex.md")
+    assert md.startswith("# Locks in practice")
+    assert "title:" not in md and "2023-05-17" not in md and "---" not in md
+
+    html = searcher.document_text("notes", "web/gc.html")
+    for marker in ("SCRIPTMARKER", "NAVMARKER", "HEADERMARKER", "ASIDEMARKER", "FOOTERMARKER",
+                   "NOSCRIPTMARKER", "color: red"):
+        assert marker not in html
+    # Block elements become paragraphs.
+    assert "young and old regions.\n\nMost objects die young" in html
+    assert "Minor collections scan the nursery.\n\nMajor collections" in html
+
+    txt = searcher.document_text("notes", "biology/photo.txt")
+    assert "\r" not in txt
+    assert txt == canonicalize(TXT)
+
+
+def test_title_extraction(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "fm.md": MD_FRONT_MATTER,
+            "heading.md": MD_PLAIN,
+            "page.html": HTML_PAGE,
+            "h1.html": "<html><head><title>Tab title</title></head><body><h1>Real heading</h1><p>Body text here.</p></body></html>",
+            "plain_notes.txt": "No heading in this text at all.",
+            "bad-date.md": "---\ndate: someday\n---\nText without a heading.",
+        },
+    )
+    assert load_document(tmp_path / "fm.md")[0] == "Mutex Handbook"
+    assert load_document(tmp_path / "heading.md")[0] == "Rust Ownership"
+    assert load_document(tmp_path / "page.html")[0] == "Garbage Collection Guide"
+    assert load_document(tmp_path / "h1.html")[0] == "Real heading"
+    assert load_document(tmp_path / "plain_notes.txt")[0] == "plain_notes"
+    title, text, published = load_document(tmp_path / "bad-date.md")
+    assert (title, text, published) == ("bad-date", "Text without a heading.", None)
+
+
+def test_html_to_text_structure() -> None:
+    title, text = html_to_text(
+        "<html><head><title> A  &amp; B </title></head><body>"
+        "<h2>Section</h2><p>One <b>bold</b><br>line.</p><table><tr><td>x</td><td>y</td></tr></table>"
+        "<script>bad()</script></body></html>"
+    )
+    assert title == "A & B"
+    assert text == "## Section\n\nOne bold line.\n\nx\n\ny"
+
+
+def test_chunks_are_bounded_and_exact() -> None:
+    paragraph = " ".join(f"Sentence number {i} talks about topic {i % 7}." for i in range(40))
+    text = canonicalize("\n\n".join([paragraph, "# Heading", paragraph, "x" * 3000]))
+    spans = chunk_spans(text)
+    assert len(spans) > 5
+    assert all(0 < e - s <= CHUNK_MAX_CHARS for s, e in spans)
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    # Nothing but whitespace falls between chunks.
+    covered = "".join(text[s:e] for s, e in spans)
+    assert covered.replace(" ", "").replace("\n", "") == text.replace(" ", "").replace("\n", "")
+    # Sentence boundaries: a chunk never starts in the middle of a sentence.
+    assert all(text[s:].startswith(("Sentence", "# Heading", "x")) for s, e in spans)
+
+
+def test_reindex_replaces_corpus(src: Path, corpora: Path) -> None:
+    index_corpus(src, name="notes", corpora_dir=corpora)
+    searcher = LocalSearcher(corpora)
+    assert searcher.search("photosynthesis", corpora=["notes"], k=3)
+
+    new_src = src.parent / "new"
+    _write(new_src, {"quantum.md": "# Qubits\n\nA qubit holds a superposition of states."})
+    stats = index_corpus(new_src, name="notes", corpora_dir=corpora)
+    assert stats.files_indexed == 1
+
+    # The same searcher sees the new generation, and only it.
+    assert searcher.search("photosynthesis", corpora=["notes"], k=3) == []
+    hits = searcher.search("qubit superposition", corpora=["notes"], k=3)
+    assert [h.doc_relpath for h in hits] == ["quantum.md"]
+    with pytest.raises(PermanentError):
+        searcher.document_text("notes", "biology/photo.txt")
+
+    # Old generations are cleaned up: one index directory, one manifest.
+    entries = sorted(p.name for p in (corpora / "notes").iterdir() if not p.name.startswith(".lock"))
+    assert len(entries) == 2 and "manifest.json" in entries
+    manifest = json.loads((corpora / "notes" / "manifest.json").read_text())
+    assert manifest["name"] == "notes" and manifest["documents"] == 1
+    assert manifest["source_dir"] == str(new_src.resolve())
+
+
+def test_concurrent_reader_never_sees_half_index(src: Path, corpora: Path) -> None:
+    index_corpus(src, name="notes", corpora_dir=corpora)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        searcher = LocalSearcher(corpora)
+        while not stop.is_set():
+            try:
+                searcher.search("mutex deadlock", corpora=["notes"], k=3)
+            except BaseException as exc:  # noqa: BLE001 - the test reports any failure
+                errors.append(exc)
+                return
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for _ in range(5):
+            index_corpus(src, name="notes", corpora_dir=corpora)
+    finally:
+        stop.set()
+        reader.join()
+    assert errors == []
+
+
+def test_search_edge_cases(src: Path, corpora: Path) -> None:
+    index_corpus(src, name="notes", corpora_dir=corpora)
+    searcher = LocalSearcher(corpora)
+    assert searcher.search("the and of", corpora=None, k=5) == []  # only stop words
+    assert searcher.search("", corpora=None, k=5) == []
+    assert searcher.search("zyzzyva", corpora=None, k=5) == []  # no positive score
+    assert searcher.search("mutex", corpora=None, k=0) == []
+    # k larger than the number of chunks is fine.
+    assert len(searcher.search("mutex deadlock", corpora=None, k=1000)) >= 1
+
+
+def test_search_across_corpora(src: Path, corpora: Path, tmp_path: Path) -> None:
+    index_corpus(src, name="notes", corpora_dir=corpora)
+    other = tmp_path / "other"
+    _write(other, {"deadlock.txt": "Database deadlock detection aborts one transaction."})
+    index_corpus(other, name="db", corpora_dir=corpora)
+    searcher = LocalSearcher(corpora)
+
+    assert {h.corpus for h in searcher.search("deadlock", corpora=None, k=10)} == {"notes", "db"}
+    assert {h.corpus for h in searcher.search("deadlock", corpora=["db"], k=10)} == {"db"}
+
+
+def test_unknown_corpus_error(src: Path, corpora: Path) -> None:
+    index_corpus(src, name="notes", corpora_dir=corpora)
+    index_corpus(src, name="archive", corpora_dir=corpora)
+    searcher = LocalSearcher(corpora)
+    with pytest.raises(PermanentError, match=r"unknown corpus 'x'; indexed corpora: archive, notes"):
+        searcher.search("mutex", corpora=["x"], k=3)
+    with pytest.raises(PermanentError, match="unknown corpus"):
+        searcher.document_text("x", "sync/mutex.md")
+
+
+def test_empty_dir_errors(tmp_path: Path, corpora: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(PermanentError, match="nothing to index"):
+        index_corpus(empty, name="c", corpora_dir=corpora)
+
+    unsupported = tmp_path / "unsupported"
+    _write(unsupported, {"a.pdf": b"%PDF-1.4", "b.docx": b"PK"})
+    with pytest.raises(PermanentError, match=r"nothing to index.*a\.pdf.*unsupported"):
+        index_corpus(unsupported, name="c", corpora_dir=corpora)
+
+    with pytest.raises(PermanentError, match="not a directory"):
+        index_corpus(tmp_path / "missing", name="c", corpora_dir=corpora)
+    assert list_corpora(corpora) == []
+
+
+@pytest.mark.parametrize("name", ["", ".hidden", "-dash", "a/b", "../up", "x" * 65, "sp ace", "é"])
+def test_invalid_corpus_name(name: str, src: Path, corpora: Path) -> None:
+    with pytest.raises(PermanentError, match="invalid corpus name"):
+        validate_corpus_name(name)
+    with pytest.raises(PermanentError, match="invalid corpus name"):
+        index_corpus(src, name=name, corpora_dir=corpora)
+    assert not corpora.exists() or os.listdir(corpora) == []
+
+
+@pytest.mark.parametrize("name", ["a", "notes", "My_Corpus-2.v1", "x" * 64])
+def test_valid_corpus_name(name: str) -> None:
+    assert validate_corpus_name(name) == name
