@@ -69,6 +69,7 @@ class StageEvent(_Event):
     iteration: int = 0
     state: StageState
     delivery: int = 1
+    worker: str | None = None  # "host:pid" of the process that handled it
     duration_s: float | None = None
     error: str | None = None
 

@@ -22,6 +22,8 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import socket
 import time
 import traceback
 from collections.abc import Awaitable, Callable
@@ -46,6 +48,7 @@ from shared.textstore import TextStore
 log = logging.getLogger(__name__)
 
 CANCEL_POLL_S = 0.25
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
 MSG_ID = "Nats-Msg-Id"
 
 
@@ -238,7 +241,7 @@ class StageRunner:
     async def _stage_event(self, envelope: JobEnvelope, state: StageState, delivery: int, *, duration_s: float | None = None, error: str | None = None) -> None:
         event = StageEvent(
             job_id=envelope.job_id, stage=self.stage, iteration=envelope.iteration,
-            state=state, delivery=delivery, duration_s=duration_s, error=error,
+            state=state, delivery=delivery, worker=WORKER, duration_s=duration_s, error=error,
         )
         await publish_event(self.js, event, f"{envelope.msg_id}:stage:{state}:{delivery}")
 

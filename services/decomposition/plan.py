@@ -54,7 +54,7 @@ _NOT_JSON = object()
 def _loads(text: str) -> object:
     try:
         return json.loads(text.strip())
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: absurdly nested arrays
         return _NOT_JSON
 
 
@@ -74,7 +74,7 @@ def _first_list(raw: str) -> list[object] | None:
     for m in re.finditer(r"\[", raw):
         try:
             value, _ = decoder.raw_decode(raw, m.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         # A footnote such as "[1]" in the prose is an array too, but not the answer.
         if isinstance(value, list) and any(isinstance(v, str) for v in value):

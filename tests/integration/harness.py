@@ -1,0 +1,174 @@
+"""A whole system for a test: its own nats-server and database, the gateway and the
+five stages as real OS processes, and a small indexed corpus."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import nats
+
+from services.retrieval.index import index_corpus
+from services.supervisor import SERVICES, Supervisor, service_command, wait_ready
+from shared import subjects
+from shared.servers import NatsServer, PostgresServer, free_port
+
+TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "EXPIRED"}
+
+
+def _create_database(postgres: PostgresServer | str, name: str) -> str:
+    if isinstance(postgres, PostgresServer):
+        postgres.create_database(name)
+        return postgres.dsn_for(name)
+
+    async def create() -> None:
+        conn = await asyncpg.connect(postgres)
+        try:
+            await conn.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await conn.close()
+
+    asyncio.run(create())
+    base, _, _ = postgres.rpartition("/")
+    return f"{base}/{name}"
+
+
+@dataclass
+class System:
+    root: Path
+    postgres: PostgresServer | str
+    env_overrides: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, int] = field(default_factory=dict)  # more processes of a stage
+    corpus: Path | None = None
+    corpus_name: str = "testdocs"
+    nats: NatsServer | None = None
+    dsn: str = ""
+    url: str = ""
+    sup: Supervisor | None = None
+
+    def start(self) -> System:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.nats = NatsServer(self.root / "nats").start()
+        self.dsn = _create_database(self.postgres, "t_" + uuid.uuid4().hex[:12])
+        data_dir = self.root / "data"
+        if self.corpus is not None:
+            index_corpus(self.corpus, name=self.corpus_name, corpora_dir=data_dir / "corpora")
+        port = free_port()
+        env = {
+            **os.environ,
+            "NATS_URL": self.nats.url,
+            "DATABASE_URL": self.dsn,
+            "RESEARCH_DATA_DIR": str(data_dir),
+            "GATEWAY_HOST": "127.0.0.1",
+            "GATEWAY_PORT": str(port),
+            "RESEARCH_ACK_WAIT_S": "3",
+            "RESEARCH_RETRY_DELAY_S": "0.2",
+            "RESEARCH_ADMISSION_INTERVAL_S": "0.5",
+            "LOG_LEVEL": "INFO",
+            **self.env_overrides,
+        }
+        self.sup = Supervisor(env, names=SERVICES, grace_s=10, log_dir=self.root / "logs")
+        self.sup.start()
+        for stage, n in self.extra.items():
+            for i in range(n):
+                self.spawn(stage, f"{stage}-{i + 2}")
+        self.url = f"http://127.0.0.1:{port}"
+        wait_ready(self.url, timeout=60, procs=self.sup)
+        return self
+
+    def spawn(self, stage: str, label: str) -> subprocess.Popen[bytes]:
+        assert self.sup is not None
+        out = open(self.root / "logs" / f"{label}.log", "ab")  # noqa: SIM115
+        proc = subprocess.Popen(service_command(stage), env={**self.sup.env, "RESEARCH_PROCESS_NAME": label}, stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+        self.sup.procs[label] = proc
+        return proc
+
+    def stop(self) -> None:
+        if self.sup:
+            self.sup.stop()
+        if self.nats:
+            self.nats.stop()
+
+    def logs(self) -> str:
+        out = []
+        for f in sorted((self.root / "logs").glob("*.log")):
+            out.append(f"==== {f.name}\n" + "\n".join(f.read_text(errors="replace").splitlines()[-40:]))
+        return "\n".join(out)
+
+    # -- HTTP ----------------------------------------------------------------------
+
+    def client(self, key: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def submit(self, question: str = "How do lighthouses use Fresnel lenses?", *, key: str | None = None, **body: Any) -> str:
+        with self.client(key) as c:
+            r = c.post("/api/research/jobs", json={"question": question, **body})
+        assert r.status_code == 202, r.text
+        return r.json()["job_id"]
+
+    def job(self, job_id: str, *, key: str | None = None) -> dict[str, Any]:
+        with self.client(key) as c:
+            r = c.get(f"/api/research/jobs/{job_id}")
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def wait_terminal(self, job_id: str, *, key: str | None = None, timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            job = self.job(job_id, key=key)
+            if job["status"] in TERMINAL:
+                return job
+            time.sleep(0.1)
+        raise AssertionError(f"job {job_id} not finished after {timeout}s: {self.job(job_id, key=key)}\n{self.logs()}")
+
+    # -- events straight from JetStream ---------------------------------------------
+
+    def events(self, job_id: str | None = None, *, settle_s: float = 0.3) -> list[dict[str, Any]]:
+        """Every event in the events stream (of one job, or all), in stream order."""
+        assert self.nats is not None
+        subject = subjects.job_events_filter(job_id) if job_id else subjects.EVENTS_WILDCARD
+
+        async def read() -> list[dict[str, Any]]:
+            nc = await nats.connect(self.nats.url)  # type: ignore[union-attr]
+            try:
+                js = nc.jetstream()
+                sub = await js.subscribe(subject, stream=subjects.EVENTS_STREAM, ordered_consumer=True)
+                out = []
+                while True:
+                    try:
+                        msg = await sub.next_msg(timeout=settle_s)
+                    except nats.errors.TimeoutError:
+                        return out
+                    out.append(json.loads(msg.data))
+            finally:
+                await nc.close()
+
+        return asyncio.run(read())
+
+    def sql(self, query: str, *args: Any) -> list[asyncpg.Record]:
+        async def run() -> list[asyncpg.Record]:
+            conn = await asyncpg.connect(self.dsn.replace("+asyncpg", ""))
+            try:
+                return await conn.fetch(query, *args)
+            finally:
+                await conn.close()
+
+        return asyncio.run(run())
+
+    def kill(self, label: str) -> None:
+        assert self.sup is not None
+        proc = self.sup.procs[label]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(5)

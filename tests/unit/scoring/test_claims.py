@@ -1,0 +1,209 @@
+"""The offline claim extractor and checklist coverage."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from services.scoring.claims import (
+    assess_coverage,
+    content_terms,
+    extract_claims,
+    knowledge_gaps,
+)
+from services.scoring.engine import ClaimScorer, SourceScorer
+from shared.envelope import (
+    ChecklistItem,
+    Claim,
+    CoverageStatus,
+    CredibilityTier,
+    DigestPayload,
+    EvidenceSnippet,
+    RetrievalMethod,
+    ScoredSource,
+    Source,
+)
+from shared.text import canonicalize, sentence_spans, text_hash
+
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+QUESTION = "What are the trade-offs between threads and processes?"
+SUBS = [QUESTION, "What are threads?", "What are processes?",
+        "How do threads and processes compare in cost and performance?"]
+
+
+def make_source(sid: str, text: str, *, digest: bool = True, da: int = 60,
+                tier: CredibilityTier = CredibilityTier.SECONDARY) -> Source:
+    text = canonicalize(text)
+    payload = None
+    if digest:
+        snippets = [EvidenceSnippet(text=text[s:e], locator=f"char:{s}-{e}", relevance_score=0.7)
+                    for s, e in sentence_spans(text)]
+        payload = DigestPayload(
+            query_hash="0123abcd", summary=text[:60], key_points=[], evidence_snippets=snippets,
+            original_chars=len(text), digest_chars=len(text), compression_ratio=1.0,
+            source_text_hash=text_hash(text).replace("sha256-", "sha256:"),
+        )
+    return Source(id=sid, text=text, url=f"https://example.org/{sid}", title=f"Title {sid}",
+                  relevance_score=0.8, credibility_tier=tier, domain_authority=da,
+                  retrieval_method=RetrievalMethod.RAG, text_hash=text_hash(text),
+                  text_chars=len(text), digest=payload)
+
+
+def score(sources: list[Source]) -> list[ScoredSource]:
+    return SourceScorer().score_all(sources, now=NOW)
+
+
+def locate(locator: str) -> tuple[int, int]:
+    start, end = locator.removeprefix("char:").split("-")
+    return int(start), int(end)
+
+
+def by_text(claims: list[Claim], fragment: str) -> Claim:
+    matches = [c for c in claims if fragment in c.text]
+    assert len(matches) == 1, (fragment, [c.text for c in claims])
+    return matches[0]
+
+
+def test_near_duplicates_across_sources_become_one_claim_with_exact_citations() -> None:
+    sources = score([
+        make_source("a", "Threads share the memory of their process. Creating a thread is cheap."),
+        make_source("b", "Threads of one process share its memory.", da=95,
+                    tier=CredibilityTier.PRIMARY_SOURCE),
+        make_source("c", "Bananas are a yellow fruit rich in potassium."),
+    ])
+    claims = extract_claims(QUESTION, SUBS, [], sources)
+    shared = by_text(claims, "share")
+    assert shared.supporting_indices == [0, 1]
+    # best-supported snippet: source b scores higher, so its sentence is the claim
+    assert shared.text == "Threads of one process share its memory."
+    assert [c.source_id for c in shared.citations] == ["a", "b"]
+    for citation, index in zip(shared.citations, shared.supporting_indices, strict=True):
+        start, end = locate(citation.locator)
+        assert sources[index].text[start:end] == citation.quote
+    assert shared.citations[1].quote == shared.text
+    # the irrelevant source yields nothing
+    assert all(2 not in c.supporting_indices for c in claims)
+    assert [c.id for c in claims] == [f"cl{n}" for n in range(1, len(claims) + 1)]
+
+
+def test_singular_and_plural_terms_meet() -> None:
+    assert set(content_terms("a process")) == set(content_terms("the processes"))
+
+
+def test_negated_sentence_is_a_contradiction_not_a_duplicate() -> None:
+    sources = score([
+        make_source("a", "Threads share memory with other threads of the process."),
+        make_source("b", "Threads do not share memory with other threads of the process."),
+        make_source("c", "Threads share memory with the other threads of their process."),
+    ])
+    claims = ClaimScorer().score_all(extract_claims(QUESTION, SUBS, [], sources), sources)
+    positive = by_text(claims, "Threads share memory")
+    negative = by_text(claims, "do not share")
+    assert positive.supporting_indices == [0, 2]
+    assert positive.contradicting_indices == [1]
+    assert negative.supporting_indices == [1]
+    assert negative.contradicting_indices == [0, 2]
+    assert positive.contradiction_flag and negative.contradiction_flag
+    assert positive.confidence_score > negative.confidence_score
+
+
+def test_unrelated_negation_is_no_contradiction() -> None:
+    sources = score([
+        make_source("a", "Threads share memory with other threads of the process."),
+        make_source("b", "Processes cannot be scheduled without a kernel on bare hardware."),
+    ])
+    claims = extract_claims(QUESTION, SUBS, [], sources)
+    assert all(c.contradicting_indices == [] for c in claims)
+
+
+def test_text_without_digest_is_split_into_sentences_without_locators() -> None:
+    sources = score([make_source(
+        "a", "Creating a process is slower than creating a thread [12]. Hi. Processes are isolated.",
+        digest=False)])
+    claims = extract_claims(QUESTION, SUBS, [], sources)
+    # "Hi." is too short to be a claim; the sentence sharing more terms ranks first
+    assert [c.text for c in claims] == [
+        "Creating a process is slower than creating a thread.",
+        "Processes are isolated.",
+    ]
+    slower = by_text(claims, "slower")
+    # the footnote marker is gone from the claim, the quote is verbatim
+    assert slower.citations[0].quote == "Creating a process is slower than creating a thread [12]."
+    assert slower.citations[0].locator == ""
+    assert slower.citations[0].quote in sources[0].text
+
+
+def test_digest_evidence_is_preferred_over_text() -> None:
+    source = make_source("a", "Threads are lightweight units of execution.")
+    assert source.digest is not None
+    source = source.model_copy(update={
+        "text": "Processes are heavyweight units of execution.",
+    })
+    claims = extract_claims(QUESTION, SUBS, [], score([source]))
+    assert [c.text for c in claims] == ["Threads are lightweight units of execution."]
+
+
+def test_relevance_order_cap_and_determinism() -> None:
+    sources = score([
+        make_source("a", "Threads and processes differ in cost. Kernels schedule work. "
+                         "Processes own resources. The weather was mild."),
+        make_source("b", "Threads and processes differ in their cost."),
+    ])
+    claims = extract_claims(QUESTION, SUBS, [], sources)
+    assert claims[0].text.startswith("Threads and processes differ")
+    assert claims[0].supporting_indices == [0, 1]
+    assert all("weather" not in c.text and "Kernels" not in c.text for c in claims)
+    capped = extract_claims(QUESTION, SUBS, [], sources, max_claims=1)
+    assert [c.id for c in capped] == ["cl1"]
+    assert capped[0].text == claims[0].text
+    assert extract_claims(QUESTION, SUBS, [], sources) == claims
+
+
+def test_claims_carry_matching_checklist_items() -> None:
+    checklist = [ChecklistItem(id="c1", description="Definition of threads"),
+                 ChecklistItem(id="c2", description="Threads versus processes: cost and performance"),
+                 ChecklistItem(id="c3", description="Definition of bananas")]
+    sources = score([make_source("a", "Threads and processes differ in cost.")])
+    (claim,) = extract_claims(QUESTION, SUBS, checklist, sources)
+    assert claim.checklist_item_ids == ["c1", "c2"]
+
+
+# -- coverage ---------------------------------------------------------------------------------
+
+
+def _claim(cid: str, text: str) -> Claim:
+    return Claim(id=cid, text=text, supporting_indices=[0])
+
+
+def test_coverage_statuses() -> None:
+    checklist = [
+        ChecklistItem(id="c1", description="Definition of threads"),  # one subject term
+        ChecklistItem(id="c2", description="Threads versus processes: cost and performance"),
+        ChecklistItem(id="c3", description="Isolation of processes"),
+        ChecklistItem(id="c4", description="Bananas and potassium"),
+        ChecklistItem(id="c5", description="Evidence and examples"),  # no subject terms
+    ]
+    claims = [
+        _claim("cl1", "Threads share memory."),
+        _claim("cl2", "Creating a thread costs less than creating a process."),
+        _claim("cl3", "Processes get isolation from the kernel."),
+    ]
+    out = assess_coverage(checklist, claims)
+    assert [(i.id, i.status, i.evidence) for i in out] == [
+        ("c1", CoverageStatus.SATISFIED, ["cl1", "cl2"]),
+        ("c2", CoverageStatus.PARTIAL, ["cl2"]),  # cl1 and cl3 share one term only
+        ("c3", CoverageStatus.PARTIAL, ["cl3"]),
+        ("c4", CoverageStatus.UNSATISFIED, []),
+        ("c5", CoverageStatus.UNSATISFIED, []),
+    ]
+    # the input items are untouched
+    assert all(i.status is CoverageStatus.UNSATISFIED and i.evidence == [] for i in checklist)
+
+
+def test_knowledge_gaps() -> None:
+    checklist = [
+        ChecklistItem(id="c1", description="Definition of threads", status=CoverageStatus.SATISFIED),
+        ChecklistItem(id="c2", description="Cost of threads", status=CoverageStatus.PARTIAL),
+        ChecklistItem(id="c3", description="When to choose threads", status=CoverageStatus.UNSATISFIED),
+    ]
+    assert knowledge_gaps(checklist) == ["Cost of threads - partial coverage", "When to choose threads"]
+    assert knowledge_gaps([]) == []
