@@ -41,8 +41,9 @@ class CommonSettings(BaseSettings):
 
     research_chaos: str = ""
     """Fault injection for drills and tests, off when empty. Comma-separated
-    `stage:fail` (every attempt raises a transient error) and `stage:delay=SECONDS`
-    (the stage sleeps, cancellably, before working)."""
+    `STAGE:fail` (every attempt raises a transient error) and `STAGE:delay=SECONDS`
+    (the stage sleeps, cancellably, before working); STAGE is plan, retrieve, digest,
+    score or synthesize."""
 
     log_level: str = "INFO"
 

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ValidationError
 
 from shared import subjects
 from shared.envelope import JobEnvelope
-from shared.errors import JobCancelled, PermanentError, TransientError
+from shared.errors import ConfigurationError, JobCancelled, PermanentError, TransientError
 from shared.events import JobCompleted, JobFailed, ProgressEvent, StageEvent, StageState
 from shared.settings import CommonSettings
 from shared.subjects import Stage
@@ -70,12 +70,19 @@ async def is_cancelled(js: JetStreamContext, job_id: str) -> bool:
 
 
 def parse_chaos(spec: str) -> dict[str, dict[str, float]]:
-    """``"retrieval:delay=3,scoring:fail"`` -> {"retrieval": {"delay": 3}, "scoring": {"fail": 1}}."""
+    """``"retrieve:delay=3,score:fail"`` -> {"retrieve": {"delay": 3.0}, "score": {"fail": 1.0}}.
+    Keys are stage names; a typo is an error, not a drill that silently does nothing."""
     out: dict[str, dict[str, float]] = {}
+    stages = {s.value for s in Stage}
     for item in filter(None, (p.strip() for p in spec.split(","))):
         stage, _, action = item.partition(":")
         name, _, value = action.partition("=")
-        out.setdefault(stage.strip(), {})[name.strip()] = float(value) if value else 1.0
+        stage, name = stage.strip(), name.strip()
+        if stage not in stages or name not in ("delay", "fail"):
+            raise ConfigurationError(
+                f"RESEARCH_CHAOS item {item!r}: expected STAGE:fail or STAGE:delay=SECONDS with STAGE one of {', '.join(sorted(stages))}"
+            )
+        out.setdefault(stage, {})[name] = float(value) if value else 1.0
     return out
 
 

@@ -92,6 +92,8 @@ def words(text: str) -> list[str]:
 
 def _stem(word: str) -> str:
     """A light suffix strip so 'threads'/'thread' and 'processes'/'process' meet."""
+    if word.endswith(("ss", "us", "is")):  # process, status, analysis: not plurals
+        return word
     for suffix in ("ies", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "ies":

@@ -27,7 +27,7 @@ from shared.envelope import (
     StepKind,
     SubQuestion,
 )
-from shared.text import STOPWORDS, terms, words
+from shared.text import STOPWORDS, terms
 
 MAX_SUB_QUESTIONS = 8
 CHECKLIST_MIN = 3
@@ -242,12 +242,12 @@ def _comparison_sides(tokens: list[str]) -> tuple[str, str] | None:
 def _plural(phrase: str) -> bool:
     """Whether a noun phrase reads as plural: a compound, or a lower-case last word
     that looks plural (capitalized words are taken as names: "Postgres", "Kubernetes")."""
-    words = phrase.split()
-    if not words:
+    parts = phrase.split()
+    if not parts:
         return False
     if " and " in f" {phrase} ":
         return True
-    last = words[-1]
+    last = parts[-1]
     if last[:1].isupper():
         return False
     last = last.lower()
@@ -275,9 +275,9 @@ def _topic(question: str) -> str:
 def _context_phrase(context: str | None) -> str:
     if not context:
         return ""
-    words = [w for w in _WORD_CASED.findall(context)
-             if w.lower() not in STOPWORDS and w.lower() not in _CONTEXT_FILLER]
-    return " ".join(words[:6])
+    kept = [w for w in _WORD_CASED.findall(context)
+            if w.lower() not in STOPWORDS and w.lower() not in _CONTEXT_FILLER]
+    return " ".join(kept[:6])
 
 
 def offline_sub_questions(question: str, context: str | None) -> str:
@@ -287,8 +287,10 @@ def offline_sub_questions(question: str, context: str | None) -> str:
     definition of each side, three comparison aspects and a when-to-choose question;
     enumerations ("X, Y and Z") a definition per item and the comparison questions;
     anything else definition, mechanism, advantages, limitations and evidence.
-    A context adds one question tying the subject to it.
+    A context adds one question tying the subject to it. A blank question gets "[]".
     """
+    if not question.strip():
+        return "[]"
     tokens = " ".join(question.split()).split(" ")
     items = _list_items(tokens)
     sides = None if items else _comparison_sides(tokens)
@@ -334,17 +336,6 @@ def refine_question(question: str, context: str | None) -> str:
     return f"{q} (Scope: {ctx})" if ctx else q
 
 
-def _stems(text: str) -> set[str]:
-    """shared.text.terms, but words ending in -ss/-us/-is are kept whole: terms()
-    stems "process" to "proces" and "processes" to "process"."""
-    out: set[str] = set()
-    for word in words(text):
-        if word in STOPWORDS or len(word) <= 1:
-            continue
-        out.update([word] if word.endswith(("ss", "us", "is")) else terms(word))
-    return out
-
-
 def key_terms(question: str) -> list[str]:
     """Content words of ``question`` in order, lower-cased and unstemmed (they are used
     as search text), one per stem; stop words, one-letter words and request filler
@@ -353,7 +344,7 @@ def key_terms(question: str) -> list[str]:
     seen: set[str] = set()
     for word in _WORD_CASED.findall(question):
         low = word.lower()
-        stems = set() if low in _CONTEXT_FILLER else _stems(low)
+        stems = set() if low in _CONTEXT_FILLER else set(terms(low))
         if not stems or stems <= seen:
             continue
         seen.update(stems)
@@ -482,8 +473,8 @@ def refinement_queries(plan: Plan, *, iteration: int, queries_run: list[str]) ->
         if item.status is CoverageStatus.SATISFIED:
             continue
         desc = " ".join(item.description.split()).rstrip("?.!")
-        have = _stems(desc)
-        missing = [w for w in extra if not _stems(w) <= have]
+        have = set(terms(desc))
+        missing = [w for w in extra if not set(terms(w)) <= have]
         base = " ".join([desc, *missing]).strip()
         if not base:
             continue

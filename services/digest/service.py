@@ -17,7 +17,7 @@ from shared.envelope import JobEnvelope
 from shared.settings import StageSettings
 from shared.stage import StageContext, stage_app
 from shared.subjects import Stage
-from shared.text import short_hash
+from shared.text import hash_label, short_hash
 
 settings = StageSettings()
 broker, app, runner = stage_app(Stage.DIGEST, settings)
@@ -32,7 +32,10 @@ async def digest_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     question = envelope.request.question
     query_hash = short_hash(question)
     focus = [sq.text for sq in envelope.plan.sub_questions] if envelope.plan else []
-    pending = [s for s in envelope.sources if s.digest is None or s.digest.query_hash != query_hash]
+    pending = [
+        s for s in envelope.sources
+        if s.digest is None or s.digest.query_hash != query_hash or s.digest.source_text_hash != hash_label(s.text_hash)
+    ]
     digested = {}
     for n, source in enumerate(pending, start=1):
         text = await ctx.texts.get(source.text_hash)

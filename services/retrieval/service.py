@@ -61,8 +61,13 @@ async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     )
     known = {s.id for s in envelope.sources}
     new = [s for s in sources if s.id not in known]
+    # A document re-indexed between iterations keeps its id but gets a new text hash:
+    # archive by hash, not by id, so the digest stage always finds the text.
+    archived = {s.text_hash for s in envelope.sources}
     docs = {h.doc_text_hash: h for hits in hits_by_query.values() for h in hits}
-    for s in new:
+    for s in sources:
+        if s.text_hash in archived:
+            continue
         hit = docs[s.text_hash]
         text = await asyncio.to_thread(searcher.document_text, hit.corpus, hit.doc_relpath)
         await ctx.texts.put(text)

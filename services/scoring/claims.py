@@ -15,8 +15,8 @@ Guarantees:
   and contradicts the same claim.
 * At most ``max_claims`` claims, ids ``cl1``, ``cl2``... in order of relevance.
 
-Terms are shared.text.terms with one correction (:func:`content_terms`): words
-ending in -ss/-us/-is are not stemmed, so "process" and "processes" meet.
+Terms are shared.text.terms (which keeps -ss/-us/-is words whole, so "process"
+and "processes" meet).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shared.envelope import ChecklistItem, Citation, Claim, CoverageStatus, ScoredSource
-from shared.text import STOPWORDS, has_negation, jaccard, sentence_spans, terms, words
+from shared.text import has_negation, jaccard, sentence_spans, terms, words
 
 MAX_CLAIMS = 20
 DUPLICATE_JACCARD = 0.5
@@ -71,28 +71,13 @@ class _Group:
         return sorted({m.source_index for m in self.members})
 
 
-def content_terms(text: str) -> list[str]:
-    """shared.text.terms, except that words ending in -ss, -us or -is keep their
-    ending: terms() stems "process" to "proces" but "processes" to "process", so
-    the singular and the plural would never meet."""
-    out: list[str] = []
-    for word in words(text):
-        if word in STOPWORDS or len(word) <= 1:
-            continue
-        if word.endswith(("ss", "us", "is")):
-            out.append(word)
-        else:
-            out.extend(terms(word))
-    return out
-
-
 def claim_text(quote: str) -> str:
     return " ".join(_FOOTNOTE.sub("", quote).split())
 
 
 def item_terms(description: str) -> set[str]:
     """The subject terms of a checklist item (META_TERMS removed)."""
-    return set(content_terms(description)) - META_TERMS
+    return set(terms(description)) - META_TERMS
 
 
 def claim_matches_item(claim_terms: set[str], item: set[str]) -> bool:
@@ -117,7 +102,7 @@ def _candidates(scored_sources: Sequence[ScoredSource]) -> list[_Candidate]:
             text = claim_text(quote)
             if len(words(text)) < MIN_WORDS:
                 continue
-            term_set = frozenset(content_terms(text))
+            term_set = frozenset(terms(text))
             if not term_set:
                 continue
             out.append(_Candidate(index, len(out), quote, locator, relevance, text,
@@ -184,8 +169,8 @@ def extract_claims(
     reps = [_representative(g, scored_sources) for g in groups]
     _mark_contradictions(groups, reps)
 
-    q_terms = set(content_terms(question)) - META_TERMS
-    s_terms = set().union(*(content_terms(s) for s in sub_questions)) - META_TERMS
+    q_terms = set(terms(question)) - META_TERMS
+    s_terms = set().union(*(terms(s) for s in sub_questions)) - META_TERMS
     ranked: list[tuple[float, int, _Group, _Candidate]] = []
     for order, (group, rep) in enumerate(zip(groups, reps, strict=True)):
         if not rep.terms & (q_terms | s_terms):
@@ -222,7 +207,7 @@ def assess_coverage(checklist: Sequence[ChecklistItem], claims: Sequence[Claim])
     """Seed 001 step 3d offline: SATISFIED with two or more matching claims, PARTIAL
     with one, UNSATISFIED with none (see :func:`claim_matches_item`); ``evidence``
     lists the matching claim ids. The items given are not modified."""
-    claim_terms = [(c.id, set(content_terms(c.text))) for c in claims]
+    claim_terms = [(c.id, set(terms(c.text))) for c in claims]
     out: list[ChecklistItem] = []
     for item in checklist:
         subject = item_terms(item.description)

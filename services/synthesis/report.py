@@ -27,9 +27,9 @@ from shared.envelope import (
     ScoredSource,
 )
 from shared.events import ChecklistCoverage, OutputSource, ResearchOutput, ResearchResult
-from shared.text import sentence_spans
+from shared.text import sentence_spans, terms
 
-from services.scoring.claims import content_terms, item_terms, knowledge_gaps
+from services.scoring.claims import item_terms, knowledge_gaps
 from services.scoring.engine import JobConfidenceCalculator, valid_indices
 
 ENGINE = "offline"
@@ -117,7 +117,7 @@ def _placement(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> d
     subjects = [(item, item_terms(item.description)) for item in checklist]
     placed: dict[str, str] = {}
     for claim in claims:
-        own = set(content_terms(claim.text))
+        own = set(terms(claim.text))
         best: tuple[int, str] | None = None
         for item, subject in subjects:
             if _addresses(item, claim):

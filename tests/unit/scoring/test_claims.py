@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from shared.text import terms
+
 from datetime import UTC, datetime
 
 from services.scoring.claims import (
     assess_coverage,
-    content_terms,
     extract_claims,
     knowledge_gaps,
 )
@@ -86,7 +87,7 @@ def test_near_duplicates_across_sources_become_one_claim_with_exact_citations() 
 
 
 def test_singular_and_plural_terms_meet() -> None:
-    assert set(content_terms("a process")) == set(content_terms("the processes"))
+    assert set(terms("a process")) == set(terms("the processes"))
 
 
 def test_negated_sentence_is_a_contradiction_not_a_duplicate() -> None:
