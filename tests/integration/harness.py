@@ -86,10 +86,10 @@ class System:
         wait_ready(self.url, timeout=60, procs=self.sup)
         return self
 
-    def spawn(self, stage: str, label: str) -> subprocess.Popen[bytes]:
+    def spawn(self, stage: str, label: str, **env: str) -> subprocess.Popen[bytes]:
         assert self.sup is not None
         out = open(self.root / "logs" / f"{label}.log", "ab")  # noqa: SIM115
-        proc = subprocess.Popen(service_command(stage), env={**self.sup.env, "RESEARCH_PROCESS_NAME": label}, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(service_command(stage), env={**self.sup.env, "RESEARCH_PROCESS_NAME": label, **env}, stdout=out, stderr=subprocess.STDOUT)
         out.close()
         self.sup.procs[label] = proc
         return proc
@@ -108,12 +108,20 @@ class System:
 
     # -- HTTP ----------------------------------------------------------------------
 
-    def client(self, key: str | None = None) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+    def second_gateway(self) -> str:
+        """Another gateway process on the same database and NATS; returns its URL."""
+        port = free_port()
+        self.spawn("gateway", "gateway-2", GATEWAY_PORT=str(port))
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url, timeout=60)
+        return url
 
-    def submit(self, question: str = "How do lighthouses use Fresnel lenses?", *, key: str | None = None, **body: Any) -> str:
-        with self.client(key) as c:
+    def client(self, key: str | None = None, *, url: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return httpx.Client(base_url=url or self.url, headers=headers, timeout=30)
+
+    def submit(self, question: str = "How do lighthouses use Fresnel lenses?", *, key: str | None = None, url: str | None = None, **body: Any) -> str:
+        with self.client(key, url=url) as c:
             r = c.post("/api/research/jobs", json={"question": question, **body})
         assert r.status_code == 202, r.text
         return r.json()["job_id"]

@@ -23,7 +23,7 @@ from tests.integration.harness import System
 
 @pytest.fixture(scope="module")
 def slow(tmp_root: Path, postgres) -> Iterator[System]:  # noqa: ANN001
-    """Retrieval takes 2 s per job; at most 2 jobs run at once."""
+    """Retrieval takes 2 s per job; at most 2 jobs run at once (across all gateways)."""
     s = start_system(
         tmp_root, postgres,
         env_overrides={"RESEARCH_MAX_CONCURRENCY": "2", "RESEARCH_CHAOS": "retrieve:delay=2", "RESEARCH_RATE_LIMIT_MAX": "1000"},
@@ -34,8 +34,10 @@ def slow(tmp_root: Path, postgres) -> Iterator[System]:  # noqa: ANN001
         s.stop()
 
 
-def test_concurrency_limit_holds_and_jobs_start_in_submission_order(slow: System) -> None:
-    ids = [slow.submit(f"Question {i} about lighthouse fog signals?", max_iterations=1) for i in range(6)]
+def test_concurrency_limit_holds_across_two_gateways_and_jobs_start_in_order(slow: System) -> None:
+    # Two gateway processes share the database; submissions alternate between them.
+    urls = [slow.url, slow.second_gateway()]
+    ids = [slow.submit(f"Question {i} about lighthouse fog signals?", url=urls[i % 2], max_iterations=1) for i in range(6)]
     for job_id in ids:
         assert slow.wait_terminal(job_id, timeout=90)["status"] == "COMPLETED"
 
