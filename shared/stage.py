@@ -61,12 +61,14 @@ async def publish_event(js: JetStreamContext, event: BaseModel, msg_id: str) -> 
 
 
 async def is_cancelled(js: JetStreamContext, job_id: str) -> bool:
+    """True once the gateway has stopped the job (its control key holds the terminal
+    status that stopped it: CANCELLED or EXPIRED)."""
     kv = await js.key_value(subjects.CONTROL_BUCKET)
     try:
         entry = await kv.get(job_id)
     except KeyNotFoundError:
         return False
-    return entry.value == b"cancelled"
+    return bool(entry.value)
 
 
 def parse_chaos(spec: str) -> dict[str, dict[str, float]]:

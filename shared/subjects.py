@@ -85,7 +85,8 @@ GATEWAY_DEADLETTER_DURABLE = f"gateway-deadletter-{DURABLE_VERSION}"
 # -- key-value and object stores ----------------------------------------------
 
 CONTROL_BUCKET = "research_control"
-"""Key = job id, value = ``cancelled``. Stages read it before and during work."""
+"""Key = job id, value = the status that stopped it (``CANCELLED``, ``EXPIRED``).
+Stages read it before and during work."""
 
 TEXT_BUCKET = "research_texts"
 """Object store of canonical source texts, keyed by ``sha256-<hex>``."""

@@ -22,6 +22,7 @@ from shared import subjects
 from shared.envelope import JobEnvelope, ResearchRequest
 from shared.events import (
     JobCompleted,
+    JobStatus,
     JobFailed,
     JobStatusChanged,
     ProgressEvent,
@@ -59,11 +60,15 @@ class Lifecycle:
         """Ask the admission loop to look for free slots now."""
         self._kick.set()
 
-    async def cancel(self, job_id: str) -> jobs.Transition | None:
-        # Tell the stages first so in-flight work stops as soon as possible; a key for
-        # a job that turns out to be finished already is harmless.
+    async def stop_stages(self, job_id: str, status: JobStatus) -> None:
+        """Tell every stage to drop this job; a key for a job that turns out to be
+        finished already is harmless."""
         kv = await self.js.key_value(subjects.CONTROL_BUCKET)
-        await kv.put(job_id, b"cancelled")
+        await kv.put(job_id, status.value.encode())
+
+    async def cancel(self, job_id: str) -> jobs.Transition | None:
+        # The stages first, so in-flight work stops as soon as possible.
+        await self.stop_stages(job_id, JobStatus.CANCELLED)
         async with self.sessions() as session:
             t = await jobs.cancel_job(session, job_id=job_id)
         await self.announce(t)
@@ -93,7 +98,7 @@ class Lifecycle:
                 await publish_json(self.js, subjects.PLAN, envelope, envelope.msg_id)
             await session.commit()
         for job in admitted:
-            await self.announce(jobs.Transition(job.id, job.status, jobs.JobStatus.QUEUED))
+            await self.announce(jobs.Transition(job.id, job.status, JobStatus.QUEUED))
         return len(admitted)
 
     async def admission_loop(self) -> None:
@@ -106,12 +111,14 @@ class Lifecycle:
             except (SQLAlchemyError, OSError, TimeoutError) as exc:
                 log.warning("admission pass failed, will retry: %s", exc)
 
-    async def expiry_loop(self, interval_s: float = 30.0) -> None:
+    async def expiry_loop(self) -> None:
+        interval_s = min(30.0, self.settings.research_job_ttl_s / 4)
         while True:
             try:
                 async with self.sessions() as session:
                     expired = await jobs.expire_jobs(session, ttl_s=self.settings.research_job_ttl_s)
                 for t in expired:
+                    await self.stop_stages(t.job_id, JobStatus.EXPIRED)
                     await self.announce(t)
             except (SQLAlchemyError, OSError, TimeoutError) as exc:
                 log.warning("expiry pass failed, will retry: %s", exc)

@@ -163,3 +163,27 @@ def test_self_started_servers_leave_nothing_running(tmp_root: Path) -> None:
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+@pytest.fixture(scope="module")
+def short_lived(tmp_root: Path, postgres) -> Iterator[System]:  # noqa: ANN001
+    """A 3 s TTL, one slot, and a retrieval that would take 30 s."""
+    s = start_system(
+        tmp_root, postgres,
+        env_overrides={"RESEARCH_JOB_TTL_S": "3", "RESEARCH_MAX_CONCURRENCY": "1", "RESEARCH_CHAOS": "retrieve:delay=30"},
+    )
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_jobs_past_the_ttl_expire_running_or_queued_and_stages_drop_them(short_lived: System) -> None:
+    running = short_lived.submit("Why do tides change?", max_iterations=1)
+    queued = short_lived.submit("What are neap tides?", max_iterations=1)
+    for job_id in (running, queued):
+        job = short_lived.wait_terminal(job_id, timeout=15)
+        assert job["status"] == "EXPIRED" and "TTL" in job["error"]
+    time.sleep(1)
+    retrieve = [e for e in short_lived.events(running) if e["type"] == "stage" and e["stage"] == "retrieve"]
+    assert retrieve and retrieve[-1]["state"] == "skipped"  # abandoned, not run for 30 s
