@@ -123,7 +123,13 @@ def _scores(sentence_terms: list[set[str]], wanted: set[str]) -> list[float]:
 
 
 def _is_statement(sentence: str) -> bool:
-    return not sentence.startswith("#") and len(words(sentence)) >= MIN_SNIPPET_WORDS
+    """A quotable sentence: not a markdown heading, long enough, and ending like a
+    sentence (a plain-text heading such as "Fog signals" has no final punctuation)."""
+    return (
+        not sentence.startswith("#")
+        and len(words(sentence)) >= MIN_SNIPPET_WORDS
+        and sentence.rstrip("\"')]’”").endswith((".", "!", "?", ":", ";"))
+    )
 
 
 def _distinct(
