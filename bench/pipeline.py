@@ -317,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
         stats = index_corpus(SAMPLE_CORPUS, name=SAMPLE_CORPUS_NAME, corpora_dir=data_dir / "corpora")
         print(f"indexed {stats.files_indexed} sample documents ({stats.chunks} chunks) into {data_dir}", file=sys.stderr)
         print("starting nats-server, PostgreSQL, the gateway and the five stages...", file=sys.stderr, flush=True)
-        with running_system(data_dir=data_dir, nats_url=None, database_url=None, quiet=True) as url:
+        with running_system(data_dir=data_dir, nats_url=None, database_url=None, quiet=True) as system:
+            url = system.url
             print(f"system up at {url}; submitting {args.jobs} jobs", file=sys.stderr, flush=True)
             wall, max_conc = asyncio.run(run_bench(url, runs, [SAMPLE_CORPUS_NAME], args.timeout))
             print("stopping the system...", file=sys.stderr, flush=True)

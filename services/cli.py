@@ -66,9 +66,11 @@ def cmd_up(args: argparse.Namespace) -> int:
     with running_system(
         data_dir=settings.data_dir, nats_url=settings.nats_url, database_url=settings.database_url,
         host=settings.gateway_host, port=settings.gateway_port,
-    ) as url:
+    ) as system:
+        url = system.url
         print(f"deepresearch is up: gateway {url} (API docs {url}/docs); Ctrl-C stops it", file=sys.stderr, flush=True)
         while not stop["now"]:
+            system.poll()  # restarts a service that died
             time.sleep(0.5)
     print("deepresearch stopped", file=sys.stderr)
     return 0
@@ -180,8 +182,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if settings.research_gateway_url:
         print(f"no gateway answers at RESEARCH_GATEWAY_URL={url}; starting the system for this job", file=sys.stderr)
     print("starting the system for this job (servers and services; logs in the data folder)", file=sys.stderr, flush=True)
-    with running_system(data_dir=settings.data_dir, nats_url=settings.nats_url, database_url=settings.database_url, quiet=True) as own_url:
-        return _ask_via(own_url, args, corpora)
+    with running_system(data_dir=settings.data_dir, nats_url=settings.nats_url, database_url=settings.database_url, quiet=True) as system:
+        return _ask_via(system.url, args, corpora)
 
 
 # -- entry -----------------------------------------------------------------------

@@ -39,6 +39,7 @@ class Supervisor:
     names: tuple[str, ...] = SERVICES
     grace_s: float = 15.0
     log_dir: Path | None = None
+    url: str = ""
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     _restarts: dict[str, list[float]] = field(default_factory=dict)
 
@@ -100,8 +101,9 @@ def wait_ready(url: str, timeout: float = 60.0, procs: Supervisor | None = None)
 def running_system(
     *, data_dir: Path, nats_url: str | None, database_url: str | None,
     host: str = "127.0.0.1", port: int | None = None, quiet: bool = False,
-) -> Iterator[str]:
-    """Start servers (if needed) and all services; yield the gateway URL; stop all."""
+) -> Iterator[Supervisor]:
+    """Start servers (if needed) and all services; yield the supervisor (its ``url``
+    is the gateway's); stop all."""
     with ensure_servers(data_dir=data_dir, nats_url=nats_url, database_url=database_url) as (nats, dsn):
         port = port if port is not None else free_port()
         env = {
@@ -115,8 +117,8 @@ def running_system(
         sup = Supervisor(env, log_dir=data_dir / "logs" if quiet else None)
         sup.start()
         try:
-            url = f"http://{host}:{port}"
-            wait_ready(url, procs=sup)
-            yield url
+            sup.url = f"http://{host}:{port}"
+            wait_ready(sup.url, procs=sup)
+            yield sup
         finally:
             sup.stop()

@@ -27,6 +27,10 @@ class CommonSettings(BaseSettings):
     research_data_dir: Path = Path(".data")
     """Where self-started servers, corpora and indexes keep their files."""
 
+    research_stream_replicas: int = Field(1, ge=1, le=5)
+    """Replicas of every stream, the control bucket and the text store (3 on a
+    3-node cluster). Applied whenever a process declares the topology."""
+
     research_job_ttl_s: int = Field(86_400, gt=0)
     """Jobs, their stream messages and control keys expire after this many seconds."""
 
@@ -50,15 +54,16 @@ class CommonSettings(BaseSettings):
     @field_validator("nats_url")
     @classmethod
     def _nats_scheme(cls, v: str | None) -> str | None:
-        if v and "://" not in v:
-            return f"nats://{v}"
-        return v
+        if not v:
+            return None
+        return ",".join(u if "://" in u else f"nats://{u}" for u in (p.strip() for p in v.split(",")) if u)
 
     @property
-    def nats_url_or_default(self) -> str:
-        """For modules that build a broker at import time; processes started by the
-        CLI always have NATS_URL set."""
-        return self.nats_url or DEFAULT_NATS_URL
+    def nats_servers(self) -> list[str]:
+        """NATS_URL split on commas (a cluster's seed list). Modules that build a
+        broker at import time fall back to the default; processes started by the CLI
+        always have NATS_URL set."""
+        return [u.strip() for u in (self.nats_url or DEFAULT_NATS_URL).split(",") if u.strip()]
 
     @property
     def data_dir(self) -> Path:

@@ -265,12 +265,11 @@ def stage_app(stage: Stage, settings: CommonSettings) -> tuple[NatsBroker, Any, 
     configure_logging(settings.log_level)
     # The CLI refuses to start a lone service without NATS_URL; the fallback is only
     # what importing the module (tests, docs generation) needs.
-    nats_url = settings.nats_url_or_default
-    broker = NatsBroker(nats_url, graceful_timeout=settings.research_ack_wait_s, log_level=logging.DEBUG)
+    broker = NatsBroker(settings.nats_servers, graceful_timeout=settings.research_ack_wait_s, log_level=logging.DEBUG)
     app = FastStream(broker)
 
     @app.on_startup
     async def _declare() -> None:
-        await topology.declare(nats_url, ttl_s=settings.research_job_ttl_s)
+        await topology.declare(settings.nats_servers, ttl_s=settings.research_job_ttl_s, replicas=settings.research_stream_replicas)
 
     return broker, app, StageRunner(broker, stage, settings)

@@ -32,8 +32,9 @@ DUPLICATE_WINDOW_S = 20 * 60
 TEXT_RETENTION_S = 30 * 86_400  # seed 002: archives are kept 30 days
 
 
-def stream_configs(ttl_s: float) -> list[StreamConfig]:
+def stream_configs(ttl_s: float, replicas: int = 1) -> list[StreamConfig]:
     common = dict(
+        num_replicas=replicas,
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
         max_age=ttl_s,
@@ -61,8 +62,8 @@ def stream_configs(ttl_s: float) -> list[StreamConfig]:
     ]
 
 
-async def ensure_topology(js: JetStreamContext, *, ttl_s: float) -> None:
-    for config in stream_configs(ttl_s):
+async def ensure_topology(js: JetStreamContext, *, ttl_s: float, replicas: int = 1) -> None:
+    for config in stream_configs(ttl_s, replicas):
         try:
             await js.add_stream(config=config)
         except BadRequestError:
@@ -70,21 +71,21 @@ async def ensure_topology(js: JetStreamContext, *, ttl_s: float) -> None:
     try:
         await js.key_value(subjects.CONTROL_BUCKET)
     except BucketNotFoundError:
-        await js.create_key_value(config=KeyValueConfig(bucket=subjects.CONTROL_BUCKET, ttl=ttl_s, storage=StorageType.FILE))
+        await js.create_key_value(config=KeyValueConfig(bucket=subjects.CONTROL_BUCKET, ttl=ttl_s, storage=StorageType.FILE, replicas=replicas))
     try:
         await js.object_store(subjects.TEXT_BUCKET)
     except (NotFoundError, BucketNotFoundError):
         await js.create_object_store(
             bucket=subjects.TEXT_BUCKET,
-            config=ObjectStoreConfig(ttl=TEXT_RETENTION_S, storage=StorageType.FILE),
+            config=ObjectStoreConfig(ttl=TEXT_RETENTION_S, storage=StorageType.FILE, replicas=replicas),
         )
 
 
-async def declare(nats_url: str, *, ttl_s: float) -> None:
+async def declare(servers: list[str], *, ttl_s: float, replicas: int = 1) -> None:
     """Connect, declare everything, disconnect: for start-up hooks that run before
     a broker's own connection exists."""
-    nc = await nats.connect(nats_url, connect_timeout=5, max_reconnect_attempts=3)
+    nc = await nats.connect(servers=servers, connect_timeout=5, max_reconnect_attempts=3)
     try:
-        await ensure_topology(nc.jetstream(), ttl_s=ttl_s)
+        await ensure_topology(nc.jetstream(), ttl_s=ttl_s, replicas=replicas)
     finally:
         await nc.drain()

@@ -36,7 +36,7 @@ from shared.settings import GatewaySettings
 settings = GatewaySettings()
 configure_logging(settings.log_level)
 # Per-message consume logs at DEBUG: at INFO they drown everything else.
-broker = NatsBroker(settings.nats_url_or_default, graceful_timeout=10, log_level=logging.DEBUG)
+broker = NatsBroker(settings.nats_servers, graceful_timeout=10, log_level=logging.DEBUG)
 _consumer = dict(ack_policy=AckPolicy.NACK_ON_ERROR, pull_sub=PullSub(batch_size=20, timeout=1.0))
 
 
@@ -86,7 +86,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     check_bind(settings.gateway_host, app.state.api_keys)
     await db.migrate(settings.database_url)
     engine = db.make_engine(settings.database_url)
-    await topology.declare(settings.nats_url_or_default, ttl_s=settings.research_job_ttl_s)
+    await topology.declare(settings.nats_servers, ttl_s=settings.research_job_ttl_s, replicas=settings.research_stream_replicas)
     await broker.start()
     app.state.lifecycle = life = Lifecycle(settings, db.make_sessions(engine), broker.connection.jetstream())
     tasks = [asyncio.create_task(life.admission_loop()), asyncio.create_task(life.expiry_loop())]
