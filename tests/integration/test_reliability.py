@@ -17,21 +17,18 @@ import pytest
 
 from shared import subjects
 from shared.stage import MSG_ID
-from tests.integration.conftest import start_system
+from tests.integration.conftest import running_system
 from tests.integration.harness import System
 
 
 @pytest.fixture(scope="module")
 def slow(tmp_root: Path, postgres) -> Iterator[System]:  # noqa: ANN001
     """Retrieval takes 2 s per job; at most 2 jobs run at once (across all gateways)."""
-    s = start_system(
+    with running_system(
         tmp_root, postgres,
         env_overrides={"RESEARCH_MAX_CONCURRENCY": "2", "RESEARCH_CHAOS": "retrieve:delay=2", "RESEARCH_RATE_LIMIT_MAX": "1000"},
-    )
-    try:
+    ) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def test_concurrency_limit_holds_across_two_gateways_and_jobs_start_in_order(slow: System) -> None:
@@ -81,14 +78,11 @@ def test_a_cancelled_job_stops_within_two_seconds_and_no_later_stage_runs(slow: 
 @pytest.fixture(scope="module")
 def redundant(tmp_root: Path, postgres) -> Iterator[System]:  # noqa: ANN001
     """Two retrieval processes sharing the durable; retrieval takes 3 s, ack_wait 2 s."""
-    s = start_system(
+    with running_system(
         tmp_root, postgres, extra={"retrieval": 1},
         env_overrides={"RESEARCH_CHAOS": "retrieve:delay=3", "RESEARCH_ACK_WAIT_S": "2"},
-    )
-    try:
+    ) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def test_a_stage_killed_mid_job_is_redelivered_and_the_job_completes_once(redundant: System) -> None:
@@ -114,11 +108,8 @@ def test_a_stage_killed_mid_job_is_redelivered_and_the_job_completes_once(redund
 @pytest.fixture(scope="module")
 def broken(tmp_root: Path, postgres) -> Iterator[System]:  # noqa: ANN001
     """Scoring fails on every attempt; three deliveries at most."""
-    s = start_system(tmp_root, postgres, env_overrides={"RESEARCH_CHAOS": "score:fail", "RESEARCH_MAX_DELIVER": "3"})
-    try:
+    with running_system(tmp_root, postgres, env_overrides={"RESEARCH_CHAOS": "score:fail", "RESEARCH_MAX_DELIVER": "3"}) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def test_a_message_that_always_fails_ends_the_job_failed_with_the_reason(broken: System) -> None:
@@ -168,14 +159,11 @@ def test_self_started_servers_leave_nothing_running(tmp_root: Path) -> None:
 @pytest.fixture(scope="module")
 def short_lived(tmp_root: Path, postgres) -> Iterator[System]:  # noqa: ANN001
     """A 3 s TTL, one slot, and a retrieval that would take 30 s."""
-    s = start_system(
+    with running_system(
         tmp_root, postgres,
         env_overrides={"RESEARCH_JOB_TTL_S": "3", "RESEARCH_MAX_CONCURRENCY": "1", "RESEARCH_CHAOS": "retrieve:delay=30"},
-    )
-    try:
+    ) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def test_jobs_past_the_ttl_expire_running_or_queued_and_stages_drop_them(short_lived: System) -> None:
