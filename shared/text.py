@@ -122,4 +122,4 @@ def jaccard(a: set[str], b: set[str]) -> float:
 def normalize_query(text: str) -> str:
     """The identity of a search query: case- and whitespace-insensitive, so a
     refinement pass can tell that a query was already run for the job."""
-    return " ".join(text.lower().split())
+    return " ".join(text.split()).casefold()

@@ -27,7 +27,7 @@ from shared.envelope import (
     StepKind,
     SubQuestion,
 )
-from shared.text import STOPWORDS, terms
+from shared.text import STOPWORDS, normalize_query, terms
 
 MAX_SUB_QUESTIONS = 8
 CHECKLIST_MIN = 3
@@ -41,11 +41,6 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 # dash or colon must be followed by a space, so "1.5 million..." and "2024-05 data"
 # keep their numbers.
 _NUMBERED = re.compile(r"^\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.(?!\d)|\)|\s*[-\u2013\u2014:](?=\s)))\s*")
-
-
-def normalize_key(text: str) -> str:
-    """Comparison key: case- and whitespace-insensitive."""
-    return " ".join(text.split()).casefold()
 
 
 _NOT_JSON = object()
@@ -97,13 +92,13 @@ def parse_sub_questions(raw: str | None, query: str, *, cap: int = MAX_SUB_QUEST
     items = _first_list(raw) if raw else None
     if not items:
         return [query]
-    seen = {normalize_key(query)}
+    seen = {normalize_query(query)}
     subs: list[str] = []
     for item in items:
         if not isinstance(item, str):
             continue
         text = strip_numbered_prefix(item)
-        key = normalize_key(text)
+        key = normalize_query(text)
         if not key or key in seen:
             continue
         seen.add(key)
@@ -388,7 +383,7 @@ def offline_checklist(refined: str, sub_questions: list[str]) -> list[ChecklistI
     seen: set[str] = set()
     for sub in sub_questions[1:]:
         desc = _checklist_description(sub)
-        key = normalize_key(desc)
+        key = normalize_query(desc)
         if key and key not in seen:
             seen.add(key)
             descriptions.append(desc)
@@ -398,8 +393,8 @@ def offline_checklist(refined: str, sub_questions: list[str]) -> list[ChecklistI
                 f"Definition and scope of {subject}"):
         if len(descriptions) >= CHECKLIST_MIN:
             break
-        if normalize_key(pad) not in seen:
-            seen.add(normalize_key(pad))
+        if normalize_query(pad) not in seen:
+            seen.add(normalize_query(pad))
             descriptions.append(pad)
     return [ChecklistItem(id=f"c{n}", description=d)
             for n, d in enumerate(descriptions[:CHECKLIST_MAX], start=1)]
@@ -465,8 +460,8 @@ def refinement_queries(plan: Plan, *, iteration: int, queries_run: list[str]) ->
     "limitations" are tried in turn, and an item whose variants were all asked gets
     no query. ``plan.queries`` count as asked too. [] means nothing new to ask.
     """
-    asked = {normalize_key(q) for q in queries_run}
-    asked.update(normalize_key(q.text) for q in plan.queries)
+    asked = {normalize_query(q) for q in queries_run}
+    asked.update(normalize_query(q.text) for q in plan.queries)
     extra = key_terms(plan.refined_question)
     out: list[SearchQuery] = []
     for item in plan.checklist:
@@ -480,7 +475,7 @@ def refinement_queries(plan: Plan, *, iteration: int, queries_run: list[str]) ->
             continue
         for suffix in _VARIANT_SUFFIXES:
             text = f"{base} {suffix}".strip()
-            key = normalize_key(text)
+            key = normalize_query(text)
             if key not in asked:
                 asked.add(key)
                 out.append(SearchQuery(provider=RetrievalMethod.RAG, text=text, iteration=iteration))

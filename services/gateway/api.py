@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -243,8 +244,6 @@ async def _event_stream(life: Lifecycle, job_id: str) -> AsyncIterator[bytes]:
 
 
 def _sse(kind: str, data: dict[str, Any], seq: int | None = None) -> bytes:
-    import json
-
     lines = [f"event: {kind}"]
     if seq is not None:
         lines.append(f"id: {seq}")

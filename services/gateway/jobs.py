@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -266,6 +266,3 @@ async def get_sources(session: AsyncSession, *, job_id: str) -> Sequence[SourceR
 def is_terminal(status: JobStatus | str) -> bool:
     return JobStatus(status) in TERMINAL_STATUSES
 
-
-def as_datetime(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None

@@ -13,7 +13,6 @@ from services.decomposition.plan import (
     classify_step,
     first_plan,
     key_terms,
-    normalize_key,
     offline_checklist,
     offline_sub_questions,
     parse_sub_questions,
@@ -30,6 +29,7 @@ from shared.envelope import (
     StepKind,
     SubQuestion,
 )
+from shared.text import normalize_query
 
 Q = "What are the trade-offs between threads and processes?"
 
@@ -104,7 +104,7 @@ def test_parse_invariants(items: list[object], cap: int) -> None:
     out = parse_sub_questions(json.dumps(items), Q, cap=cap)
     assert out[0] == Q
     assert 1 <= len(out) <= cap
-    keys = [normalize_key(s) for s in out]
+    keys = [normalize_query(s) for s in out]
     assert len(keys) == len(set(keys))
     assert all(k for k in keys)
 
@@ -199,7 +199,7 @@ def test_checklist_from_comparison() -> None:
     assert items[0].description == "Definition of threads"
     assert "Threads versus processes: cost and performance" in [i.description for i in items]
     assert all(i.status is CoverageStatus.UNSATISFIED and i.evidence == [] for i in items)
-    assert all(normalize_key(i.description) != normalize_key(Q) for i in items)
+    assert all(normalize_query(i.description) != normalize_query(Q) for i in items)
 
 
 def test_checklist_pads_to_three_items() -> None:
@@ -306,9 +306,9 @@ def test_refinement_uses_variants_then_gives_up() -> None:
         if not queries:
             break
         texts = [q.text for q in queries]
-        keys = [normalize_key(t) for t in texts]
+        keys = [normalize_query(t) for t in texts]
         assert len(keys) == len(set(keys))
-        assert not set(keys) & {normalize_key(r) for r in run}
+        assert not set(keys) & {normalize_query(r) for r in run}
         seen += texts
         run += texts
     else:
