@@ -119,6 +119,24 @@ class StageSettings(CommonSettings):
     research_local_results_per_query: int = Field(10, ge=1)
     research_local_credibility_tier: CredibilityTier = CredibilityTier.AUTHORITATIVE
     research_local_domain_authority: int = Field(70, ge=0, le=100)
+
+    # -- web sources: classification and the page fetcher (services/retrieval) --
+    research_domain_table: Path | None = None
+    """A TOML file of credibility tiers and domain authority by domain that replaces
+    the shipped services/retrieval/data/domains.toml (same format)."""
+
+    research_fetch_allowed_hosts: str = ""
+    """Comma-separated host names the fetcher may reach even though they resolve to
+    loopback or private addresses (tests, intranets). Empty: public addresses only."""
+
+    research_fetch_max_bytes: int = Field(10 * 1024 * 1024, ge=1024)
+    """Largest response body the fetcher reads; a larger one is refused while streaming."""
+
+    research_fetch_timeout_s: float = Field(20.0, gt=0)
+    """Total time for fetching one URL, redirects included."""
+
+    research_fetch_max_redirects: int = Field(5, ge=0, le=20)
+    """Redirects followed per fetch; each target is checked like the first URL."""
     digest_evidence_max_chars: int = Field(400, ge=20)
     digest_max_evidence_snippets: int = Field(5, ge=1)
 

@@ -20,6 +20,7 @@ Guarantees:
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import re
@@ -164,6 +165,59 @@ def _html_published_at(html: str) -> datetime | None:
             if parsed := _parse_date(value):
                 return parsed
     return None
+
+
+# -- PDF to text --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PdfText:
+    """A PDF's canonical text with the offset where each page starts in it.
+
+    Page ``n`` (1-based) is ``text[page_starts[n-1]:page_starts[n]]`` (the last page runs
+    to the end), the blank line that joins it to the next page included; a page without
+    text adds no text. The join keeps the whole text canonical, not only each page.
+    """
+
+    title: str | None
+    text: str
+    page_starts: list[int]
+
+
+def pdf_to_text(data: bytes) -> PdfText:
+    """Text of every page of a PDF with ``pypdf``, canonicalized once.
+
+    Raises :class:`PermanentError` for a file pypdf cannot read, an encrypted file that
+    does not open with the empty password, or one without any extractable text (a
+    scanned PDF needs OCR, which this project does not do).
+    """
+    import pypdf  # imported here: the index loads without it for text-only corpora
+
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise PermanentError("the PDF is encrypted with a password")
+        pages = [canonicalize(page.extract_text() or "") for page in reader.pages]
+        meta_title = (reader.metadata or {}).get("/Title") if reader.metadata is not None else None
+    except PermanentError:
+        raise
+    except Exception as exc:  # pypdf documents that broken files may raise any exception
+        raise PermanentError(f"not a readable PDF ({type(exc).__name__}: {exc})") from exc
+    parts: list[str] = []
+    page_starts: list[int] = []
+    offset = 0
+    for page in pages:
+        if page and parts:
+            offset += 2  # the blank line between pages
+        page_starts.append(offset)
+        if page:
+            parts.append(page)
+            offset += len(page)
+    text = "\n\n".join(parts)
+    if not text:
+        raise PermanentError("the PDF has no extractable text (scanned pages need OCR)")
+    title = canonicalize(str(meta_title)) if meta_title else None
+    return PdfText(title=title or None, text=text, page_starts=page_starts)
 
 
 # -- documents -------------------------------------------------------------------

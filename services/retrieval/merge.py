@@ -12,14 +12,20 @@ Guarantees:
   relevance kept. Spans always index the canonical text named by ``text_hash``: if a
   re-index changed the document, the new text's spans replace the old ones.
 * The output is sorted by relevance (desc), then URL: the same input gives the same list.
+
+Web and PubMed results deduplicate on :func:`dedupe_key`: a PubMed record by its PMID
+(or DOI), anything else by :func:`canonical_url`, which folds the spellings of one page
+(fragment, tracking parameters, host case, default port, trailing slash, parameter
+order) into one string.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from services.retrieval.index import ChunkHit
 from shared.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
@@ -33,6 +39,103 @@ def corpus_url(corpus: str, relpath: str) -> str:
 
 def source_id(url: str) -> str:
     return "src-" + hashlib.sha256(url.encode("utf-8")).hexdigest()[:12]
+
+
+# -- identity of web and PubMed results ----------------------------------------------
+
+# Parameters that say how a visitor arrived, never which page it is. Matched on the
+# lower-cased name; the prefixes cover the utm_*/hs* families.
+_TRACKING_PARAMS = frozenset({
+    "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "fbclid", "msclkid", "yclid", "twclid",
+    "ttclid", "li_fat_id", "igshid", "mc_cid", "mc_eid", "_ga", "_gl", "_hsenc", "_hsmi",
+    "__hstc", "__hssc", "__hsfp", "hsctatracking", "mkt_tok", "oly_anon_id", "oly_enc_id",
+    "vero_id", "vero_conv", "wickedid", "rb_clickid", "s_cid", "ref_src", "ref_url", "cmpid",
+    "sr_share", "spm",
+})  # fmt: skip
+_TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "ga_")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _is_tracking(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _TRACKING_PARAMS or lowered.startswith(_TRACKING_PREFIXES)
+
+
+def canonical_url(url: str) -> str:
+    """One spelling per page: the dedupe key of web results.
+
+    Scheme and host lower-cased (a trailing dot on the host dropped); the default port,
+    the fragment, user-info (credentials never belong in a key) and tracking parameters
+    (``utm_*``, ``gclid``, ``fbclid``...) removed; the remaining parameters sorted; an
+    empty path made ``/`` and a trailing slash on any other path removed. Path case and percent-encoding are kept: servers
+    may treat them as different pages. A string that is not a URL comes back stripped.
+    """
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url
+    scheme = parts.scheme.lower()
+    if not scheme or not parts.netloc:
+        return url
+    host = (parts.hostname or "").rstrip(".")
+    if ":" in host:  # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        host = f"{host}:{port}"
+    path = parts.path or "/"
+    if len(path) > 1:
+        path = path.rstrip("/") or "/"
+    params = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _is_tracking(k)]
+    query = urlencode(sorted(params), doseq=True)
+    return urlunsplit((scheme, host, path, query, ""))
+
+
+_DOI_RE = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
+_DOI_URL_HOSTS = ("doi.org", "dx.doi.org")
+_PUBMED_URL = re.compile(r"^https?://pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/?$", re.IGNORECASE)
+
+
+def normalize_doi(doi: str) -> str | None:
+    """``10.xxxx/...`` lower-cased, without ``doi:`` or resolver prefixes; None if it is not a DOI.
+
+    DOIs are case-insensitive by definition (DOI Handbook 2.4), so lower case is safe.
+    """
+    value = unquote(doi.strip())
+    m = _DOI_RE.search(value)
+    if m is None:
+        return None
+    return m.group(0).rstrip(".,;)").lower()
+
+
+def dedupe_keys(source: Source) -> list[str]:
+    """Every identity of ``source``, strongest first: ``pmid:N``, ``doi:10.…``, then the
+    canonical URL. Two results that share any key are the same work; a merger that
+    wants to join a PubMed record with a web page at its DOI unions on these."""
+    keys: list[str] = []
+    pmid = (source.metadata.get("pmid") or "").strip()
+    if not pmid:
+        m = _PUBMED_URL.match(canonical_url(source.url))
+        pmid = m.group(1) if m else ""
+    if pmid.isdigit():
+        keys.append(f"pmid:{int(pmid)}")
+    doi = normalize_doi(source.metadata.get("doi") or "")
+    if doi is None:
+        parts = urlsplit(source.url)
+        if (parts.hostname or "").lower() in _DOI_URL_HOSTS:
+            doi = normalize_doi(parts.path.lstrip("/"))
+    if doi is not None:
+        keys.append(f"doi:{doi}")
+    keys.append(canonical_url(source.url))
+    return keys
+
+
+def dedupe_key(source: Source) -> str:
+    """The identity results are merged on: PubMed by PMID (``metadata["pmid"]``, or
+    the PMID in a ``pubmed.ncbi.nlm.nih.gov/<pmid>/`` URL), else by DOI
+    (``metadata["doi"]`` or a ``doi.org`` URL), else the canonical URL."""
+    return dedupe_keys(source)[0]
 
 
 @dataclass

@@ -6,7 +6,14 @@ from datetime import UTC, datetime
 import pytest
 
 from services.retrieval.index import ChunkHit
-from services.retrieval.merge import corpus_url, merge_hits
+from services.retrieval.merge import (
+    canonical_url,
+    corpus_url,
+    dedupe_key,
+    dedupe_keys,
+    merge_hits,
+    normalize_doi,
+)
 from shared.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
 
 TIER = CredibilityTier.AUTHORITATIVE
@@ -140,3 +147,80 @@ def test_deterministic() -> None:
     assert [s.url for s in out1] == ["corpus://notes/a.md", "corpus://notes/b.md", "corpus://notes/c.md"]
     assert [s.model_dump() for s in out1] == [s.model_dump() for s in out2]
     assert merge_hits({}, tier=TIER, domain_authority=70) == []
+
+
+# -- canonical URLs and dedupe keys ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://example.com/a", "https://example.com/a"),
+        ("HTTPS://Example.COM/a", "https://example.com/a"),
+        ("https://example.com/a/", "https://example.com/a"),
+        ("https://example.com", "https://example.com/"),
+        ("https://example.com/", "https://example.com/"),
+        ("https://example.com:443/a", "https://example.com/a"),
+        ("http://example.com:80/a", "http://example.com/a"),
+        ("http://example.com:8080/a", "http://example.com:8080/a"),
+        ("https://example.com:80/a", "https://example.com:80/a"),
+        ("https://example.com/a#section-2", "https://example.com/a"),
+        ("https://example.com/a?b=2&a=1", "https://example.com/a?a=1&b=2"),
+        ("https://example.com/a?utm_source=x&utm_medium=y&UTM_Campaign=z", "https://example.com/a"),
+        ("https://example.com/a?id=7&gclid=1&fbclid=2&msclkid=3&mc_cid=4&_ga=5", "https://example.com/a?id=7"),
+        ("https://example.com/a?q=&x=1", "https://example.com/a?q=&x=1"),
+        ("https://example.com./a", "https://example.com/a"),
+        ("https://user:secret@example.com/a", "https://example.com/a"),
+        ("https://[2001:DB8::1]:443/a/", "https://[2001:db8::1]/a"),
+        ("https://example.com/Case/Path", "https://example.com/Case/Path"),
+        ("  https://example.com/a  ", "https://example.com/a"),
+        ("not a url", "not a url"),
+    ],
+)
+def test_canonical_url(url: str, expected: str) -> None:
+    assert canonical_url(url) == expected
+    assert canonical_url(expected) == expected  # idempotent
+
+
+def test_canonical_url_folds_spellings_of_one_page() -> None:
+    spellings = [
+        "https://www.Example.org/news/story/?b=2&a=1#top",
+        "https://www.example.org:443/news/story?a=1&b=2&utm_source=newsletter",
+        "HTTPS://WWW.EXAMPLE.ORG/news/story?fbclid=abc&a=1&b=2",
+    ]
+    assert len({canonical_url(u) for u in spellings}) == 1
+
+
+def _web(url: str, **metadata: str) -> Source:
+    return Source(
+        id="src-x", text="t", url=url, title="t", relevance_score=0.5,
+        credibility_tier=CredibilityTier.UNVERIFIED, domain_authority=30,
+        retrieval_method=RetrievalMethod.WEB, text_hash="sha256-00", text_chars=1, metadata=metadata,
+    )
+
+
+def test_normalize_doi() -> None:
+    assert normalize_doi("10.1038/NATURE12373") == "10.1038/nature12373"
+    assert normalize_doi("doi:10.1000/xyz123") == "10.1000/xyz123"
+    assert normalize_doi("https://doi.org/10.1000/xyz123.") == "10.1000/xyz123"
+    assert normalize_doi("https://dx.doi.org/10.1000%2Fabc") == "10.1000/abc"
+    assert normalize_doi("not a doi") is None
+    assert normalize_doi("") is None
+
+
+def test_dedupe_key_pubmed_doi_url() -> None:
+    pubmed = _web("https://pubmed.ncbi.nlm.nih.gov/31978945/", pmid="31978945", doi="10.1056/NEJMoa2001017")
+    assert dedupe_key(pubmed) == "pmid:31978945"
+    assert dedupe_keys(pubmed) == ["pmid:31978945", "doi:10.1056/nejmoa2001017",
+                                   "https://pubmed.ncbi.nlm.nih.gov/31978945"]
+    # A web result that is the same PubMed page, without metadata.
+    assert dedupe_key(_web("https://pubmed.ncbi.nlm.nih.gov/31978945/?utm_source=x")) == "pmid:31978945"
+    # DOI when there is no PMID: metadata, or a doi.org URL.
+    assert dedupe_key(_web("https://www.nejm.org/doi/full/x", doi="doi:10.1056/NEJMoa2001017")) == \
+        "doi:10.1056/nejmoa2001017"
+    assert dedupe_key(_web("https://doi.org/10.1056/NEJMoa2001017")) == "doi:10.1056/nejmoa2001017"
+    # Otherwise the canonical URL.
+    assert dedupe_key(_web("https://Example.com/a/?utm_campaign=x#f")) == "https://example.com/a"
+    # A PMID with leading zeros or spaces is the same PMID; junk is ignored.
+    assert dedupe_key(_web("https://x.org/", pmid=" 0042 ")) == "pmid:42"
+    assert dedupe_key(_web("https://x.org/", pmid="PMC123")) == "https://x.org/"
