@@ -79,6 +79,9 @@ class ResearchRequest(_Wire):
     context: str | None = None
     max_iterations: int = 10
     corpora: list[str] | None = None  # None: every indexed corpus
+    providers: list[RetrievalMethod] | None = None  # None: every configured provider
+    clarify: bool = False  # ask clarifying questions when the question is ambiguous
+    clarification: str | None = None  # the user's answer to them
 
 
 class ChecklistItem(_Wire):
@@ -104,6 +107,10 @@ class Plan(_Wire):
     sub_questions: list[SubQuestion]
     checklist: list[ChecklistItem]
     queries: list[SearchQuery] = Field(default_factory=list)  # this iteration's queries
+    in_scope: list[str] = Field(default_factory=list)  # seed 001 step 1's scope boundaries
+    out_of_scope: list[str] = Field(default_factory=list)
+    key_terms: list[str] = Field(default_factory=list)
+    engine: str = "offline"  # what wrote the plan: "offline" or "provider:model"
 
 
 # -- sources -------------------------------------------------------------------
@@ -132,6 +139,18 @@ class DigestPayload(_Wire):
     source_text_hash: str
 
 
+class FidelityRecord(_Wire):
+    """Seed 002's fidelity record: what a phase did to a source's size, in tokens
+    estimated as characters / 4. ``reason`` is ``digest_compression`` for a digest,
+    ``digest_skipped:<why>`` for a source that passed through intact."""
+
+    source_id: str
+    phase: str = "digest"
+    original_tokens: int
+    final_tokens: int
+    reason: str
+
+
 class Source(_CamelWire):
     """Seed 000's source object, plus the references later stages need."""
 
@@ -147,8 +166,11 @@ class Source(_CamelWire):
     text_hash: str  # "sha256-<hex>" of the canonical text; object-store key
     text_chars: int
     corpus: str | None = None
+    page_starts: list[int] | None = None  # PDF: offset of each page (1-based pages) in the canonical text
+    metadata: dict[str, str] = Field(default_factory=dict)  # provider details: pmid, doi, journal, authors...
     matched_spans: list[tuple[int, int]] = Field(default_factory=list)
     digest: DigestPayload | None = None
+    fidelity: FidelityRecord | None = None  # what the digest stage did to it
     found_by: list[str] = Field(default_factory=list)  # queries that returned it
 
 
@@ -192,12 +214,22 @@ class StageUsage(_Wire):
     input_tokens: int = 0
     output_tokens: int = 0
     calls: int = 0
+    latency_s: float = 0.0  # summed over the stage's model calls
+    models: list[str] = Field(default_factory=list)
 
 
 class Usage(_Wire):
-    """Token usage per stage; zero while every stage runs offline."""
+    """Token usage per stage (seed 000's ``tokenUsage``); zero while every stage runs offline."""
 
     by_stage: dict[str, StageUsage] = Field(default_factory=dict)
+
+    @property
+    def calls(self) -> int:
+        return sum(u.calls for u in self.by_stage.values())
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
 
     @property
     def input_tokens(self) -> int:

@@ -25,6 +25,7 @@ from shared.subjects import Stage
 class JobStatus(StrEnum):
     QUEUED = "QUEUED"
     PROCESSING = "PROCESSING"
+    AWAITING_INPUT = "AWAITING_INPUT"  # the planner asked clarifying questions; holds no slot
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
@@ -72,6 +73,7 @@ class StageEvent(_Event):
     worker: str | None = None  # "host:pid" of the process that handled it
     duration_s: float | None = None
     error: str | None = None
+    usage: Usage | None = None  # on "done": the job's token usage so far (cumulative)
 
 
 class ChecklistCoverage(BaseModel):
@@ -125,6 +127,15 @@ class JobFailed(_Event):
     reason: str
 
 
+class ClarificationRequested(_Event):
+    """The planner found the question ambiguous (only when the request set
+    ``clarify``): the job waits for the user's answer."""
+
+    type: Literal["clarification"] = "clarification"
+    questions: list[str] = Field(min_length=1, max_length=3)
+    usage: Usage = Field(default_factory=Usage)
+
+
 class JobStatusChanged(_Event):
     """Emitted by the gateway on every lifecycle transition it persists."""
 
@@ -134,12 +145,77 @@ class JobStatusChanged(_Event):
     reason: str | None = None
 
 
+# -- digest audit events (seed 002), on research.events.<job_id>.digest.<what> ------------
+
+
+class DigestSkipReason(StrEnum):
+    """Why a source reached scoring with its content intact instead of a digest."""
+
+    POLICY_OFF = "policy_off"  # DIGEST_POLICY=off
+    NO_TEXT = "no_text"  # nothing to digest
+    TOO_SHORT = "too_short"  # auto: not longer than DIGEST_MIN_CHARS
+    LOW_QUALITY = "low_quality"  # auto: LOW quality (see services/digest/policy.py)
+    OVER_LIMIT = "over_limit"  # ranked below the DIGEST_MAX_SOURCES best of the batch
+    CIRCUIT_OPEN = "circuit_open"  # the circuit breaker is open and no digest is cached
+    TIMEOUT = "timeout"  # slower than DIGEST_TIMEOUT_S
+    ERROR = "error"  # the digest failed (a digest.error event says how)
+
+
+class _DigestEvent(_Event):
+    iteration: int = 0
+    source_id: str
+
+
+class DigestStarted(_DigestEvent):
+    type: Literal["digest.started"] = "digest.started"
+
+
+class DigestCompleted(_DigestEvent):
+    type: Literal["digest.completed"] = "digest.completed"
+    cached: bool = False  # served from the in-process or shared cache
+    duration_s: float
+    original_chars: int
+    digest_chars: int
+    compression_ratio: float
+    evidence_snippets: int
+    engine: str = "offline"
+
+
+class DigestSkipped(_DigestEvent):
+    type: Literal["digest.skipped"] = "digest.skipped"
+    reason: DigestSkipReason
+
+
+class DigestError(_DigestEvent):
+    type: Literal["digest.error"] = "digest.error"
+    error: str
+
+
+class DigestPdfExtractError(_DigestEvent):
+    """A PDF source whose page map cannot be used: its locators lose the page prefix."""
+
+    type: Literal["digest.pdf_extract_error"] = "digest.pdf_extract_error"
+    error: str
+
+
+class DigestCircuitBreakerTriggered(_Event):
+    type: Literal["digest.circuit_breaker_triggered"] = "digest.circuit_breaker_triggered"
+    iteration: int = 0
+    failures: int
+    samples: int
+    failure_ratio: float
+
+
+DigestEvent = (
+    DigestStarted | DigestCompleted | DigestSkipped | DigestError | DigestPdfExtractError | DigestCircuitBreakerTriggered
+)
+
 JobEvent = Annotated[
-    ProgressEvent | StageEvent | JobCompleted | JobFailed | JobStatusChanged,
+    ProgressEvent | StageEvent | JobCompleted | JobFailed | ClarificationRequested | JobStatusChanged | DigestEvent,
     Field(discriminator="type"),
 ]
 _event_adapter: TypeAdapter[Any] = TypeAdapter(JobEvent)
 
 
-def parse_event(data: bytes | str) -> ProgressEvent | StageEvent | JobCompleted | JobFailed | JobStatusChanged:
+def parse_event(data: bytes | str) -> ProgressEvent | StageEvent | JobCompleted | JobFailed | ClarificationRequested | JobStatusChanged | DigestEvent:
     return _event_adapter.validate_json(data)

@@ -8,8 +8,9 @@ Per-job options in a request override these defaults, never the other way round.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.envelope import CredibilityTier
@@ -115,6 +116,42 @@ class GatewaySettings(CommonSettings):
 
 
 class StageSettings(CommonSettings):
+    # -- the LLM layer (shared/llm.py) --
+    llm_provider: Literal["auto", "anthropic", "openai", "offline"] = "auto"
+    """Which engine does model work. auto: anthropic when ANTHROPIC_API_KEY is set, else offline."""
+
+    anthropic_api_key: SecretStr | None = None
+    """Claude API key; setting it switches `auto` to Claude."""
+
+    anthropic_model: str = "claude-sonnet-5-5"
+    """The Claude model of every call."""
+
+    anthropic_base_url: str | None = None
+    """Another Messages API endpoint (a proxy, or the test suite's fake); unset: Anthropic's."""
+
+    openai_base_url: str | None = None
+    """An OpenAI-compatible server, e.g. `http://127.0.0.1:8000/v1` (vLLM) or
+    `http://127.0.0.1:11434/v1` (Ollama); unset: api.openai.com."""
+
+    openai_model: str = ""
+    """The model name that server serves (required with LLM_PROVIDER=openai)."""
+
+    openai_api_key: SecretStr | None = None
+    """Its key; local servers accept any value."""
+
+    llm_timeout_s: float = Field(60.0, gt=0)
+    """Per model call (seed 000's worker timeout); a slower call is abandoned and retried."""
+
+    llm_max_retries: int = Field(3, ge=0, le=10)
+    """Retries of one call on 429, 5xx, 529 and timeouts (the SDK's backoff, honouring retry-after)."""
+
+    llm_max_concurrency: int = Field(4, ge=1)
+    """Model calls in flight per process."""
+
+    research_max_tokens_per_job: int = Field(200_000, ge=1)
+    """Token budget of one job (input + output, all stages). Once spent, the job stops
+    researching and is synthesized from what it has, marked partial."""
+
     research_max_sub_questions: int = Field(8, ge=1, le=8)
     research_local_results_per_query: int = Field(10, ge=1)
     research_local_credibility_tier: CredibilityTier = CredibilityTier.AUTHORITATIVE
@@ -137,8 +174,103 @@ class StageSettings(CommonSettings):
 
     research_fetch_max_redirects: int = Field(5, ge=0, le=20)
     """Redirects followed per fetch; each target is checked like the first URL."""
+
+    # -- search providers: web (Tavily), PubMed, fan-out, cache (services/retrieval) --
+    tavily_api_key: SecretStr | None = None
+    """Tavily API key; setting it enables the web provider."""
+
+    tavily_base_url: str | None = None
+    """Another Tavily endpoint (a proxy, or the test suite's fake); unset: https://api.tavily.com."""
+
+    research_web_results_per_query: int = Field(10, ge=1, le=20)
+    """Web results per query (seed 001: about 10; Tavily allows at most 20)."""
+
+    tavily_search_depth: Literal["basic", "advanced"] = "basic"
+    """Tavily search depth; `advanced` costs two credits per search."""
+
+    tavily_use_extract: bool = True
+    """Ask Tavily's extract endpoint for the full text of results that came back
+    without raw content, before falling back to our own fetcher."""
+
+    ncbi_eutils_base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    """NCBI E-utilities base URL (esearch.fcgi and efetch.fcgi live under it)."""
+
+    ncbi_api_key: SecretStr | None = None
+    """NCBI API key: raises the limit from 3 to 10 requests/s and enables PubMed."""
+
+    ncbi_tool: str = "deepresearch"
+    """`tool` parameter sent on every E-utilities request (NCBI asks for it)."""
+
+    ncbi_email: str | None = None
+    """`email` parameter sent on every E-utilities request; setting it enables PubMed."""
+
+    ncbi_max_requests_per_s: float | None = Field(None, gt=0, le=10)
+    """E-utilities requests per second across every retrieval process. Unset: NCBI's
+    limit, 3 without a key and 10 with one."""
+
+    research_pubmed_enabled: bool | None = None
+    """Unset: PubMed is on when NCBI_EMAIL or NCBI_API_KEY is set. true/false forces it."""
+
+    research_pubmed_results_per_query: int = Field(10, ge=1, le=100)
+    """PubMed records fetched per query (seed 001: about 10)."""
+
+    research_retrieval_concurrency: int = Field(8, ge=1, le=64)
+    """(query, provider) searches in flight at once per retrieval process."""
+
+    research_provider_timeout_s: float = Field(60.0, gt=0)
+    """Longest one search of one provider may take (full texts included); a slower one
+    is abandoned and reported as that provider's failure for the query."""
+
+    research_provider_retries: int = Field(2, ge=0, le=10)
+    """Retries of one search after a transient error (429, 5xx, timeout), with backoff."""
+
+    research_search_cache_ttl_s: int = Field(86_400, ge=0, le=30 * 86_400)
+    """How long a web or PubMed search result is reused from the shared cache
+    (0: no cache). At most the 30 days texts are archived, so a hit's texts exist."""
+
+
+
+class DigestSettings(StageSettings):
+    """The digest service (seed 002's digest settings)."""
+
+    digest_policy: Literal["off", "auto", "always"] = "auto"
+    """Which sources are digested: off (none, all pass through), auto (longer than
+    DIGEST_MIN_CHARS and of HIGH or MEDIUM quality), always (every source with text)."""
+
+    digest_min_chars: int = Field(10_000, ge=0)
+    """Shortest canonical text (in characters) that `auto` digests."""
+
+    digest_max_sources: int = Field(8, ge=1)
+    """Most sources digested per batch (one digest command); the rest pass through."""
+
+    digest_max_concurrent: int = Field(3, ge=1)
+    """Digests running at once in one process."""
+
+    digest_timeout_s: float = Field(60.0, gt=0)
+    """Time limit of one source's digest; a slower one is skipped, the job goes on."""
+
+    digest_include_evidence: bool = True
+    """Whether digests carry evidence snippets with locators."""
+
     digest_evidence_max_chars: int = Field(400, ge=20)
+    """Longest evidence snippet in a digest."""
+
     digest_max_evidence_snippets: int = Field(5, ge=1)
+    """Most evidence snippets per digest."""
+
+    digest_model_max_chars: int = Field(100_000, ge=1_000)
+    """Most characters of one source sent to the model (the rest is cut, and said so
+    in the prompt); the offline engine always reads the whole text."""
+
+    digest_archive_retention_days: float = Field(30.0, gt=0)
+    """How long archived canonical texts (and shared-cache entries, whose locators
+    point into them) are kept."""
+
+    digest_metrics_port: int = Field(0, ge=0, le=65535)
+    """Port of the digest process's Prometheus /metrics endpoint; 0: no endpoint."""
+
+    digest_metrics_host: str = "127.0.0.1"
+    """Address the metrics endpoint binds."""
 
 
 class CliSettings(GatewaySettings, StageSettings):

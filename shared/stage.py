@@ -38,9 +38,10 @@ from nats.js.errors import KeyNotFoundError
 from pydantic import BaseModel, ValidationError
 
 from shared import subjects
-from shared.envelope import JobEnvelope
+from shared.envelope import JobEnvelope, Usage
 from shared.errors import ConfigurationError, JobCancelled, PermanentError, TransientError
-from shared.events import JobCompleted, JobFailed, ProgressEvent, StageEvent, StageState
+from shared.events import ClarificationRequested, JobCompleted, JobFailed, ProgressEvent, StageEvent, StageState
+from shared.llm import JobLLM, LLMEngine, make_engine
 from shared.settings import CommonSettings
 from shared.subjects import Stage
 from shared.textstore import TextStore
@@ -97,6 +98,7 @@ class StageContext:
     js: JetStreamContext
     texts: TextStore
     settings: CommonSettings
+    llm: JobLLM = field(default_factory=lambda: LLMEngine(None).bind("", Usage()))
     _progress_seq: int = field(default=0, repr=False)
 
     async def progress(self, progress: float, message: str, **counts: int) -> None:
@@ -109,7 +111,7 @@ class StageContext:
         await publish_event(self.js, event, f"{env.msg_id}:progress:{self._progress_seq}")
 
 
-Work = Callable[[JobEnvelope, StageContext], Awaitable[JobEnvelope | JobCompleted]]
+Work = Callable[[JobEnvelope, StageContext], Awaitable[JobEnvelope | JobCompleted | ClarificationRequested]]
 
 
 class StageRunner:
@@ -120,6 +122,9 @@ class StageRunner:
         self.stage = stage
         self.settings = settings
         self.chaos = parse_chaos(settings.research_chaos).get(stage.value, {})
+        # Stage settings configure the LLM layer; a misconfigured provider stops the
+        # process at start-up with the setting to fix, not at the first job.
+        self.llm = make_engine(settings) if hasattr(settings, "llm_provider") else LLMEngine(None)
         self._js: JetStreamContext | None = None
 
     def subscriber_options(self) -> dict[str, Any]:
@@ -162,7 +167,8 @@ class StageRunner:
 
         await self._stage_event(envelope, StageState.STARTED, delivery)
         started = time.monotonic()
-        ctx = StageContext(self.stage, envelope, self.js, TextStore(self.js), self.settings)
+        ctx = StageContext(self.stage, envelope, self.js, TextStore(self.js), self.settings,
+                           llm=self.llm.bind(self.stage.value, envelope.usage))
         heartbeat = asyncio.create_task(self._heartbeat(msg))
         try:
             result = await self._run_cancellable(envelope, ctx, work)
@@ -180,14 +186,18 @@ class StageRunner:
             heartbeat.cancel()
 
         if isinstance(result, JobEnvelope):
+            result = ctx.llm.apply(result)
             await publish_json(self.js, subjects.stage_subject(result.stage), result, result.msg_id)
-        else:
+        elif isinstance(result, JobCompleted):
             await publish_event(self.js, result, f"{envelope.job_id}:completed")
-        await self._stage_event(envelope, StageState.DONE, delivery, duration_s=time.monotonic() - started)
+        else:
+            await publish_event(self.js, result, f"{envelope.msg_id}:{result.type}")
+        await self._stage_event(envelope, StageState.DONE, delivery, duration_s=time.monotonic() - started,
+                                usage=ctx.llm.usage())
         await msg.ack_sync()
 
-    async def _run_cancellable(self, envelope: JobEnvelope, ctx: StageContext, work: Work) -> JobEnvelope | JobCompleted:
-        async def chaos_then_work() -> JobEnvelope | JobCompleted:
+    async def _run_cancellable(self, envelope: JobEnvelope, ctx: StageContext, work: Work) -> JobEnvelope | JobCompleted | ClarificationRequested:
+        async def chaos_then_work() -> JobEnvelope | JobCompleted | ClarificationRequested:
             if delay := self.chaos.get("delay"):
                 await asyncio.sleep(delay)
             if self.chaos.get("fail"):
@@ -247,10 +257,11 @@ class StageRunner:
             await publish_event(self.js, JobFailed(job_id=job_id, stage=self.stage, reason=reason), f"{job_id}:failed")
         await msg.reject()
 
-    async def _stage_event(self, envelope: JobEnvelope, state: StageState, delivery: int, *, duration_s: float | None = None, error: str | None = None) -> None:
+    async def _stage_event(self, envelope: JobEnvelope, state: StageState, delivery: int, *, duration_s: float | None = None,
+                           error: str | None = None, usage: Usage | None = None) -> None:
         event = StageEvent(
             job_id=envelope.job_id, stage=self.stage, iteration=envelope.iteration,
-            state=state, delivery=delivery, worker=WORKER, duration_s=duration_s, error=error,
+            state=state, delivery=delivery, worker=WORKER, duration_s=duration_s, error=error, usage=usage,
         )
         await publish_event(self.js, event, f"{envelope.msg_id}:stage:{state}:{delivery}")
 

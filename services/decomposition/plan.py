@@ -433,19 +433,43 @@ def classify_step(sub_question: str, index: int) -> StepKind:
 # -- plans and queries ---------------------------------------------------------------
 
 
+_PUBMED_TERMS = 3
+
+
+def pubmed_query(text: str) -> str:
+    """Seed 001 step 3a offline: a PubMed query in PubMed syntax, the text's first key
+    terms each searched in title/abstract and joined with AND, e.g.
+    ``"mesothelioma"[tiab] AND "immunotherapy"[tiab]``."""
+    words = [w for w in key_terms(text) if len(w) > 2][:_PUBMED_TERMS] or key_terms(text)[:1]
+    return " AND ".join(f'"{w}"[tiab]' for w in words) if words else text
+
+
+def queries_for(text: str, *, iteration: int) -> list[SearchQuery]:
+    """One query per provider for a searchable step: the text itself for the local
+    index and the web, a PubMed-syntax version for PubMed."""
+    return [
+        SearchQuery(provider=RetrievalMethod.RAG, text=text, iteration=iteration),
+        SearchQuery(provider=RetrievalMethod.WEB, text=text, iteration=iteration),
+        SearchQuery(provider=RetrievalMethod.PUBMED, text=pubmed_query(text), iteration=iteration),
+    ]
+
+
 def first_plan(request: ResearchRequest, *, max_sub_questions: int = MAX_SUB_QUESTIONS) -> Plan:
-    """The iteration-0 plan: one RAG query per searchable sub-question."""
-    refined = refine_question(request.question, request.context)
-    raw = offline_sub_questions(request.question, request.context)
+    """The offline iteration-0 plan: per searchable sub-question, one query per provider."""
+    context = request.context
+    if request.clarification:
+        context = f"{context}; {request.clarification}" if context else request.clarification
+    refined = refine_question(request.question, context)
+    raw = offline_sub_questions(request.question, context)
     texts = parse_sub_questions(raw, request.question, cap=max_sub_questions)
     subs = [SubQuestion(text=t, kind=classify_step(t, i)) for i, t in enumerate(texts)]
-    queries = [SearchQuery(provider=RetrievalMethod.RAG, text=s.text, iteration=0)
-               for s in subs if s.kind is not StepKind.DEPENDENT]
+    queries = [q for s in subs if s.kind is not StepKind.DEPENDENT for q in queries_for(s.text, iteration=0)]
     return Plan(
         refined_question=refined,
         sub_questions=subs,
         checklist=offline_checklist(refined, texts),
         queries=queries,
+        key_terms=key_terms(refined),
     )
 
 
@@ -478,6 +502,8 @@ def refinement_queries(plan: Plan, *, iteration: int, queries_run: list[str]) ->
             key = normalize_query(text)
             if key not in asked:
                 asked.add(key)
-                out.append(SearchQuery(provider=RetrievalMethod.RAG, text=text, iteration=iteration))
+                out.extend(q for q in queries_for(text, iteration=iteration)
+                           if q.provider is not RetrievalMethod.PUBMED or normalize_query(q.text) not in asked)
+                asked.update(normalize_query(q.text) for q in out)
                 break
     return out

@@ -1,19 +1,23 @@
 """The decomposition (planning) service.
 
-Consumes ``research.stage.plan``; emits ``research.stage.retrieve``.
-First pass (iteration 0): refined question, checklist, 1-8 sub-questions by seed
-000's rules, step kinds and search queries. Refinement passes (iteration > 0, sent by
-scoring): new queries aimed only at the checklist items still open, never repeating a
-query already run for the job. Offline engine for now (see plan.py).
+Consumes ``research.stage.plan``; emits ``research.stage.retrieve``, or a
+``clarification`` event when the request allowed clarifying questions and the question
+needs them (the gateway then holds the job in AWAITING_INPUT until the user answers).
+First pass (iteration 0): research brief (refined question, scope, key terms,
+checklist), 1-8 sub-questions by seed 000's rules, step kinds and per-provider search
+queries. Refinement passes (iteration > 0, sent by scoring): new queries aimed only at
+the checklist items still open, never repeating a query already run for the job.
+Model work goes through the LLM layer (planner.py); the offline engine is plan.py.
 """
 
 from __future__ import annotations
 
 from faststream.nats import NatsMessage
 
-from services.decomposition.plan import first_plan, refinement_queries
+from services.decomposition.planner import clarifying_questions, plan_first, plan_refinement
 from shared import subjects
 from shared.envelope import JobEnvelope
+from shared.events import ClarificationRequested
 from shared.settings import StageSettings
 from shared.stage import StageContext, stage_app
 from shared.subjects import Stage
@@ -27,12 +31,15 @@ async def on_plan(msg: NatsMessage) -> None:
     await runner.handle(msg, plan_job)
 
 
-async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
+async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | ClarificationRequested:
     if envelope.plan is None:
-        plan = first_plan(envelope.request, max_sub_questions=settings.research_max_sub_questions)
+        if questions := await clarifying_questions(envelope.request, ctx.llm):
+            await ctx.progress(1.0, "the question needs clarification", questions=len(questions))
+            return ClarificationRequested(job_id=envelope.job_id, questions=questions, usage=ctx.llm.usage())
+        plan = await plan_first(envelope.request, ctx.llm, max_sub_questions=settings.research_max_sub_questions)
         message = "research plan ready"
     else:
-        queries = refinement_queries(envelope.plan, iteration=envelope.iteration, queries_run=envelope.queries_run)
+        queries = await plan_refinement(envelope, ctx.llm)
         plan = envelope.plan.model_copy(update={"queries": queries})
         message = "refinement queries ready" if queries else "no new queries: every open item was already searched"
     await ctx.progress(

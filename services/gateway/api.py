@@ -19,7 +19,7 @@ from services.gateway import jobs
 from services.gateway.lifecycle import Lifecycle
 from services.gateway.models import JobPublic
 from shared import subjects
-from shared.envelope import new_job_id
+from shared.envelope import RetrievalMethod, new_job_id
 from shared.events import JobStatus, parse_event
 from shared.settings import GatewaySettings
 
@@ -38,6 +38,10 @@ class JobCreate(BaseModel):
     context: str | None = Field(None, max_length=20_000, description="The user's needs, domain or constraints")
     max_iterations: int = Field(10, ge=1, le=50, description="Maximum research iterations")
     corpora: list[str] | None = Field(None, max_length=50, description="Named corpora to search; default: all")
+    providers: list[RetrievalMethod] | None = Field(
+        None, min_length=1, description="Providers to search (web, pubmed, rag); default: every configured one"
+    )
+    clarify: bool = Field(False, description="Let the planner ask up to 3 clarifying questions when the question is ambiguous")
 
     @field_validator("question")
     @classmethod
@@ -117,6 +121,7 @@ async def submit_job(body: JobCreate, user: User, life: Life, request: Request) 
             job = await jobs.create_job(
                 session, job_id=new_job_id(), user_id=user, question=body.question, context=body.context,
                 max_iterations=body.max_iterations, corpora=body.corpora,
+                providers=[p.value for p in dict.fromkeys(body.providers)] if body.providers else None, clarify=body.clarify,
                 rate_max=settings.research_rate_limit_max, rate_window_s=settings.research_rate_limit_window_s,
             )
         except jobs.RateLimited as exc:
@@ -189,6 +194,30 @@ async def cancel_job(job_id: str, user: User, life: Life) -> JobPublic:
     if t is None:
         job = await _owned_job(life, job_id, user)
         raise HTTPException(409, f"job is already {job.status.value}")
+    return JobPublic.of(await _owned_job(life, job_id, user))
+
+
+class ClarificationAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str = Field(min_length=1, max_length=20_000, description="The answer to the job's clarifying questions")
+
+    @field_validator("answer")
+    @classmethod
+    def _answer(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("answer must not be empty")
+        return v.strip()
+
+
+@router.post("/api/research/jobs/{job_id}/clarification", response_model=JobPublic, tags=["jobs"])
+async def answer_clarification(job_id: str, body: ClarificationAnswer, user: User, life: Life) -> JobPublic:
+    """Answer the planner's clarifying questions; the job queues again and plans with
+    the answer."""
+    job = await _owned_job(life, job_id, user)
+    if job.status != JobStatus.AWAITING_INPUT or await life.clarify(job_id, body.answer) is None:
+        job = await _owned_job(life, job_id, user)
+        raise HTTPException(409, f"job is {job.status.value}, not waiting for clarification")
     return JobPublic.of(await _owned_job(life, job_id, user))
 
 

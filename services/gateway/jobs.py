@@ -18,11 +18,11 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from services.gateway.models import Job, Result, SourceRow
-from shared.envelope import utcnow
+from shared.envelope import Usage, utcnow
 from shared.events import TERMINAL_STATUSES, JobStatus, ResearchResult
 
 ADMISSION_LOCK = 7_215_012  # pg_advisory_xact_lock key serializing admission across gateways
-_ACTIVE = (JobStatus.QUEUED, JobStatus.PROCESSING)
+_ACTIVE = (JobStatus.QUEUED, JobStatus.PROCESSING, JobStatus.AWAITING_INPUT)
 
 # Where each stage sits on the job's overall 0..1 progress.
 STAGE_SPAN = {
@@ -62,6 +62,8 @@ async def create_job(
     context: str | None,
     max_iterations: int,
     corpora: list[str] | None,
+    providers: list[str] | None = None,
+    clarify: bool = False,
     rate_max: int,
     rate_window_s: int,
 ) -> Job:
@@ -83,7 +85,7 @@ async def create_job(
         raise RateLimited(max(1, math.ceil(retry)))
     job = Job(
         id=job_id, user_id=user_id, question=question, context=context, max_iterations=max_iterations,
-        corpora=corpora, status=JobStatus.QUEUED, created_at=now, updated_at=now,
+        corpora=corpora, providers=providers, clarify=clarify, status=JobStatus.QUEUED, created_at=now, updated_at=now,
     )
     session.add(job)
     await session.commit()
@@ -172,6 +174,45 @@ async def record_retry(session: AsyncSession, *, job_id: str, stage: str, delive
     await session.commit()
 
 
+def _usage_values(usage: Usage) -> dict:
+    """Token counters only grow: a replayed or late event never lowers them."""
+    return {
+        "input_tokens": sa.func.greatest(Job.input_tokens, usage.input_tokens),
+        "output_tokens": sa.func.greatest(Job.output_tokens, usage.output_tokens),
+        "llm_calls": sa.func.greatest(Job.llm_calls, usage.calls),
+    }
+
+
+async def record_usage(session: AsyncSession, *, job_id: str, usage: Usage) -> None:
+    """The job's cumulative token usage, as reported by a stage that finished."""
+    await session.exec(
+        sa.update(Job).where(col(Job.id) == job_id, col(Job.status) == JobStatus.PROCESSING).values(**_usage_values(usage))  # type: ignore[call-overload]
+    )
+    await session.commit()
+
+
+async def await_input(session: AsyncSession, *, job_id: str, questions: list[str], usage: Usage) -> Transition | None:
+    """PROCESSING -> AWAITING_INPUT: the planner asked clarifying questions. The job
+    leaves the running set, so its concurrency slot is free while it waits."""
+    t = await _transition(
+        session, job_id=job_id, to=JobStatus.AWAITING_INPUT, from_=(JobStatus.PROCESSING,),
+        reason="waiting for answers to clarifying questions",
+        values={"clarifying_questions": questions, "progress": 0.0, **_usage_values(usage)},
+    )
+    await session.commit()
+    return t
+
+
+async def answer_clarification(session: AsyncSession, *, job_id: str, answer: str) -> Transition | None:
+    """AWAITING_INPUT -> QUEUED with the user's answer; admission starts it again."""
+    t = await _transition(
+        session, job_id=job_id, to=JobStatus.QUEUED, from_=(JobStatus.AWAITING_INPUT,),
+        reason="clarification received", values={"clarification": answer},
+    )
+    await session.commit()
+    return t
+
+
 async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchResult) -> Transition | None:
     """Persist the result and sources and mark the job COMPLETED, in one transaction.
     The unique job_id on research_results makes a replayed event write nothing."""
@@ -182,6 +223,7 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
             "progress": 1.0, "stage": "synthesize", "partial": result.partial,
             "error": result.partial_reason,
             "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
+            "llm_calls": result.usage.calls,
             "iteration": result.output.iterations_used - 1,
         },
     )
@@ -197,6 +239,7 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
             confidence=result.confidence.model_dump(mode="json"),
             token_usage={
                 "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
+                "llm_calls": result.usage.calls,
                 "by_stage": result.usage.model_dump(mode="json")["by_stage"],
             },
             engine=result.engine, partial=result.partial, partial_reason=result.partial_reason, created_at=now,
@@ -210,7 +253,8 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
             relevance_score=s.relevance_score, authority_score=s.authority_score, recency_score=s.recency_score,
             relevance_component=s.relevance_component, credibility_score=s.credibility_score,
             composite_score=s.composite_score, text_hash=s.text_hash, excerpt=s.text,
-            digest=s.digest.model_dump(mode="json") if s.digest else None, created_at=now,
+            digest=s.digest.model_dump(mode="json") if s.digest else None,
+            fidelity=s.fidelity.model_dump(mode="json") if s.fidelity else None, created_at=now,
         )
         for s in result.scored_sources
     ]

@@ -21,6 +21,7 @@ from services.gateway.models import Job
 from shared import subjects
 from shared.envelope import JobEnvelope, ResearchRequest
 from shared.events import (
+    ClarificationRequested,
     JobCompleted,
     JobStatus,
     JobFailed,
@@ -84,7 +85,8 @@ class Lifecycle:
             stage=Stage.PLAN,
             iteration=0,
             request=ResearchRequest(
-                question=job.question, context=job.context, max_iterations=job.max_iterations, corpora=job.corpora
+                question=job.question, context=job.context, max_iterations=job.max_iterations, corpora=job.corpora,
+                providers=job.providers, clarify=job.clarify, clarification=job.clarification,
             ),
             created_at=job.created_at,
             deadline_at=started + timedelta(seconds=self.settings.research_job_deadline_s),
@@ -95,7 +97,10 @@ class Lifecycle:
             admitted = await jobs.admit(session, max_concurrency=self.settings.research_max_concurrency)
             for job in admitted:
                 envelope = self.envelope_for(job)
-                await publish_json(self.js, subjects.PLAN, envelope, envelope.msg_id)
+                # A job resumed after clarification plans again: a new Msg-Id, or
+                # JetStream would drop it as a duplicate of the first plan command.
+                msg_id = envelope.msg_id + (":clarified" if job.clarification is not None else "")
+                await publish_json(self.js, subjects.PLAN, envelope, msg_id)
             await session.commit()
         for job in admitted:
             await self.announce(jobs.Transition(job.id, job.status, JobStatus.QUEUED))
@@ -138,6 +143,11 @@ class Lifecycle:
                     await jobs.record_progress(session, job_id=event.job_id, stage=event.stage.value, iteration=event.iteration, within=event.progress)
                 case StageEvent(state=StageState.STARTED):
                     await jobs.record_progress(session, job_id=event.job_id, stage=event.stage.value, iteration=event.iteration, within=0.0)
+                case StageEvent(state=StageState.DONE, usage=usage) if usage is not None and usage.calls:
+                    await jobs.record_usage(session, job_id=event.job_id, usage=usage)
+                case ClarificationRequested():
+                    await self.announce(await jobs.await_input(session, job_id=event.job_id, questions=event.questions, usage=event.usage))
+                    self.kick()
                 case StageEvent(state=StageState.RETRYING):
                     await jobs.record_retry(session, job_id=event.job_id, stage=event.stage.value, delivery=event.delivery, error=event.error or "")
                 case JobCompleted():
@@ -146,6 +156,13 @@ class Lifecycle:
                     await self.announce(await jobs.fail_job(session, job_id=event.job_id, reason=event.reason))
                 case _:
                     pass  # our own status events, stage done/skipped: nothing to persist
+
+    async def clarify(self, job_id: str, answer: str) -> jobs.Transition | None:
+        async with self.sessions() as session:
+            t = await jobs.answer_clarification(session, job_id=job_id, answer=answer)
+        await self.announce(t)
+        self.kick()
+        return t
 
     async def apply_dead_letter(self, data: bytes) -> None:
         """A stage command hit max_deliver (its process crashed or timed out on every

@@ -30,6 +30,8 @@ class JobBase(SQLModel):
     context: str | None = None
     max_iterations: int = 10
     corpora: list[str] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
+    providers: list[str] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
+    clarify: bool = False
 
 
 class Job(JobBase, table=True):
@@ -47,6 +49,9 @@ class Job(JobBase, table=True):
     partial: bool = False
     input_tokens: int = 0
     output_tokens: int = 0
+    llm_calls: int = 0
+    clarifying_questions: list[str] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
+    clarification: str | None = Field(default=None, sa_column=sa.Column(sa.Text, nullable=True))
     created_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False, index=True))
     started_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
     finished_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
@@ -56,6 +61,7 @@ class Job(JobBase, table=True):
 class TokenUsagePublic(SQLModel):
     input_tokens: int
     output_tokens: int
+    llm_calls: int = 0
 
 
 class JobPublic(JobBase):
@@ -67,6 +73,8 @@ class JobPublic(JobBase):
     error: str | None
     partial: bool
     token_usage: TokenUsagePublic
+    clarifying_questions: list[str] | None = None  # while AWAITING_INPUT: answer them to resume
+    clarification: str | None = None
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
@@ -75,9 +83,10 @@ class JobPublic(JobBase):
     def of(cls, job: Job) -> JobPublic:
         return cls(
             job_id=job.id, question=job.question, context=job.context, max_iterations=job.max_iterations,
-            corpora=job.corpora, status=job.status, stage=job.stage, iteration=job.iteration,
+            corpora=job.corpora, providers=job.providers, clarify=job.clarify, status=job.status, stage=job.stage, iteration=job.iteration,
             progress=job.progress, error=job.error, partial=job.partial,
-            token_usage=TokenUsagePublic(input_tokens=job.input_tokens, output_tokens=job.output_tokens),
+            token_usage=TokenUsagePublic(input_tokens=job.input_tokens, output_tokens=job.output_tokens, llm_calls=job.llm_calls),
+            clarifying_questions=job.clarifying_questions, clarification=job.clarification,
             created_at=job.created_at, started_at=job.started_at, finished_at=job.finished_at,
         )
 
@@ -123,4 +132,5 @@ class SourceRow(SQLModel, table=True):
     text_hash: str = Field(max_length=80)
     excerpt: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
     digest: dict[str, Any] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
+    fidelity: dict[str, Any] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))  # seed 002's record
     created_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False))

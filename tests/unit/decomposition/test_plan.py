@@ -16,6 +16,7 @@ from services.decomposition.plan import (
     offline_checklist,
     offline_sub_questions,
     parse_sub_questions,
+    pubmed_query,
     refine_question,
     refinement_queries,
 )
@@ -248,9 +249,30 @@ def test_first_plan() -> None:
     assert len(plan.sub_questions) <= 8
     assert 3 <= len(plan.checklist) <= 7
     searchable = [s.text for s in plan.sub_questions if s.kind is not StepKind.DEPENDENT]
-    assert [q.text for q in plan.queries] == searchable
-    assert all(q.provider is RetrievalMethod.RAG and q.iteration == 0 for q in plan.queries)
+    assert _texts(plan.queries) == searchable
+    assert _texts(plan.queries, RetrievalMethod.WEB) == searchable
+    pubmed = _texts(plan.queries, RetrievalMethod.PUBMED)
+    assert len(pubmed) == len(searchable)
+    assert all(q.iteration == 0 for q in plan.queries)
+    assert pubmed[0] == '"trade-offs"[tiab] AND "threads"[tiab] AND "processes"[tiab]'
     assert plan.sub_questions[3].kind is StepKind.HYBRID
+
+
+def _texts(queries: list[SearchQuery], provider: RetrievalMethod = RetrievalMethod.RAG) -> list[str]:
+    return [q.text for q in queries if q.provider is provider]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("How does immunotherapy affect mesothelioma survival?", '"immunotherapy"[tiab] AND "affect"[tiab] AND "mesothelioma"[tiab]'),
+    ("Go", '"go"[tiab]'),
+])
+def test_pubmed_query_syntax(text: str, expected: str) -> None:
+    assert pubmed_query(text) == expected
+
+
+def test_clarification_answer_scopes_the_offline_plan() -> None:
+    plan = first_plan(ResearchRequest(question=Q, clarification="Linux servers"))
+    assert "Linux servers" in plan.refined_question
 
 
 def test_first_plan_respects_max_sub_questions() -> None:
@@ -265,14 +287,14 @@ def test_dependent_steps_get_no_queries(monkeypatch: pytest.MonkeyPatch) -> None
     kinds = {s.text: s.kind for s in plan.sub_questions}
     assert kinds["Summarize the differences"] is StepKind.DEPENDENT
     assert kinds["Recommend one"] is StepKind.DEPENDENT
-    assert [q.text for q in plan.queries] == [Q, "What are threads?"]
+    assert _texts(plan.queries) == [Q, "What are threads?"]
 
 
 def test_parse_failure_in_first_plan_falls_back_to_question(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(plan_mod, "offline_sub_questions", lambda question, context: "oops")
     plan = first_plan(ResearchRequest(question=Q))
     assert [s.text for s in plan.sub_questions] == [Q]
-    assert [q.text for q in plan.queries] == [Q]
+    assert _texts(plan.queries) == [Q]
     assert len(plan.checklist) == 3
 
 
@@ -290,11 +312,12 @@ def _plan(statuses: list[CoverageStatus]) -> Plan:
 def test_refinement_targets_open_items_only() -> None:
     plan = _plan([CoverageStatus.SATISFIED, CoverageStatus.PARTIAL, CoverageStatus.UNSATISFIED])
     queries = refinement_queries(plan, iteration=1, queries_run=[Q])
-    assert [q.text for q in queries] == [
+    assert _texts(queries) == _texts(queries, RetrievalMethod.WEB) == [
         "Threads versus processes: cost trade-offs",
         "When to choose threads trade-offs processes",
     ]
-    assert all(q.iteration == 1 and q.provider is RetrievalMethod.RAG for q in queries)
+    assert all(q.iteration == 1 for q in queries)
+    assert all("[tiab]" in t for t in _texts(queries, RetrievalMethod.PUBMED))
 
 
 def test_refinement_uses_variants_then_gives_up() -> None:
@@ -305,9 +328,10 @@ def test_refinement_uses_variants_then_gives_up() -> None:
         queries = refinement_queries(plan, iteration=iteration, queries_run=run)
         if not queries:
             break
-        texts = [q.text for q in queries]
+        texts = _texts(queries)
         keys = [normalize_query(t) for t in texts]
         assert len(keys) == len(set(keys))
+        assert not {normalize_query(q.text) for q in queries} & {normalize_query(r) for r in run}
         assert not set(keys) & {normalize_query(r) for r in run}
         seen += texts
         run += texts
@@ -321,7 +345,7 @@ def test_refinement_is_case_and_whitespace_insensitive() -> None:
     plan = _plan([CoverageStatus.SATISFIED, CoverageStatus.SATISFIED, CoverageStatus.UNSATISFIED])
     run = ["  when TO choose threads   trade-offs PROCESSES "]
     queries = refinement_queries(plan, iteration=2, queries_run=run)
-    assert [q.text for q in queries] == ["When to choose threads trade-offs processes examples"]
+    assert _texts(queries) == ["When to choose threads trade-offs processes examples"]
 
 
 def test_refinement_returns_empty_when_all_satisfied() -> None:
@@ -332,5 +356,5 @@ def test_refinement_returns_empty_when_all_satisfied() -> None:
 def test_refinement_never_repeats_between_items() -> None:
     items = [ChecklistItem(id="c1", description="Threads"), ChecklistItem(id="c2", description="threads")]
     plan = Plan(refined_question="threads", sub_questions=[SubQuestion(text="threads")], checklist=items)
-    texts = [q.text for q in refinement_queries(plan, iteration=1, queries_run=[])]
+    texts = _texts(refinement_queries(plan, iteration=1, queries_run=[]))
     assert texts == ["Threads", "threads examples"]
