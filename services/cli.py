@@ -132,9 +132,36 @@ def _show_event(event: dict) -> None:
         line = f"FAILED in {event.get('stage')}: {event['reason']}"
     elif kind == "completed":
         line = "completed"
+    elif kind == "clarification":
+        return  # asked by _answer_clarification
     else:
         return
     print(line, file=sys.stderr, flush=True)
+
+
+def _answer_clarification(client: httpx.Client, job_id: str, questions: list[str]) -> bool:
+    """Ask the planner's questions at the terminal and send the answers; without an
+    answer (end of input) the job is cancelled rather than left waiting until its TTL."""
+    print("\nThe planner needs clarification before researching:", file=sys.stderr)
+    answers = []
+    for n, question in enumerate(questions, start=1):
+        print(f"  {n}. {question}", file=sys.stderr, flush=True)
+        try:
+            reply = input("     > ").strip()
+        except EOFError:
+            reply = ""
+        if reply:
+            answers.append(f"{question} {reply}")
+    if not answers:
+        client.post(f"/api/research/jobs/{job_id}/cancel")
+        print(f"no answer given; job {job_id} cancelled", file=sys.stderr)
+        return False
+    r = client.post(f"/api/research/jobs/{job_id}/clarification", json={"answer": "\n".join(answers)})
+    if r.status_code != 200:
+        print(f"clarification refused ({r.status_code}): {r.text}", file=sys.stderr)
+        return False
+    print("answer sent; research continues", file=sys.stderr, flush=True)
+    return True
 
 
 def _ask_via(url: str, args: argparse.Namespace, corpora: list[str] | None) -> int:
@@ -143,6 +170,8 @@ def _ask_via(url: str, args: argparse.Namespace, corpora: list[str] | None) -> i
         body["context"] = args.context
     if corpora:
         body["corpora"] = corpora
+    if args.clarify:
+        body["clarify"] = True
     with httpx.Client(base_url=url, headers=_headers(), timeout=30) as client:
         r = client.post("/api/research/jobs", json=body)
         if r.status_code != 202:
@@ -154,7 +183,10 @@ def _ask_via(url: str, args: argparse.Namespace, corpora: list[str] | None) -> i
             with client.stream("GET", f"/api/research/jobs/{job_id}/events", timeout=httpx.Timeout(30, read=None)) as events:
                 for line in events.iter_lines():
                     if line.startswith("data: "):
-                        _show_event(json.loads(line[6:]))
+                        event = json.loads(line[6:])
+                        _show_event(event)
+                        if event.get("type") == "clarification" and not _answer_clarification(client, job_id, event["questions"]):
+                            return 1
         except KeyboardInterrupt:
             client.post(f"/api/research/jobs/{job_id}/cancel")
             print(f"job {job_id} cancelled", file=sys.stderr)
@@ -211,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--max-iterations", type=int, default=10)
     ask.add_argument("--corpus", help="index this folder first and search it")
     ask.add_argument("--json", action="store_true", help="print the result object instead of the report")
+    ask.add_argument("--clarify", action="store_true", help="let the planner ask clarifying questions here first")
     ask.set_defaults(func=cmd_ask)
     return p
 

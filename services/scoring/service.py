@@ -18,6 +18,7 @@ from services.scoring.engine import ClaimScorer, JobConfidenceCalculator, Source
 from shared import subjects
 from shared.envelope import DEADLINE_NOTE, CoverageStatus, JobEnvelope, utcnow
 from shared.errors import PermanentError
+from shared.llm import BUDGET_NOTE
 from shared.settings import StageSettings
 from shared.stage import StageContext, stage_app
 from shared.subjects import Stage
@@ -61,6 +62,10 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     )
     if envelope.deadline_passed(now):
         return scored_envelope.model_copy(update={"notes": [*envelope.notes, DEADLINE_NOTE]})
+    if BUDGET_NOTE in envelope.notes or ctx.llm.tokens_used() >= ctx.llm.engine.max_tokens_per_job:
+        # The token budget is spent: stop researching, synthesize what we have.
+        notes = envelope.notes if BUDGET_NOTE in envelope.notes else [*envelope.notes, BUDGET_NOTE]
+        return scored_envelope.model_copy(update={"notes": notes})
     next_iteration = envelope.iteration + 1
     if gaps and envelope.new_source_ids and next_iteration < envelope.request.max_iterations:
         return scored_envelope.advance(Stage.PLAN, iteration=next_iteration, new_source_ids=[])

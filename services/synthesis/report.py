@@ -144,7 +144,9 @@ def build_report(envelope: JobEnvelope, *, partial_reason: str | None) -> Resear
     citer = _Citations(sources)
     question = " ".join(envelope.request.question.split())
 
-    lines: list[str] = [f"# {_escape(question)}", "", OFFLINE_NOTE, ""]
+    plan_engine = envelope.plan.engine if envelope.plan else ENGINE
+    note = OFFLINE_NOTE if plan_engine == ENGINE else f"> Planned by {plan_engine}. " + OFFLINE_NOTE[2:]
+    lines: list[str] = [f"# {_escape(question)}", "", note, ""]
     if envelope.plan and envelope.plan.refined_question != question:
         lines += [f"Refined question: {_escape(envelope.plan.refined_question)}", ""]
     if partial_reason is not None:
@@ -249,5 +251,7 @@ def build_report(envelope: JobEnvelope, *, partial_reason: str | None) -> Resear
         usage=envelope.usage,
         partial=partial_reason is not None,
         partial_reason=partial_reason,
-        engine=ENGINE,
+        # What did model work: the planner's engine when it used one (the report
+        # itself is always the extractive engine's, see OFFLINE_NOTE).
+        engine=ENGINE if plan_engine == ENGINE else f"{plan_engine}+offline"[:40],
     )

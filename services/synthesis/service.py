@@ -13,6 +13,7 @@ from faststream.nats import NatsMessage
 from services.synthesis.report import build_report
 from shared import subjects
 from shared.envelope import DEADLINE_NOTE, JobEnvelope
+from shared.llm import BUDGET_NOTE
 from shared.events import JobCompleted
 from shared.settings import StageSettings
 from shared.stage import StageContext, stage_app
@@ -28,9 +29,11 @@ async def on_synthesize(msg: NatsMessage) -> None:
 
 
 async def synthesize_job(envelope: JobEnvelope, ctx: StageContext) -> JobCompleted:
-    partial_reason = (
-        "the job's time budget ran out before research finished" if DEADLINE_NOTE in envelope.notes else None
-    )
-    result = build_report(envelope, partial_reason=partial_reason)
+    reasons = []
+    if DEADLINE_NOTE in envelope.notes:
+        reasons.append("the job's time budget ran out before research finished")
+    if BUDGET_NOTE in envelope.notes:
+        reasons.append("the job's token budget (RESEARCH_MAX_TOKENS_PER_JOB) was spent before research finished")
+    result = build_report(ctx.llm.apply(envelope), partial_reason="; ".join(reasons) or None)
     await ctx.progress(1.0, "report written", sources=len(result.output.sources), claims=len(result.claims))
     return JobCompleted(job_id=envelope.job_id, result=result)
