@@ -91,10 +91,29 @@ Stages read it before and during work."""
 TEXT_BUCKET = "research_texts"
 """Object store of canonical source texts, keyed by ``sha256-<hex>``."""
 
+DIGEST_ARCHIVE_BUCKET = "research_digest_archive"
+"""Object store of the canonical texts that digests quote, keyed by ``sha256-<hex>``;
+kept DIGEST_ARCHIVE_RETENTION_DAYS so that anyone can verify a locator later."""
+
+DIGEST_CACHE_BUCKET = "research_digest_cache"
+"""Key-value store of finished digests shared by every digest process, keyed by
+seed 002's cache key (``:`` written as ``.``)."""
+
+SEARCH_CACHE_BUCKET = "research_search_cache"
+"""Key-value store of web and PubMed search results shared by every retrieval process;
+key = hash of provider, query and parameters; entries expire after
+RESEARCH_SEARCH_CACHE_TTL_S."""
+
+RATELIMIT_BUCKET = "research_ratelimit"
+"""Key-value store of rate limiters held across processes (E-utilities): key = the
+limited API, value = the next free request slot, reserved by compare-and-set."""
+
 __all__ = [
     "CONTROL_BUCKET",
     "DEADLETTER_STREAM",
     "DIGEST",
+    "DIGEST_ARCHIVE_BUCKET",
+    "DIGEST_CACHE_BUCKET",
     "DURABLE_VERSION",
     "EVENTS_PREFIX",
     "EVENTS_STREAM",
@@ -104,8 +123,10 @@ __all__ = [
     "JOBS_STREAM",
     "MAX_DELIVERIES_ADVISORY",
     "PLAN",
+    "RATELIMIT_BUCKET",
     "RETRIEVE",
     "SCORE",
+    "SEARCH_CACHE_BUCKET",
     "STAGE_PREFIX",
     "STAGE_WILDCARD",
     "SYNTHESIZE",

@@ -81,6 +81,30 @@ async def ensure_topology(js: JetStreamContext, *, ttl_s: float, replicas: int =
         )
 
 
+async def ensure_digest_storage(js: JetStreamContext, *, retention_s: float, replicas: int = 1) -> None:
+    """The digest archive (object store) and the shared digest cache (key-value), both
+    kept ``retention_s``. An existing bucket's retention is updated in place: its
+    backing stream's ``max_age`` is what expires entries."""
+    try:
+        await js.object_store(subjects.DIGEST_ARCHIVE_BUCKET)
+    except (NotFoundError, BucketNotFoundError):
+        await js.create_object_store(
+            bucket=subjects.DIGEST_ARCHIVE_BUCKET,
+            config=ObjectStoreConfig(ttl=retention_s, storage=StorageType.FILE, replicas=replicas),
+        )
+    try:
+        await js.key_value(subjects.DIGEST_CACHE_BUCKET)
+    except BucketNotFoundError:
+        await js.create_key_value(config=KeyValueConfig(
+            bucket=subjects.DIGEST_CACHE_BUCKET, ttl=retention_s, storage=StorageType.FILE, replicas=replicas,
+        ))
+    for stream in (f"OBJ_{subjects.DIGEST_ARCHIVE_BUCKET}", f"KV_{subjects.DIGEST_CACHE_BUCKET}"):
+        info = await js.stream_info(stream)
+        if info.config.max_age != retention_s:
+            info.config.max_age = retention_s
+            await js.update_stream(config=info.config)
+
+
 async def declare(servers: list[str], *, ttl_s: float, replicas: int = 1) -> None:
     """Connect, declare everything, disconnect: for start-up hooks that run before
     a broker's own connection exists."""
@@ -89,3 +113,33 @@ async def declare(servers: list[str], *, ttl_s: float, replicas: int = 1) -> Non
         await ensure_topology(nc.jetstream(), ttl_s=ttl_s, replicas=replicas)
     finally:
         await nc.drain()
+
+
+RATELIMIT_IDLE_S = 3_600  # a limiter key nobody touched for an hour is forgotten
+
+
+async def _ensure_kv(js: JetStreamContext, config: KeyValueConfig) -> None:
+    """Create a key-value bucket, or bring an existing one's TTL to ``config.ttl``
+    (a bucket is a stream ``KV_<bucket>`` whose max_age is the TTL)."""
+    try:
+        await js.key_value(config.bucket)
+    except BucketNotFoundError:
+        await js.create_key_value(config=config)
+        return
+    info = await js.stream_info(f"KV_{config.bucket}")
+    if config.ttl and info.config.max_age != config.ttl:
+        info.config.max_age = config.ttl
+        await js.update_stream(config=info.config)
+
+
+async def ensure_retrieval_buckets(js: JetStreamContext, *, cache_ttl_s: float, replicas: int = 1) -> None:
+    """The retrieval service's own buckets: the search cache shared by all its processes
+    (skipped when ``cache_ttl_s`` is 0: caching is off) and the cross-process rate
+    limiters. Called by the retrieval service at start-up; idempotent."""
+    await _ensure_kv(js, KeyValueConfig(
+        bucket=subjects.RATELIMIT_BUCKET, history=1, ttl=RATELIMIT_IDLE_S, storage=StorageType.FILE, replicas=replicas,
+    ))
+    if cache_ttl_s > 0:
+        await _ensure_kv(js, KeyValueConfig(
+            bucket=subjects.SEARCH_CACHE_BUCKET, history=1, ttl=cache_ttl_s, storage=StorageType.FILE, replicas=replicas,
+        ))

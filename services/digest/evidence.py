@@ -10,7 +10,9 @@ Guarantees:
 * A text without sentences gives an empty digest, not an error.
 
 Locator offsets are 0-based, end-exclusive positions in the whole canonical text; the
-``page:{n}:`` prefix (1-based) only tells a reader which page the quote is on.
+``page:{n}:`` prefix (1-based) tells a reader which page the quote starts on, so the
+one check ``canonical_text[start:end] == text`` holds for every locator (seed 002's
+verification rule), PDF or not.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from __future__ import annotations
 import logging
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import pairwise
 
 from shared.envelope import DigestPayload, EvidenceSnippet
 from shared.text import hash_label, sentence_spans, short_hash, terms, words
@@ -53,6 +57,41 @@ def parse_locator(loc: str) -> tuple[int | None, int, int]:
     if page is not None and page < 1:
         raise ValueError(f"page numbers start at 1: {loc!r}")
     return page, start, end
+
+
+def conditioning_hash(query: str, focus: Sequence[str] = ()) -> str:
+    """The 8-hex hash of everything a digest is conditioned on: the question plus the
+    focus texts (the plan's sub-questions). The cache key's query part; the payload's
+    ``query_hash`` is the question's alone, so that a source digested for a job's
+    question is not digested again when a later iteration refines the sub-questions."""
+    return short_hash("\n".join([query, *focus]) if focus else query)
+
+
+def page_of(page_starts: Sequence[int], offset: int) -> int:
+    """The 1-based page holding ``offset``, given each page's start offset."""
+    return max(1, bisect_right(page_starts, offset))
+
+
+def page_map_problem(page_starts: Sequence[int], text_chars: int) -> str | None:
+    """Why a PDF's page map cannot place locators on pages; None when it can."""
+    if not page_starts:
+        return "the page map is empty"
+    if page_starts[0] != 0:
+        return f"the first page starts at {page_starts[0]}, not 0"
+    if any(b < a for a, b in pairwise(page_starts)):
+        return "page start offsets decrease"
+    if page_starts[-1] > text_chars:
+        return f"a page starts at {page_starts[-1]}, after the text's end ({text_chars})"
+    return None
+
+
+def with_pages(payload: DigestPayload, page_starts: Sequence[int]) -> DigestPayload:
+    """``payload`` with ``page:{n}:`` locators (the page each snippet starts on)."""
+    snippets = []
+    for s in payload.evidence_snippets:
+        _page, start, end = parse_locator(s.locator)
+        snippets.append(s.model_copy(update={"locator": format_locator(start, end, page_of(page_starts, start))}))
+    return payload.model_copy(update={"evidence_snippets": snippets})
 
 
 def verify_snippet(canonical_text: str, snippet: EvidenceSnippet) -> bool:
@@ -145,7 +184,7 @@ def _distinct(
             break
         start, end = spans[i]
         if max_chars is not None:
-            end = _cut(text, start, end, max_chars)
+            end = cut_end(text, start, end, max_chars)
         if text[start:end] not in seen:
             seen.add(text[start:end])
             out.append((start, end))
@@ -179,7 +218,7 @@ def _snippets(
     return out
 
 
-def _cut(text: str, start: int, end: int, max_chars: int) -> int:
+def cut_end(text: str, start: int, end: int, max_chars: int) -> int:
     """The end of ``text[start:end]`` cut to ``max_chars`` at a word boundary if one
     exists, without trailing whitespace; never before ``start + 1``."""
     if end - start <= max_chars:

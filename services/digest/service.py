@@ -1,26 +1,58 @@
-"""The digest service.
+"""The digest service (seed 002).
 
-Consumes ``research.stage.digest``; emits ``research.stage.score``.
-For every source not yet digested for this question, reads its canonical text from
-the object store (checking its hash) and builds a query-conditioned extractive digest
-whose evidence snippets carry ``char:start-end`` locators that verify against that
-text. Policies, caching and the circuit breaker of seed 002 come with the digest issue.
+Consumes ``research.stage.digest``; emits ``research.stage.score``, and on
+``research.events.<job_id>.digest.*`` the audit events ``digest.started``,
+``.completed``, ``.skipped``, ``.error``, ``.circuit_breaker_triggered`` and
+``.pdf_extract_error``.
+
+Guarantees: every source of the envelope reaches scoring either with a ``digest/v1``
+payload whose every evidence locator verifies against its canonical text, archived
+for ``DIGEST_ARCHIVE_RETENTION_DAYS`` in ``DIGEST_ARCHIVE_BUCKET``, or with its content
+intact and a ``digest.skipped`` reason; each carries a fidelity record. A slow or
+failing digest never fails the job. Digests are cached in-process and in the shared
+``DIGEST_CACHE_BUCKET``. With ``DIGEST_METRICS_PORT`` set, Prometheus metrics are served
+on it.
 """
 
 from __future__ import annotations
 
+import nats
 from faststream.nats import NatsMessage
+from pydantic import BaseModel
 
-from services.digest.evidence import build_digest
-from shared import subjects
+from services.digest.archive import Archive
+from services.digest.breaker import CircuitBreaker
+from services.digest.cache import DigestCache, LocalCache, SharedCache
+from services.digest.digestor import Digestor
+from services.digest.metrics import DigestMetrics
+from shared import subjects, topology
 from shared.envelope import JobEnvelope
-from shared.settings import StageSettings
-from shared.stage import StageContext, stage_app
+from shared.settings import DigestSettings
+from shared.stage import StageContext, publish_event, stage_app
 from shared.subjects import Stage
-from shared.text import hash_label, short_hash
 
-settings = StageSettings()
+settings = DigestSettings()
 broker, app, runner = stage_app(Stage.DIGEST, settings)
+
+# Process-wide: the breaker watches this process's recent digests, the local cache
+# and the metrics live as long as the process.
+breaker = CircuitBreaker()
+local_cache = LocalCache(max_entries=100)
+metrics = DigestMetrics()
+
+
+@app.on_startup
+async def _storage_and_metrics() -> None:
+    nc = await nats.connect(servers=settings.nats_servers, connect_timeout=5, max_reconnect_attempts=3)
+    try:
+        await topology.ensure_digest_storage(
+            nc.jetstream(), retention_s=settings.digest_archive_retention_days * 86_400,
+            replicas=settings.research_stream_replicas,
+        )
+    finally:
+        await nc.drain()
+    if settings.digest_metrics_port:
+        metrics.serve(settings.digest_metrics_port, settings.digest_metrics_host)
 
 
 @broker.subscriber(subjects.DIGEST, **runner.subscriber_options())
@@ -29,25 +61,15 @@ async def on_digest(msg: NatsMessage) -> None:
 
 
 async def digest_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
-    question = envelope.request.question
-    query_hash = short_hash(question)
-    focus = [sq.text for sq in envelope.plan.sub_questions] if envelope.plan else []
-    pending = [
-        s for s in envelope.sources
-        if s.digest is None or s.digest.query_hash != query_hash or s.digest.source_text_hash != hash_label(s.text_hash)
-    ]
-    digested = {}
-    for n, source in enumerate(pending, start=1):
-        text = await ctx.texts.get(source.text_hash)
-        digested[source.id] = source.model_copy(update={"digest": build_digest(
-            text,
-            query=question,
-            focus=focus,
-            source_text_hash=source.text_hash,
-            max_snippets=settings.digest_max_evidence_snippets,
-            max_chars=settings.digest_evidence_max_chars,
-        )})
-        await ctx.progress(n / len(pending), "digested source", digested=n, sources=len(pending))
-    if not pending:
-        await ctx.progress(1.0, "no new sources to digest", digested=0, sources=0)
-    return envelope.advance(Stage.SCORE, sources=[digested.get(s.id, s) for s in envelope.sources])
+    async def publish(event: BaseModel) -> None:
+        source = getattr(event, "source_id", "")
+        seq = getattr(event, "failures", "")  # the breaker may open more than once a batch
+        await publish_event(ctx.js, event, f"{envelope.msg_id}:{event.type}:{source}{seq}")  # type: ignore[attr-defined]
+
+    digestor = Digestor(
+        settings=settings, texts=ctx.texts, archive=Archive(ctx.js),
+        cache=DigestCache(local_cache, SharedCache(ctx.js)), breaker=breaker, metrics=metrics,
+        publish=publish, llm=ctx.llm, progress=ctx.progress,
+    )
+    sources = await digestor.run(envelope)
+    return envelope.advance(Stage.SCORE, sources=sources)

@@ -1,0 +1,121 @@
+"""The digest archive: canonical texts that digests quote, kept for verification.
+
+Seed 002 archives to a local file; here every process must reach it, so it is the
+JetStream object store ``DIGEST_ARCHIVE_BUCKET`` (created with a max age of
+``DIGEST_ARCHIVE_RETENTION_DAYS``), keyed by the text's ``sha256-<hex>``. A PDF's page
+map (each page's start offset) travels in the object's description, so a page locator
+can be checked too. Reading checks the text against its hash.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from nats.js import JetStreamContext
+from nats.js.api import ObjectMeta
+from nats.js.errors import BucketNotFoundError, NotFoundError, ObjectNotFoundError
+from pydantic import BaseModel
+
+from services.digest.evidence import page_of, parse_locator
+from shared import subjects
+from shared.envelope import EvidenceSnippet
+from shared.errors import PermanentError, TransientError
+from shared.text import text_hash
+
+log = logging.getLogger(__name__)
+
+
+def archive_key(source_text_hash: str) -> str:
+    """The object name of a digest's ``source_text_hash`` (``sha256:<hex>`` or ``sha256-<hex>``)."""
+    return source_text_hash.replace("sha256:", "sha256-", 1)
+
+
+@dataclass(frozen=True)
+class ArchivedText:
+    key: str
+    text: str
+    page_starts: list[int] | None
+
+
+class Archive:
+    def __init__(self, js: JetStreamContext) -> None:
+        self._js = js
+        self._store = None
+
+    async def _obs(self):
+        if self._store is None:
+            self._store = await self._js.object_store(subjects.DIGEST_ARCHIVE_BUCKET)
+        return self._store
+
+    async def has(self, key: str) -> bool:
+        try:
+            await (await self._obs()).get_info(key)
+            return True
+        except (ObjectNotFoundError, NotFoundError):
+            return False
+
+    async def put(self, text: str, page_starts: Sequence[int] | None = None) -> str:
+        """Archive ``text`` (idempotent); its key."""
+        key = text_hash(text)
+        if await self.has(key):
+            return key
+        description = json.dumps({"page_starts": list(page_starts)}) if page_starts else None
+        try:
+            await (await self._obs()).put(key, text.encode("utf-8"), meta=ObjectMeta(name=key, description=description))
+        except TimeoutError as exc:
+            raise TransientError(f"digest archive put timed out for {key}") from exc
+        return key
+
+    async def get(self, key: str) -> ArchivedText | None:
+        """The archived text, or None when it is not (or no longer) archived."""
+        try:
+            obs = await self._obs()
+            result = await obs.get(key)
+        except (ObjectNotFoundError, NotFoundError, BucketNotFoundError):
+            return None
+        except TimeoutError as exc:
+            raise TransientError(f"digest archive get timed out for {key}") from exc
+        text = (result.data or b"").decode("utf-8")
+        if text_hash(text) != key:
+            raise PermanentError(f"archived text {key} does not match its hash")
+        pages = None
+        if result.info.description:
+            try:
+                pages = json.loads(result.info.description).get("page_starts")
+            except (ValueError, AttributeError):
+                log.warning("archived text %s has an unreadable page map", key)
+        return ArchivedText(key, text, pages)
+
+
+class SnippetCheck(BaseModel):
+    text: str
+    locator: str
+    verified: bool
+    reason: str | None = None  # why not, when not
+
+
+def check_snippet(archived: ArchivedText | None, snippet: EvidenceSnippet) -> SnippetCheck:
+    """Whether the snippet's locator points at exactly its text in the archived text
+    (and, for a page locator, whether that page holds the passage's start)."""
+    def result(ok: bool, reason: str | None = None) -> SnippetCheck:
+        return SnippetCheck(text=snippet.text, locator=snippet.locator, verified=ok, reason=reason)
+
+    if archived is None:
+        return result(False, "archived text not found (never archived, or past its retention)")
+    try:
+        page, start, end = parse_locator(snippet.locator)
+    except ValueError as exc:
+        return result(False, str(exc))
+    if end > len(archived.text):
+        return result(False, f"locator ends at {end}, after the text's end ({len(archived.text)})")
+    if archived.text[start:end] != snippet.text:
+        return result(False, "the text at the locator differs from the snippet")
+    if page is not None:
+        if not archived.page_starts:
+            return result(False, "page locator, but the archived text has no page map")
+        if page_of(archived.page_starts, start) != page:
+            return result(False, f"the passage starts on page {page_of(archived.page_starts, start)}, not {page}")
+    return result(True)
