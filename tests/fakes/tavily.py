@@ -1,0 +1,257 @@
+"""A loopback fake of Tavily's API (``POST /search``, ``POST /extract``) in its real format.
+
+- Bearer auth: a missing or wrong ``Authorization: Bearer <key>`` gets 401.
+- Errors as Tavily sends them, ``{"detail": {"error": "<message>"}}`` with 400, 401,
+  403, 429 (rate limit), 432 (plan usage limit), 433 (pay-as-you-go limit) and 500;
+  tavily-python maps 401 → InvalidAPIKeyError, 429 → UsageLimitExceededError,
+  403/432/433 → ForbiddenError, 400 → BadRequestError, others → httpx.HTTPStatusError.
+- ``/search`` answers ``{"query", "follow_up_questions", "answer", "images", "results":
+  [{"url", "title", "content", "score", "raw_content"}], "response_time", "request_id"}``
+  with at most ``max_results`` results; ``raw_content`` only when ``include_raw_content``
+  was asked and the page is one Tavily has raw content for.
+- ``/extract`` answers ``{"results": [{"url", "raw_content", "images"}],
+  "failed_results": [{"url", "error"}], "response_time", "request_id"}``.
+- ``GET /pages/<slug>`` serves a page as HTML, for results whose full text the client
+  has to fetch itself.
+
+Deliberately simple: a page matches when any content word of the query is in its title
+or text; ``score`` grows with the share of query words matched. Scriptable per test:
+``latency_s``, ``fail_next(status, n)``; ``requests`` records every call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from html import escape
+from typing import Any, Self
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from tests.fakes.server import LoopbackServer
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "in",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "what",
+        "which",
+        "with",
+        "why",
+    ]
+)
+ERROR_MESSAGES = {
+    400: "Invalid request: query is required.",
+    401: "Unauthorized: missing or invalid API key.",
+    403: "Forbidden: the requested URL is not supported.",
+    429: "Your request has been blocked due to excessive requests. Please reduce the rate of requests.",
+    432: "This request exceeds your plan's set usage limit. Please upgrade your plan or contact support@tavily.com",
+    433: "This request exceeds the pay-as-you-go limit. You can increase your limit on the Tavily dashboard.",
+    500: "Internal server error",
+}
+
+
+@dataclass
+class Page:
+    """A web page the fake knows. ``url`` may be any URL, or ``None`` to be served by
+    the fake itself at ``/pages/<slug>``."""
+
+    slug: str
+    title: str
+    text: str
+    url: str | None = None
+    published_date: str | None = None
+    raw_in_search: bool = True  # search returns raw_content for it
+    extractable: bool = True  # /extract can get its text
+
+
+class FakeTavily:
+    def __init__(
+        self,
+        pages: list[Page],
+        *,
+        api_key: str = "tvly-test-key",
+        latency_s: float = 0.0,
+    ) -> None:
+        self.pages = pages
+        self.api_key = api_key
+        self.latency_s = latency_s
+        self.requests: list[dict[str, Any]] = []  # {"path", "body", "t", "status"}
+        self._failures: list[int] = []
+        self._lock = threading.Lock()
+        self.app = Starlette(
+            routes=[
+                Route("/search", self._search, methods=["POST"]),
+                Route("/extract", self._extract, methods=["POST"]),
+                Route("/pages/{slug}", self._page, methods=["GET"]),
+            ]
+        )
+        self._server: LoopbackServer | None = None
+
+    # -- scripting -------------------------------------------------------------------
+
+    def fail_next(self, status: int, n: int = 1) -> None:
+        """The next ``n`` API calls (search or extract) answer ``status``."""
+        with self._lock:
+            self._failures.extend([status] * n)
+
+    def count(self, path: str) -> int:
+        with self._lock:
+            return sum(1 for r in self.requests if r["path"] == path)
+
+    def url_of(self, page: Page) -> str:
+        return page.url or f"{self.base_url}/pages/{page.slug}"
+
+    # -- serving -----------------------------------------------------------------------
+
+    def start(self) -> Self:
+        self._server = LoopbackServer(self.app).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return self._server.base_url
+
+    async def _admit(
+        self, path: str, request: Request
+    ) -> tuple[dict[str, Any], Response | None]:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        with self._lock:
+            status = self._failures.pop(0) if self._failures else 200
+            if request.headers.get("authorization") != f"Bearer {self.api_key}":
+                status = 401
+            if status == 200 and not isinstance(body, dict):
+                status = 400
+            self.requests.append(
+                {"path": path, "body": body, "t": time.time(), "status": status}
+            )
+        await asyncio.sleep(self.latency_s)
+        if status != 200:
+            return {}, JSONResponse(
+                {"detail": {"error": ERROR_MESSAGES.get(status, "error")}},
+                status_code=status,
+            )
+        return body, None  # type: ignore[return-value]
+
+    async def _search(self, request: Request) -> Response:
+        body, refused = await self._admit("search", request)
+        if refused is not None:
+            return refused
+        query = str(body.get("query") or "")
+        if not query.strip():
+            return JSONResponse(
+                {"detail": {"error": ERROR_MESSAGES[400]}}, status_code=400
+            )
+        terms = [w for w in _WORD.findall(query.lower()) if w not in _STOP]
+        raw = body.get("include_raw_content") not in (None, False)
+        scored = []
+        for page in self.pages:
+            text = (page.title + " " + page.text).lower()
+            hits = sum(1 for t in terms if t in text)
+            if hits:
+                scored.append((round(0.3 + 0.65 * hits / max(len(terms), 1), 4), page))
+        scored.sort(key=lambda sp: (-sp[0], sp[1].slug))
+        results = []
+        for score, page in scored[: int(body.get("max_results") or 5)]:
+            result: dict[str, Any] = {
+                "url": self.url_of(page),
+                "title": page.title,
+                "content": page.text[:300],
+                "score": score,
+                "raw_content": page.text if raw and page.raw_in_search else None,
+            }
+            if page.published_date:
+                result["published_date"] = page.published_date
+            results.append(result)
+        return JSONResponse(
+            {
+                "query": query,
+                "follow_up_questions": None,
+                "answer": None,
+                "images": [],
+                "results": results,
+                "response_time": f"{self.latency_s:.2f}",
+                "request_id": str(uuid.uuid4()),
+            }
+        )
+
+    async def _extract(self, request: Request) -> Response:
+        body, refused = await self._admit("extract", request)
+        if refused is not None:
+            return refused
+        urls = body.get("urls") or []
+        urls = [urls] if isinstance(urls, str) else urls
+        by_url = {self.url_of(p): p for p in self.pages}
+        results, failed = [], []
+        for url in urls:
+            page = by_url.get(url)
+            if page is not None and page.extractable:
+                results.append({"url": url, "raw_content": page.text, "images": []})
+            else:
+                failed.append({"url": url, "error": "Failed to fetch url"})
+        return JSONResponse(
+            {
+                "results": results,
+                "failed_results": failed,
+                "response_time": f"{self.latency_s:.2f}",
+                "request_id": str(uuid.uuid4()),
+            }
+        )
+
+    async def _page(self, request: Request) -> Response:
+        slug = request.path_params["slug"]
+        with self._lock:
+            self.requests.append(
+                {"path": "page", "body": slug, "t": time.time(), "status": 200}
+            )
+        for page in self.pages:
+            if page.slug == slug:
+                paragraphs = "".join(
+                    f"<p>{escape(p)}</p>" for p in page.text.split("\n\n")
+                )
+                return HTMLResponse(
+                    f"<html><head><title>{escape(page.title)}</title></head>"
+                    f"<body><article><h1>{escape(page.title)}</h1>{paragraphs}</article></body></html>"
+                )
+        return HTMLResponse("<html><body>not found</body></html>", status_code=404)
