@@ -29,6 +29,7 @@ from services.decomposition.plan import (
     pubmed_query,
     queries_for,
     refinement_queries,
+    strip_numbered_prefix,
 )
 from shared.envelope import (
     ChecklistItem,
@@ -141,7 +142,10 @@ async def clarifying_questions(request: ResearchRequest, llm: JobLLM) -> list[st
 
 
 def _balanced(query: str) -> bool:
-    return query.count('"') % 2 == 0 and query.count("(") == query.count(")") and bool(query.strip())
+    """Even quotes and matched parentheses and field-tag brackets: PubMed syntax that
+    E-utilities can parse (a model's truncated query usually fails this)."""
+    return (query.count('"') % 2 == 0 and query.count("(") == query.count(")")
+            and query.count("[") == query.count("]") and bool(query.strip()))
 
 
 def _clean(queries: list[str], limit: int = 2) -> list[str]:
@@ -224,7 +228,9 @@ async def plan_first(request: ResearchRequest, llm: JobLLM, *, max_sub_questions
     # Seed 000 Stage 1, exactly: the model's list goes through the same parser.
     texts = parse_sub_questions(json.dumps([d.question for d in drafts]) if drafts else None,
                                 request.question, cap=max_sub_questions)
-    by_key = {normalize_query(d.question): d for d in drafts}
+    by_key: dict[str, StepDraft] = {}
+    for d in drafts:  # the first draft of a duplicated question wins, as in the parser
+        by_key.setdefault(normalize_query(strip_numbered_prefix(d.question)), d)
     subs: list[SubQuestion] = []
     queries: list[SearchQuery] = []
     for i, text in enumerate(texts):
