@@ -1,0 +1,658 @@
+"""Shared machinery of the fake LLM servers (Anthropic Messages, OpenAI chat completions).
+
+A fake answers each request with the next *scripted step* of its queue; when the
+queue is empty its `responder` decides. The default responder, `schema_responder`,
+synthesises a minimal input that validates against the forced tool's JSON schema
+(words taken from the prompt), so a whole multi-stage job can run against a fake
+without per-call scripting.
+
+Token usage is deterministic: input tokens from the request body's length, output
+tokens from the generated content's length (about 4 characters a token). The fake
+keeps totals of what it *delivered*, so a test can check that the system's own
+accounting equals what the provider reported. Requests the client abandoned (a
+scripted delay past the client's timeout) and error answers are not billed, as with
+the real APIs.
+
+What the fakes deliberately do not do: streaming (`stream: true` is a 400), model
+names are not checked, JSON-schema `pattern`/`multipleOf` are not honoured by the
+synthesiser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import re
+import secrets
+import string
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Self
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tests.fakes.server import LoopbackServer
+
+__all__ = [
+    "Delay",
+    "Fail",
+    "RecordedRequest",
+    "ScriptedLLM",
+    "Step",
+    "Text",
+    "ToolCall",
+    "count_tokens",
+    "random_id",
+    "schema_responder",
+    "serve_forever",
+    "synthesize",
+]
+
+
+# --- scripted steps -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """Answer with a tool call.
+
+    `input`: the tool input, normally a dict; any JSON value simulates junk (a list, a
+    dict that misses required fields, a string). `raw`: verbatim argument text; the
+    OpenAI fake sends it as `function.arguments` (e.g. truncated JSON), the Anthropic
+    fake as the `input` value (a string, which only a broken proxy would send).
+    `name`: defaults to the forced tool (or the first tool). `stop_reason`: sent
+    verbatim in the API's vocabulary (Anthropic `stop_reason`, OpenAI `finish_reason`);
+    default `tool_use` / the OpenAI fake's `tool_finish_reason`. `text`: prose next to
+    the call (an Anthropic text block before the tool_use block; OpenAI
+    `message.content`). `input_tokens` / `output_tokens` override the derived usage.
+    """
+
+    input: Any = None
+    raw: str | None = None
+    name: str | None = None
+    stop_reason: str | None = None
+    text: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Text:
+    """Answer with plain text (stop_reason `end_turn` / finish_reason `stop` by default)."""
+
+    text: str
+    stop_reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Fail:
+    """Answer with HTTP `status` and the API's real error body.
+
+    `retry_after` (seconds, may be fractional) sets the `retry-after` header, which the
+    SDKs honour. `message` / `error_type` override the body's defaults for the status.
+    """
+
+    status: int
+    retry_after: float | None = None
+    message: str | None = None
+    error_type: str | None = None
+
+
+@dataclass(frozen=True)
+class Delay:
+    """Wait `seconds` before answering with `then` (or, if None, the responder's step).
+
+    If the client gives up meanwhile (its timeout), the request is recorded as
+    abandoned, nothing is billed, and the step after the delay is not consumed.
+    """
+
+    seconds: float
+    then: Step | None = None
+
+
+Step = ToolCall | Text | Fail | Delay
+
+
+# --- recorded requests ----------------------------------------------------------------
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the fake saw it, plus how it was answered.
+
+    The API-specific parts are normalised by the fake: `tools` maps tool name to its
+    JSON schema, `forced_tool` is the tool the request obliges the model to call
+    (tool_choice naming one, or "any"/"required" with exactly the first tool), `system`
+    and `prompt` (the last user message's text).
+    """
+
+    path: str
+    headers: dict[str, str]
+    body: Any
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    forced_tool: str | None = None
+    system: str = ""
+    prompt: str = ""
+    # The request asks for JSON in the message text (OpenAI `response_format` with a
+    # json_schema) rather than a tool call; `tools[forced_tool]` then holds that schema.
+    answer_in_content: bool = False
+    status: int | None = None
+    step: Step | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    abandoned: bool = False
+    # time.monotonic() on arrival: lets a test check that a client waited `retry-after`.
+    received_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def tool_schema(self) -> dict[str, Any] | None:
+        return self.tools.get(self.forced_tool) if self.forced_tool else None
+
+
+Responder = Callable[[RecordedRequest], Step]
+
+
+# --- token accounting and ids -----------------------------------------------------------
+
+
+def count_tokens(text: str) -> int:
+    """A deterministic token count: about 4 characters a token, at least 1 (the real
+    APIs bill at least one output token even for an empty answer)."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+_ALPHABET = string.ascii_letters + string.digits
+
+
+def random_id(prefix: str, length: int = 24) -> str:
+    return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(length))
+
+
+# --- schema synthesis -------------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]{2,}")
+_TAG = re.compile(r"<[^>]{1,80}>")
+_STOP = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "into",
+        "what",
+        "which",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "how",
+        "why",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "not",
+        "but",
+        "its",
+        "their",
+        "them",
+        "they",
+        "you",
+        "your",
+        "our",
+        "about",
+        "over",
+        "under",
+        "between",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "than",
+        "then",
+        "also",
+        "only",
+        "each",
+        "any",
+        "all",
+    }
+)
+_FALLBACK_WORDS = ("fake", "model", "answer")
+_MAX_DEPTH = 8
+
+
+def prompt_words(text: str) -> list[str]:
+    """Content words of `text`, delimiter tags removed, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for w in _WORD.findall(_TAG.sub(" ", text)):
+        if w.lower() not in _STOP:
+            seen.setdefault(w, None)
+    return list(seen) or list(_FALLBACK_WORDS)
+
+
+class _Synth:
+    """Builds a minimal instance of a JSON schema (the subset pydantic emits)."""
+
+    def __init__(self, root: dict[str, Any], words: list[str]) -> None:
+        self.root = root
+        self.words = words
+        self.cursor = 0
+        self.strings: set[str] = set()
+
+    def resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
+        seen = 0
+        while "$ref" in schema and seen < 32:
+            ref = schema["$ref"]
+            if not ref.startswith("#/"):
+                raise ValueError(f"unsupported $ref {ref!r}")
+            target: Any = self.root
+            for part in ref[2:].split("/"):
+                target = target[part.replace("~1", "/").replace("~0", "~")]
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            schema = {**target, **rest}
+            seen += 1
+        return schema
+
+    def phrase(self, n_words: int = 4) -> str:
+        n = len(self.words)
+        chosen = [self.words[(self.cursor + i) % n] for i in range(min(n_words, n))]
+        self.cursor = (self.cursor + 1) % n
+        text = " ".join(chosen)
+        # Array items must differ (uniqueItems, and callers that dedupe).
+        base, k = text, 2
+        while text in self.strings:
+            text = f"{base} {k}"
+            k += 1
+        self.strings.add(text)
+        return text
+
+    def value(self, schema: Any, depth: int = 0) -> Any:
+        if not isinstance(schema, dict):
+            return None  # `true` schema: anything goes
+        schema = self.resolve(schema)
+        if "const" in schema:
+            return schema["const"]
+        if schema.get("enum"):
+            return schema["enum"][0]
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                options = [self.resolve(o) for o in schema[key] if isinstance(o, dict)]
+                non_null = [o for o in options if o.get("type") != "null"]
+                return self.value((non_null or options or [{}])[0], depth)
+        if "allOf" in schema:
+            merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+            for part in schema["allOf"]:
+                merged.update(self.resolve(part))
+            return self.value(merged, depth)
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            kind = next((k for k in kind if k != "null"), "null")
+        if kind is None:
+            kind = (
+                "object"
+                if "properties" in schema
+                else "array"
+                if "items" in schema
+                else "string"
+            )
+        return getattr(self, f"_{kind}", self._string)(schema, depth)
+
+    def _object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
+        props: dict[str, Any] = schema.get("properties", {})
+        required = set(schema.get("required", []))
+        if depth >= _MAX_DEPTH:
+            props = {k: v for k, v in props.items() if k in required}
+        out = {name: self.value(sub, depth + 1) for name, sub in props.items()}
+        extra = schema.get("additionalProperties")
+        if not props and isinstance(extra, dict) and depth < _MAX_DEPTH:
+            out[self.words[self.cursor % len(self.words)]] = self.value(
+                extra, depth + 1
+            )
+        return out
+
+    def _array(self, schema: dict[str, Any], depth: int) -> list[Any]:
+        lo = int(schema.get("minItems", 0))
+        hi = int(schema.get("maxItems", 3))
+        n = max(lo, min(2, hi)) if depth < _MAX_DEPTH else lo
+        prefix = schema.get("prefixItems", [])
+        items = [self.value(prefix[i], depth + 1) for i in range(min(n, len(prefix)))]
+        items += [
+            self.value(schema.get("items", {}), depth + 1)
+            for _ in range(n - len(items))
+        ]
+        return items
+
+    def _string(self, schema: dict[str, Any], depth: int) -> str:
+        fmt = schema.get("format")
+        if fmt == "date-time":
+            return "2024-01-01T00:00:00Z"
+        if fmt == "date":
+            return "2024-01-01"
+        if fmt in ("uri", "url"):
+            return f"https://example.org/{self.phrase(1).replace(' ', '-')}"
+        if fmt == "email":
+            return "someone@example.org"
+        if fmt == "uuid":
+            return "00000000-0000-4000-8000-000000000000"
+        text = self.phrase()
+        lo = int(schema.get("minLength", 0))
+        while len(text) < lo:
+            text = f"{text} {self.phrase()}"
+        hi = schema.get("maxLength")
+        return text[: int(hi)] if hi is not None else text
+
+    @staticmethod
+    def _bounds(
+        schema: dict[str, Any], step: float
+    ) -> tuple[float | None, float | None]:
+        lo = schema.get("minimum")
+        if lo is None and "exclusiveMinimum" in schema:
+            lo = schema["exclusiveMinimum"] + step
+        hi = schema.get("maximum")
+        if hi is None and "exclusiveMaximum" in schema:
+            hi = schema["exclusiveMaximum"] - step
+        return lo, hi
+
+    def _integer(self, schema: dict[str, Any], depth: int) -> int:
+        lo, hi = self._bounds(schema, 1)
+        value = math.ceil(lo) if lo is not None else 1
+        return min(value, math.floor(hi)) if hi is not None else value
+
+    def _number(self, schema: dict[str, Any], depth: int) -> float:
+        lo, hi = self._bounds(schema, 1e-6)
+        if lo is not None and hi is not None:
+            return (lo + hi) / 2
+        if lo is not None:
+            return lo + 0.5
+        if hi is not None:
+            return hi - 0.5
+        return 0.5
+
+    def _boolean(self, schema: dict[str, Any], depth: int) -> bool:
+        return True
+
+    def _null(self, schema: dict[str, Any], depth: int) -> None:
+        return None
+
+
+def synthesize(schema: dict[str, Any], words: Iterable[str] | str = ()) -> Any:
+    """A minimal instance of `schema` whose strings are phrases of `words` (or of the
+    content words of a text). Respects $ref/$defs, anyOf/oneOf/allOf, enum/const,
+    required, minItems/maxItems (1-3 items unless forced otherwise), min/maxLength,
+    minimum/maximum and common string formats."""
+    word_list = (
+        prompt_words(words)
+        if isinstance(words, str)
+        else list(words) or list(_FALLBACK_WORDS)
+    )
+    return _Synth(schema, word_list).value(schema)
+
+
+def schema_responder(request: RecordedRequest) -> Step:
+    """The default responder: a schema-valid call of the forced tool, or else a short
+    text made of the prompt's words."""
+    if request.forced_tool is not None:
+        schema = request.tools.get(request.forced_tool) or {"type": "object"}
+        return ToolCall(input=synthesize(schema, request.prompt))
+    words = prompt_words(request.prompt)
+    return Text(text=" ".join(words[:40]) + ".")
+
+
+# --- the scripted server --------------------------------------------------------------
+
+
+class ScriptedLLM:
+    """Base of the fake LLM servers: script queue, responder, recording, totals, and the
+    loopback HTTP server. Subclasses provide the wire format: `routes_path`,
+    `_authorized`, `_validate`, `_describe`, `_render`, `_error_body`, `_id_header`."""
+
+    routes_path: str = "/"
+    key_prefix: str = "fake-"
+    request_id_prefix: str = "req_"
+
+    def __init__(
+        self, *, api_key: str | None = None, responder: Responder | None = None
+    ) -> None:
+        self.api_key = api_key or random_id(self.key_prefix, 32)
+        self.responder: Responder = responder or schema_responder
+        self.requests: list[RecordedRequest] = []
+        self.total_input_tokens = 0
+        self.total_output_tokens = 0
+        self._script: deque[Step] = deque()
+        self._lock = threading.Lock()
+        self._server = LoopbackServer(self._app())
+
+    # scripting -------------------------------------------------------------------------
+
+    def script(self, *steps: Step) -> Self:
+        """Append steps to the queue; each request past auth/validation takes the next."""
+        with self._lock:
+            self._script.extend(steps)
+        return self
+
+    def tool(self, input: Any = None, **kwargs: Any) -> Self:
+        return self.script(ToolCall(input=input, **kwargs))
+
+    def text(self, text: str, **kwargs: Any) -> Self:
+        return self.script(Text(text=text, **kwargs))
+
+    def fail(
+        self,
+        status: int,
+        *,
+        retry_after: float | None = None,
+        message: str | None = None,
+    ) -> Self:
+        return self.script(
+            Fail(status=status, retry_after=retry_after, message=message)
+        )
+
+    def delay(self, seconds: float, then: Step | None = None) -> Self:
+        return self.script(Delay(seconds=seconds, then=then))
+
+    @property
+    def pending(self) -> int:
+        """Scripted steps not yet consumed."""
+        with self._lock:
+            return len(self._script)
+
+    def reset(self) -> None:
+        """Forget the script, the recorded requests and the totals."""
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+            self.total_input_tokens = 0
+            self.total_output_tokens = 0
+
+    # observations ----------------------------------------------------------------------
+
+    @property
+    def delivered(self) -> list[RecordedRequest]:
+        """Requests answered with a 200 that the client was still waiting for."""
+        with self._lock:
+            return [r for r in self.requests if r.status == 200 and not r.abandoned]
+
+    def env(self) -> dict[str, str]:
+        """Environment variables that point the system's services at this fake."""
+        raise NotImplementedError
+
+    @property
+    def total_tokens(self) -> int:
+        return self.total_input_tokens + self.total_output_tokens
+
+    # lifecycle -------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """What to pass to the SDK as `base_url`."""
+        return self._server.base_url
+
+    def start(self) -> Self:
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # HTTP ------------------------------------------------------------------------------
+
+    def _app(self) -> Starlette:
+        return Starlette(
+            routes=[
+                Route(self.routes_path, self._handle, methods=["POST"]),
+                Route("/_fake/totals", self._totals, methods=["GET"]),
+            ]
+        )
+
+    async def _totals(self, request: Request) -> Response:
+        """Totals over HTTP, for a fake run as its own process (bench scripts)."""
+        with self._lock:
+            return JSONResponse(
+                {
+                    "requests": len(self.requests),
+                    "delivered": sum(
+                        1 for r in self.requests if r.status == 200 and not r.abandoned
+                    ),
+                    "input_tokens": self.total_input_tokens,
+                    "output_tokens": self.total_output_tokens,
+                }
+            )
+
+    async def _handle(self, request: Request) -> Response:
+        raw = await request.body()
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        rec = RecordedRequest(path=request.url.path, headers=headers, body=body)
+        with self._lock:
+            self.requests.append(rec)
+        if not self._authorized(headers):
+            return self._answer_error(rec, Fail(401))
+        if not isinstance(body, dict):
+            return self._answer_error(
+                rec, Fail(400, message="The request body is not valid JSON.")
+            )
+        problem = self._validate(headers, body)
+        if problem is not None:
+            return self._answer_error(rec, Fail(400, message=problem))
+        self._describe(rec, body)
+        step = self._next_step(rec)
+        while isinstance(step, Delay):
+            if await self._client_left_during(request, step.seconds):
+                rec.abandoned = True
+                rec.status = 499
+                return Response(status_code=499)
+            step = step.then if step.then is not None else self.responder(rec)
+        if isinstance(step, Fail):
+            return self._answer_error(rec, step)
+        payload, input_tokens, output_tokens = self._render(rec, step)
+        with self._lock:
+            rec.step = step
+            rec.status = 200
+            rec.input_tokens = input_tokens
+            rec.output_tokens = output_tokens
+            self.total_input_tokens += input_tokens
+            self.total_output_tokens += output_tokens
+        return JSONResponse(
+            payload, headers={self._id_header: random_id(self.request_id_prefix)}
+        )
+
+    def _next_step(self, rec: RecordedRequest) -> Step:
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+        return self.responder(rec)
+
+    @staticmethod
+    async def _client_left_during(request: Request, seconds: float) -> bool:
+        """Sleep `seconds`, returning early (True) if the client disconnected."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while (left := deadline - loop.time()) > 0:
+            await asyncio.sleep(min(0.05, left))
+            if await request.is_disconnected():
+                return True
+        return False
+
+    def _answer_error(self, rec: RecordedRequest, fail: Fail) -> Response:
+        rec.step = fail
+        rec.status = fail.status
+        request_id = random_id(self.request_id_prefix)
+        headers = {self._id_header: request_id}
+        if fail.retry_after is not None:
+            headers["retry-after"] = f"{fail.retry_after:g}"
+        body = self._error_body(fail, request_id)
+        return JSONResponse(body, status_code=fail.status, headers=headers)
+
+    # wire format hooks -----------------------------------------------------------------
+
+    _id_header = "request-id"
+
+    def _authorized(self, headers: dict[str, str]) -> bool:
+        raise NotImplementedError
+
+    def _validate(self, headers: dict[str, str], body: dict[str, Any]) -> str | None:
+        raise NotImplementedError
+
+    def _describe(self, rec: RecordedRequest, body: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _render(
+        self, rec: RecordedRequest, step: ToolCall | Text
+    ) -> tuple[dict[str, Any], int, int]:
+        raise NotImplementedError
+
+    def _error_body(self, fail: Fail, request_id: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+def serve_forever(fake: ScriptedLLM) -> None:
+    """Run `fake` as a process of its own until interrupted, printing the environment
+    that points the system at it as one JSON line (for bench scripts and manual runs)."""
+    fake.start()
+    print(json.dumps(fake.env()), flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fake.stop()

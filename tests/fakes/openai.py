@@ -1,0 +1,285 @@
+"""A loopback fake of an OpenAI-compatible chat-completions server (vLLM, Ollama,
+llama.cpp server, OpenAI itself) for the test suite.
+
+`POST /v1/chat/completions` with bearer auth, `tools` + `tool_choice`, answers whose
+`choices[0].message.tool_calls[0].function.arguments` is a JSON *string*, `content`
+null or "", `usage` {prompt_tokens, completion_tokens, total_tokens}, and OpenAI-style
+error bodies `{"error": {"message", "type", "param", "code"}}`. The differences between
+servers that a client must tolerate are switches:
+
+- `tool_finish_reason`: what `finish_reason` says next to a tool call ("tool_calls" as
+  OpenAI does; "stop" as several local servers do).
+- `ignore_tools`: the server ignores `tools` and writes the JSON into `content`
+  (some llama.cpp / Ollama setups).
+- `empty_content`: `None` or `""` next to a tool call.
+
+`base_url` ends in `/v1`, as these servers are configured:
+`AsyncOpenAI(base_url=fake.base_url, api_key=fake.api_key)`. Scripting is described in
+`tests.fakes.llm`. Run it as a process of its own with `python -m tests.fakes.openai`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from tests.fakes.llm import (
+    Fail,
+    RecordedRequest,
+    Responder,
+    ScriptedLLM,
+    Text,
+    ToolCall,
+    canonical_json,
+    count_tokens,
+    random_id,
+    serve_forever,
+)
+
+__all__ = ["OpenAIFake", "openai_fake"]
+
+# Error `type`, `code` and default message per status, as OpenAI sends them.
+_ERRORS: dict[int, tuple[str, str | None, str]] = {
+    400: ("invalid_request_error", None, "Invalid request."),
+    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
+    403: (
+        "invalid_request_error",
+        "permission_denied",
+        "You are not allowed to access this resource.",
+    ),
+    404: (
+        "invalid_request_error",
+        "model_not_found",
+        "The model does not exist or you do not have access to it.",
+    ),
+    429: (
+        "requests",
+        "rate_limit_exceeded",
+        "Rate limit reached for requests. Please try again later.",
+    ),
+    500: (
+        "server_error",
+        None,
+        "The server had an error while processing your request. Sorry about that!",
+    ),
+    503: ("server_error", None, "The server is overloaded or not ready yet."),
+}
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message `content` (a string or a list of content parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            p.get("text", "")
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return ""
+
+
+class OpenAIFake(ScriptedLLM):
+    """Fake chat-completions server. `base_url` is `http://127.0.0.1:<port>/v1`."""
+
+    routes_path = "/v1/chat/completions"
+    key_prefix = "sk-fake-"
+    request_id_prefix = "req_"
+    _id_header = "x-request-id"
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        responder: Responder | None = None,
+        require_auth: bool = True,
+        tool_finish_reason: str = "tool_calls",
+        ignore_tools: bool = False,
+        empty_content: str | None = None,
+    ) -> None:
+        super().__init__(api_key=api_key, responder=responder)
+        # Local servers (Ollama, llama.cpp) accept any key; OpenAI and vLLM with
+        # --api-key check it.
+        self.require_auth = require_auth
+        self.tool_finish_reason = tool_finish_reason
+        self.ignore_tools = ignore_tools
+        self.empty_content = empty_content
+
+    @property
+    def base_url(self) -> str:
+        return f"{self._server.base_url}/v1"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "LLM_PROVIDER": "openai",
+            "OPENAI_BASE_URL": self.base_url,
+            "OPENAI_API_KEY": self.api_key,
+        }
+
+    def _authorized(self, headers: dict[str, str]) -> bool:
+        return (
+            not self.require_auth
+            or headers.get("authorization") == f"Bearer {self.api_key}"
+        )
+
+    def _validate(self, headers: dict[str, str], body: dict[str, Any]) -> str | None:
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            return "you must provide a model parameter"
+        messages = body.get("messages")
+        if messages is None:
+            return "Missing required parameter: 'messages'."
+        if not isinstance(messages, list) or not messages:
+            return "Invalid 'messages': empty array. Expected an array with minimum length 1."
+        for i, m in enumerate(messages):
+            if not isinstance(m, dict) or "role" not in m:
+                return f"Missing required parameter: 'messages[{i}].role'."
+        if body.get("stream"):
+            return "stream: this fake does not implement streaming"
+        tools = body.get("tools") or []
+        names = [
+            t.get("function", {}).get("name") for t in tools if isinstance(t, dict)
+        ]
+        if any(not n for n in names):
+            return "Missing required parameter: 'tools[].function.name'."
+        choice = body.get("tool_choice")
+        if choice is not None and choice != "none" and not names:
+            return "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."
+        if isinstance(choice, dict):
+            name = (choice.get("function") or {}).get("name")
+            if choice.get("type") != "function" or name not in names:
+                return f"Invalid value for 'tool_choice': no function named {name!r} was specified in 'tools'."
+        elif choice not in (None, "none", "auto", "required"):
+            return "Invalid value for 'tool_choice': expected 'none', 'auto', 'required' or a function."
+        return None
+
+    def _describe(self, rec: RecordedRequest, body: dict[str, Any]) -> None:
+        for tool in body.get("tools") or []:
+            fn = tool.get("function", {})
+            rec.tools[fn["name"]] = fn.get("parameters") or {
+                "type": "object",
+                "properties": {},
+            }
+        choice = body.get("tool_choice")
+        if isinstance(choice, dict):
+            rec.forced_tool = choice["function"]["name"]
+        elif choice == "required" and rec.tools:
+            rec.forced_tool = next(iter(rec.tools))
+        fmt = body.get("response_format") or {}
+        if rec.forced_tool is None and fmt.get("type") == "json_schema":
+            spec = fmt.get("json_schema") or {}
+            name = spec.get("name") or "response"
+            rec.tools[name] = spec.get("schema") or {"type": "object"}
+            rec.forced_tool = name
+            rec.answer_in_content = True
+        messages = body["messages"]
+        rec.system = "\n".join(
+            _text_of(m.get("content"))
+            for m in messages
+            if m["role"] in ("system", "developer")
+        )
+        users = [m for m in messages if m["role"] == "user"]
+        rec.prompt = _text_of(users[-1].get("content")) if users else ""
+
+    def _render(
+        self, rec: RecordedRequest, step: ToolCall | Text
+    ) -> tuple[dict[str, Any], int, int]:
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": None,
+            "refusal": None,
+        }
+        if isinstance(step, ToolCall):
+            arguments = step.raw if step.raw is not None else json.dumps(step.input)
+            if self.ignore_tools or rec.answer_in_content:
+                message["content"] = arguments
+                finish_reason = step.stop_reason or "stop"
+            else:
+                name = step.name or rec.forced_tool or next(iter(rec.tools), "tool")
+                message["content"] = (
+                    step.text if step.text is not None else self.empty_content
+                )
+                message["tool_calls"] = [
+                    {
+                        "id": random_id("call_"),
+                        "type": "function",
+                        "function": {"name": name, "arguments": arguments},
+                    }
+                ]
+                finish_reason = step.stop_reason or self.tool_finish_reason
+        else:
+            message["content"] = step.text
+            finish_reason = step.stop_reason or "stop"
+        prompt_tokens = (
+            step.input_tokens
+            if step.input_tokens is not None
+            else count_tokens(canonical_json(rec.body))
+        )
+        completion_tokens = (
+            step.output_tokens
+            if step.output_tokens is not None
+            else count_tokens(canonical_json(message))
+        )
+        payload = {
+            "id": random_id("chatcmpl-"),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": rec.body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+            "system_fingerprint": None,
+        }
+        return payload, prompt_tokens, completion_tokens
+
+    def _error_body(self, fail: Fail, request_id: str) -> dict[str, Any]:
+        default_type, code, default_message = _ERRORS.get(
+            fail.status, ("server_error", None, f"HTTP {fail.status}")
+        )
+        return {
+            "error": {
+                "message": fail.message or default_message,
+                "type": fail.error_type or default_type,
+                "param": None,
+                "code": code,
+            }
+        }
+
+
+@contextlib.contextmanager
+def openai_fake(
+    *,
+    api_key: str | None = None,
+    responder: Responder | None = None,
+    require_auth: bool = True,
+    tool_finish_reason: str = "tool_calls",
+    ignore_tools: bool = False,
+    empty_content: str | None = None,
+) -> Iterator[OpenAIFake]:
+    """A started OpenAIFake, stopped on exit (wrap it in a pytest fixture)."""
+    fake = OpenAIFake(
+        api_key=api_key,
+        responder=responder,
+        require_auth=require_auth,
+        tool_finish_reason=tool_finish_reason,
+        ignore_tools=ignore_tools,
+        empty_content=empty_content,
+    )
+    with fake:
+        yield fake
+
+
+if __name__ == "__main__":
+    serve_forever(OpenAIFake())

@@ -1,0 +1,108 @@
+"""A loopback HTTP server for fakes of paid external APIs.
+
+Runs any ASGI app (Starlette, FastAPI) under uvicorn in a background thread with its
+own event loop, on a free port of 127.0.0.1. The test's own event loop stays free, and
+the system's services, started as separate OS processes, reach the same fake over
+loopback by its `base_url`.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from types import TracebackType
+from typing import Any, Self
+
+import uvicorn
+
+__all__ = ["LoopbackServer"]
+
+_START_TIMEOUT_S = 10.0
+
+
+class LoopbackServer:
+    """Serve `app` on 127.0.0.1:<free port> from a daemon thread.
+
+    Use as a context manager, or call `start()` / `stop()`. `base_url` is
+    `http://127.0.0.1:<port>` (no trailing slash, no path).
+    """
+
+    def __init__(
+        self, app: Any, *, host: str = "127.0.0.1", graceful_shutdown_s: float = 1.0
+    ) -> None:
+        self.app = app
+        self.host = host
+        # A fake may be mid-way through a scripted delay when the test ends; waiting
+        # for it would only slow the suite, so in-flight requests get a short grace.
+        self._graceful_shutdown_s = graceful_shutdown_s
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._socket: socket.socket | None = None
+        self.port: int | None = None
+
+    @property
+    def base_url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("LoopbackServer is not started")
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> Self:
+        if self._thread is not None:
+            raise RuntimeError("LoopbackServer already started")
+        # Bind before starting the thread so the port is known (and held) up front.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, 0))
+        sock.listen(128)
+        self._socket = sock
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=self._graceful_shutdown_s,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [sock]},
+            name=f"loopback-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError("LoopbackServer thread died during startup")
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"LoopbackServer did not start within {_START_TIMEOUT_S}s"
+                )
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is None or self._thread is None:
+            return
+        self._server.should_exit = True
+        self._thread.join(timeout=self._graceful_shutdown_s + 5.0)
+        if self._thread.is_alive():
+            self._server.force_exit = True
+            self._thread.join(timeout=5.0)
+        if self._socket is not None:
+            self._socket.close()
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
