@@ -89,9 +89,16 @@ def _index(directory: Path, name: str | None) -> str:
     stats = index_corpus(directory, name=corpus, corpora_dir=settings.corpora_dir)
     print(
         f"indexed corpus '{corpus}': {stats.files_indexed} files, {stats.chunks} chunks in {stats.seconds:.2f}s"
-        + (f"; skipped {len(stats.skipped)}" if stats.skipped else ""),
+        + (f"; skipped {len(stats.skipped)}" if stats.skipped else "")
+        + f" (added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}, removed {stats.removed})",
         file=sys.stderr,
     )
+    # Every skipped file with its reason (a broken PDF, an unsupported type), so the
+    # user can fix it; they never stop the run.
+    for relpath, reason in stats.skipped[:50]:
+        print(f"  skipped {relpath}: {reason}", file=sys.stderr)
+    if len(stats.skipped) > 50:
+        print(f"  ... and {len(stats.skipped) - 50} more skipped", file=sys.stderr)
     return corpus
 
 
@@ -232,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     svc.add_argument("name", help="gateway, decomposition, retrieval, digest, scoring or synthesis")
     svc.set_defaults(func=cmd_service)
 
-    idx = sub.add_parser("index", help="index a folder of markdown, text and HTML documents into a named corpus")
+    idx = sub.add_parser("index", help="index a folder of markdown, text, HTML and PDF documents into a named corpus (re-indexing processes only changed files)")
     idx.add_argument("dir")
     idx.add_argument("--name", help="corpus name (default: the folder's name)")
     idx.set_defaults(func=cmd_index)

@@ -19,9 +19,13 @@ Guarantees:
 
 from __future__ import annotations
 
+import bisect
 import fcntl
+import hashlib
 import io
+import itertools
 import json
+import logging
 import os
 import re
 import shutil
@@ -40,15 +44,16 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from shared.errors import PermanentError
 from shared.text import canonicalize, sentence_spans, short_hash, terms, text_hash
 
-SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
+SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
 CORPUS_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 CHUNK_TARGET_CHARS = 800
 CHUNK_MAX_CHARS = 1_200
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 2: per-file stamps, chunk spans and terms kept for incremental re-index; PDF pages
 MANIFEST = "manifest.json"
 _DOCS = "docs.jsonl"
+_TOKENS = "tokens.jsonl"
 _CHUNKS = "chunks.npy"
 _BM25 = "bm25"
 _LOCK = ".lock"
@@ -57,6 +62,7 @@ _GEN_PREFIX = "gen-"
 
 _MARKDOWN = frozenset({".md", ".markdown"})
 _HTML = frozenset({".html", ".htm"})
+_PDF = frozenset({".pdf"})
 
 
 # -- names ---------------------------------------------------------------------
@@ -182,6 +188,7 @@ class PdfText:
     title: str | None
     text: str
     page_starts: list[int]
+    published_at: datetime | None = None
 
 
 def pdf_to_text(data: bytes) -> PdfText:
@@ -193,12 +200,17 @@ def pdf_to_text(data: bytes) -> PdfText:
     """
     import pypdf  # imported here: the index loads without it for text-only corpora
 
+    # pypdf logs every repair it makes to a malformed file ("EOF marker not found") as
+    # a warning; the outcome (text, or our error) is what the user needs to see.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise PermanentError("the PDF is encrypted with a password")
         pages = [canonicalize(page.extract_text() or "") for page in reader.pages]
-        meta_title = (reader.metadata or {}).get("/Title") if reader.metadata is not None else None
+        meta = reader.metadata
+        meta_title = meta.title if meta is not None else None
+        created = _pdf_date(meta) if meta is not None else None
     except PermanentError:
         raise
     except Exception as exc:  # pypdf documents that broken files may raise any exception
@@ -217,7 +229,20 @@ def pdf_to_text(data: bytes) -> PdfText:
     if not text:
         raise PermanentError("the PDF has no extractable text (scanned pages need OCR)")
     title = canonicalize(str(meta_title)) if meta_title else None
-    return PdfText(title=title or None, text=text, page_starts=page_starts)
+    return PdfText(title=title or None, text=text, page_starts=page_starts, published_at=created)
+
+
+def _pdf_date(meta: object) -> datetime | None:
+    """The PDF's creation date as aware UTC, None when absent or malformed."""
+    try:
+        created = meta.creation_date  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a malformed date string raises from pypdf's parser; the date is optional
+        return None
+    if not isinstance(created, datetime):
+        return None
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    return created.astimezone(UTC)
 
 
 # -- documents -------------------------------------------------------------------
@@ -227,17 +252,33 @@ _FM_LINE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
 _MD_H1 = re.compile(r"^# +(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 
 
-def load_document(path: Path) -> tuple[str, str, datetime | None]:
-    """(title, canonical_text, published_at) of a supported file.
+@dataclass(frozen=True)
+class ParsedDocument:
+    title: str
+    text: str  # canonical
+    published_at: datetime | None
+    page_starts: list[int] | None = None  # PDF only
+
+
+def parse_document(data: bytes, *, suffix: str, stem: str) -> ParsedDocument:
+    """The canonical text and metadata of a file's bytes, by its suffix.
 
     Title: front-matter ``title:``, else the first ``# `` heading, else the HTML
-    ``<title>``, else the file stem.
+    ``<title>`` or PDF title, else the file stem. Raises :class:`PermanentError` for an
+    unsupported type or an unreadable PDF.
     """
-    path = Path(path)
-    suffix = path.suffix.lower()
+    suffix = suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
-        raise PermanentError(f"unsupported file type {suffix or '(none)'!r}: {path.name}")
-    raw = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
+        raise PermanentError(f"unsupported file type {suffix or '(none)'!r}: {stem}{suffix}")
+    if suffix in _PDF:
+        pdf = pdf_to_text(data)
+        return ParsedDocument(
+            title=canonicalize(pdf.title or stem),
+            text=pdf.text,
+            published_at=pdf.published_at,
+            page_starts=pdf.page_starts,
+        )
+    raw = data.decode("utf-8", errors="replace").lstrip("\ufeff")
     raw = raw.replace("\r\n", "\n").replace("\r", "\n")
 
     meta: dict[str, str] = {}
@@ -253,8 +294,17 @@ def load_document(path: Path) -> tuple[str, str, datetime | None]:
             published_at = _parse_date(meta.get("date"))
 
     text = canonicalize(body)
-    title = meta.get("title") or _first_heading(text) or html_title or path.stem
-    return canonicalize(title), text, published_at
+    title = meta.get("title") or _first_heading(text) or html_title or stem
+    return ParsedDocument(title=canonicalize(title), text=text, published_at=published_at)
+
+
+def load_document(path: Path) -> tuple[str, str, datetime | None]:
+    """(title, canonical_text, published_at) of a supported file (see :func:`parse_document`)."""
+    path = Path(path)
+    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        raise PermanentError(f"unsupported file type {path.suffix.lower() or '(none)'!r}: {path.name}")
+    doc = parse_document(path.read_bytes(), suffix=path.suffix, stem=path.stem)
+    return doc.title, doc.text, doc.published_at
 
 
 def _split_front_matter(raw: str) -> tuple[dict[str, str], str]:
@@ -369,94 +419,117 @@ def _split_long(text: str, start: int, end: int, max_chars: int) -> Iterator[tup
 @dataclass(frozen=True)
 class IndexStats:
     name: str
-    files_indexed: int
+    files_indexed: int  # documents in the corpus after this run
     chunks: int
     skipped: list[tuple[str, str]]  # (relpath, reason)
     seconds: float
+    added: int = 0  # new files indexed
+    changed: int = 0  # files whose content changed, parsed again
+    unchanged: int = 0  # files reused from the previous index without parsing
+    removed: int = 0  # documents of the previous index no longer there (deleted or now unreadable)
+
+
+@dataclass
+class _Entry:
+    """One document of an index generation: its ``docs.jsonl`` row and, aligned with
+    its chunks, the space-joined terms of each chunk (``tokens.jsonl``), so a re-index
+    reuses an unchanged document without reading, parsing or tokenizing it again."""
+
+    row: dict[str, object]
+    tokens: list[str]
 
 
 def index_corpus(src_dir: Path, *, name: str, corpora_dir: Path) -> IndexStats:
-    """Index every supported file under ``src_dir`` as corpus ``name``, replacing it."""
+    """Index every supported file under ``src_dir`` as corpus ``name``.
+
+    Incremental: a file whose size and modification time match the previous index is
+    reused as it is; one whose stamp changed is read and hashed, and parsed only if its
+    content changed; files that are gone disappear. The BM25 model is rebuilt over all
+    chunks (its document frequencies are corpus-wide) and the new generation replaces
+    the old one atomically, as before. A file that cannot be parsed (a broken PDF) is
+    reported in ``skipped`` and left out; it does not stop the run.
+    """
     started = time.monotonic()
     validate_corpus_name(name)
     src_dir = Path(src_dir).expanduser().resolve()
     if not src_dir.is_dir():
         raise PermanentError(f"cannot index {str(src_dir)!r}: not a directory")
-
-    docs: list[dict[str, object]] = []
-    chunk_rows: list[tuple[int, int, int]] = []
-    chunk_tokens: list[list[str]] = []
-    skipped: list[tuple[str, str]] = []
-    for path in _walk(src_dir):
-        relpath = path.relative_to(src_dir).as_posix()
-        suffix = path.suffix.lower()
-        if suffix not in SUPPORTED_SUFFIXES:
-            skipped.append((relpath, f"unsupported file type {suffix or '(no extension)'!r}"))
-            continue
-        try:
-            title, text, published_at = load_document(path)
-        except OSError as exc:
-            skipped.append((relpath, f"unreadable: {exc.strerror or exc}"))
-            continue
-        spans = chunk_spans(text)
-        if not spans:
-            skipped.append((relpath, "no text after extraction"))
-            continue
-        doc_index = len(docs)
-        docs.append(
-            {
-                "id": "doc-" + short_hash(relpath, 12),
-                "relpath": relpath,
-                "title": title,
-                "published_at": published_at.isoformat() if published_at else None,
-                "text_hash": text_hash(text),
-                "chars": len(text),
-                "text": text,
-            }
-        )
-        # The title is indexed with every chunk: a chunk deep in a document about
-        # "Rust ownership" may never name Rust itself.
-        title_terms = terms(title)
-        for s, e in spans:
-            chunk_rows.append((doc_index, s, e))
-            chunk_tokens.append(title_terms + terms(text[s:e]))
-
-    if not docs:
-        found = f"; skipped: {_describe_skipped(skipped)}" if skipped else ""
-        raise PermanentError(
-            f"nothing to index in {str(src_dir)!r}: no {_supported_list()} files with text{found}"
-        )
-    if not any(chunk_tokens):
-        raise PermanentError(
-            f"nothing to index in {str(src_dir)!r}: the documents have no searchable words"
-        )
-
-    retriever = bm25s.BM25()
-    retriever.index(chunk_tokens, show_progress=False)
-
-    corpora_dir = Path(corpora_dir)
-    corpus_dir = corpora_dir / name
+    corpus_dir = Path(corpora_dir) / name
     corpus_dir.mkdir(parents=True, exist_ok=True)
-    generation = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
-    manifest = {
-        "format": INDEX_FORMAT,
-        "name": name,
-        "source_dir": str(src_dir),
-        "created_at": datetime.now(UTC).isoformat(),
-        "generation": generation,
-        "documents": len(docs),
-        "chunks": len(chunk_rows),
-        "skipped": [list(item) for item in skipped],
-    }
-    # One writer at a time per corpus, so cleaning up cannot delete a generation that
-    # another writer is still building.
+
+    # One writer at a time per corpus: the previous generation we diff against cannot
+    # be cleaned up under us, and the last writer's view of the folder wins.
     with _locked(corpus_dir / _LOCK):
+        previous, previous_source = _read_previous(corpus_dir)
+        same_source = previous_source == str(src_dir)
+        entries: list[_Entry] = []
+        skipped: list[tuple[str, str]] = []
+        added = changed = unchanged = 0
+        for path in _walk(src_dir):
+            relpath = path.relative_to(src_dir).as_posix()
+            suffix = path.suffix.lower()
+            if suffix not in SUPPORTED_SUFFIXES:
+                skipped.append((relpath, f"unsupported file type {suffix or '(no extension)'!r}"))
+                continue
+            prev = previous.get(relpath)
+            try:
+                entry, reused = _index_file(path, relpath, prev, same_source=same_source)
+            except OSError as exc:
+                skipped.append((relpath, f"unreadable: {exc.strerror or exc}"))
+                continue
+            except PermanentError as exc:
+                skipped.append((relpath, str(exc)))
+                continue
+            if entry is None:
+                skipped.append((relpath, "no text after extraction"))
+                continue
+            entries.append(entry)
+            if reused:
+                unchanged += 1
+            elif prev is None:
+                added += 1
+            else:
+                changed += 1
+        removed = len(previous.keys() - {str(e.row["relpath"]) for e in entries})
+
+        if not entries:
+            found = f"; skipped: {_describe_skipped(skipped)}" if skipped else ""
+            raise PermanentError(
+                f"nothing to index in {str(src_dir)!r}: no {_supported_list()} files with text{found}"
+            )
+        chunk_rows: list[tuple[int, int, int]] = []
+        chunk_tokens: list[list[str]] = []
+        for doc_index, entry in enumerate(entries):
+            for (s, e), toks in zip(entry.row["spans"], entry.tokens, strict=True):  # type: ignore[call-overload]
+                chunk_rows.append((doc_index, s, e))
+                chunk_tokens.append(toks.split())
+        if not any(chunk_tokens):
+            raise PermanentError(
+                f"nothing to index in {str(src_dir)!r}: the documents have no searchable words"
+            )
+
+        retriever = bm25s.BM25()
+        retriever.index(chunk_tokens, show_progress=False)
+
+        generation = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
+        manifest = {
+            "format": INDEX_FORMAT,
+            "name": name,
+            "source_dir": str(src_dir),
+            "created_at": datetime.now(UTC).isoformat(),
+            "generation": generation,
+            "documents": len(entries),
+            "chunks": len(chunk_rows),
+            "skipped": [list(item) for item in skipped],
+            "changes": {"added": added, "changed": changed, "unchanged": unchanged, "removed": removed},
+        }
         tmp = corpus_dir / f"{_TMP_PREFIX}{generation}"
         try:
             tmp.mkdir()
             with open(tmp / _DOCS, "w", encoding="utf-8") as f:
-                for doc in docs:
-                    f.write(json.dumps(doc, ensure_ascii=False) + "\n")
+                f.writelines(json.dumps(e.row, ensure_ascii=False) + "\n" for e in entries)
+            with open(tmp / _TOKENS, "w", encoding="utf-8") as f:
+                f.writelines(json.dumps(e.tokens, ensure_ascii=False) + "\n" for e in entries)
             np.save(tmp / _CHUNKS, np.asarray(chunk_rows, dtype=np.int64).reshape(-1, 3))
             retriever.save(tmp / _BM25, show_progress=False)
             _write_json(tmp / MANIFEST, manifest)
@@ -470,11 +543,99 @@ def index_corpus(src_dir: Path, *, name: str, corpora_dir: Path) -> IndexStats:
 
     return IndexStats(
         name=name,
-        files_indexed=len(docs),
+        files_indexed=len(entries),
         chunks=len(chunk_rows),
         skipped=skipped,
         seconds=round(time.monotonic() - started, 3),
+        added=added,
+        changed=changed,
+        unchanged=unchanged,
+        removed=removed,
     )
+
+
+def _index_file(
+    path: Path, relpath: str, prev: _Entry | None, *, same_source: bool
+) -> tuple[_Entry | None, bool]:
+    """(entry, reused) for one file; entry None when it has no text."""
+    st = path.stat()
+    stamp = {"mtime_ns": st.st_mtime_ns, "size": st.st_size}
+    prev_file = prev.row.get("file") if prev is not None else None
+    if (
+        prev is not None
+        and isinstance(prev_file, dict)
+        and same_source
+        and prev_file.get("mtime_ns") == st.st_mtime_ns
+        and prev_file.get("size") == st.st_size
+    ):
+        return prev, True
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if prev is not None and isinstance(prev_file, dict) and prev_file.get("sha256") == digest:
+        # Touched, not changed: keep the parse, remember the new stamp.
+        prev.row["file"] = {**stamp, "sha256": digest}
+        return prev, True
+    doc = parse_document(data, suffix=path.suffix, stem=path.stem)
+    spans = _document_spans(doc.text, doc.page_starts)
+    if not spans:
+        return None, False
+    # The title is indexed with every chunk: a chunk deep in a document about
+    # "Rust ownership" may never name Rust itself.
+    title_terms = terms(doc.title)
+    tokens = [" ".join(title_terms + terms(doc.text[s:e])) for s, e in spans]
+    row: dict[str, object] = {
+        "id": "doc-" + short_hash(relpath, 12),
+        "relpath": relpath,
+        "title": doc.title,
+        "published_at": doc.published_at.isoformat() if doc.published_at else None,
+        "text_hash": text_hash(doc.text),
+        "chars": len(doc.text),
+        "text": doc.text,
+        "page_starts": doc.page_starts,
+        "spans": [list(span) for span in spans],
+        "file": {**stamp, "sha256": digest},
+    }
+    return _Entry(row=row, tokens=tokens), False
+
+
+def _document_spans(text: str, page_starts: list[int] | None) -> list[tuple[int, int]]:
+    """Chunks of a document; a PDF is chunked page by page, so a chunk (and any quote
+    inside it) lies on one page and its locator can name that page."""
+    if not page_starts:
+        return chunk_spans(text)
+    bounds = [*page_starts, len(text)]
+    spans: list[tuple[int, int]] = []
+    for start, end in itertools.pairwise(bounds):
+        spans.extend((start + s, start + e) for s, e in chunk_spans(text[start:end]))
+    return spans
+
+
+def _read_previous(corpus_dir: Path) -> tuple[dict[str, _Entry], str | None]:
+    """The live generation's documents by relpath, and the folder it was built from.
+
+    An index of another format, or one that cannot be read, yields nothing to reuse
+    (the run re-parses everything); its relpaths still count as previous documents so
+    the added/changed/removed figures stay truthful.
+    """
+    try:
+        manifest = json.loads((corpus_dir / MANIFEST).read_text(encoding="utf-8"))
+        gen_dir = corpus_dir / f"{_GEN_PREFIX}{manifest['generation']}"
+        with open(gen_dir / _DOCS, encoding="utf-8") as f:
+            rows = [json.loads(line) for line in f]
+    except (OSError, ValueError, KeyError):
+        return {}, None
+    source = manifest.get("source_dir")
+    tokens: list[list[str]] | None = None
+    if manifest.get("format") == INDEX_FORMAT:
+        try:
+            with open(gen_dir / _TOKENS, encoding="utf-8") as f:
+                tokens = [json.loads(line) for line in f]
+        except (OSError, ValueError):
+            tokens = None
+    if tokens is None or len(tokens) != len(rows):
+        # Not reusable: keep only the identities, with no file stamp to match.
+        return {row["relpath"]: _Entry(row={"relpath": row["relpath"]}, tokens=[]) for row in rows}, source
+    return {row["relpath"]: _Entry(row=row, tokens=toks) for row, toks in zip(rows, tokens, strict=True)}, source
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -584,6 +745,8 @@ class ChunkHit:
     text: str  # == the document's canonical text[start:end]
     score: float  # BM25, > 0
     doc_chars: int  # length of the document's canonical text
+    page_starts: list[int] | None = None  # PDF: offset of each page in the canonical text
+    page: int | None = None  # PDF: the 1-based page the chunk lies on
 
 
 @dataclass(frozen=True)
@@ -593,6 +756,7 @@ class _Doc:
     published_at: datetime | None
     text_hash: str
     text: str
+    page_starts: list[int] | None = None
 
 
 @dataclass
@@ -695,6 +859,8 @@ class LocalSearcher:
                     text=doc.text[start:end],
                     score=float(scores[i]),
                     doc_chars=len(doc.text),
+                    page_starts=doc.page_starts,
+                    page=bisect.bisect_right(doc.page_starts, start) if doc.page_starts else None,
                 )
             )
         return hits
@@ -714,6 +880,7 @@ def _load(corpus_dir: Path, name: str, manifest: dict, stamp: tuple[int, int, in
                     published_at=datetime.fromisoformat(published) if published else None,
                     text_hash=row["text_hash"],
                     text=row["text"],
+                    page_starts=row.get("page_starts"),
                 )
             )
     chunks = np.load(gen_dir / _CHUNKS, allow_pickle=False)

@@ -202,6 +202,7 @@ def _to_source(doc: _Doc, *, tier: CredibilityTier, domain_authority: int) -> So
         text_hash=hit.doc_text_hash,
         text_chars=hit.doc_chars,
         corpus=hit.corpus,
+        page_starts=hit.page_starts,
         matched_spans=sorted(doc.spans),
         found_by=doc.found_by,
     )

@@ -18,8 +18,11 @@ from services.retrieval.index import (
     load_document,
     validate_corpus_name,
 )
+from services.retrieval.merge import merge_hits
+from shared.envelope import CredibilityTier
 from shared.errors import PermanentError
 from shared.text import canonicalize, text_hash
+from tests.fixtures.pdf import make_pdf
 
 HTML_PAGE = """<!doctype html>
 <html><head><title>Garbage Collection Guide</title>
@@ -241,7 +244,9 @@ def test_concurrent_reader_never_sees_half_index(src: Path, corpora: Path) -> No
     reader = threading.Thread(target=read)
     reader.start()
     try:
-        for _ in range(5):
+        for n in range(5):
+            # A change each round, so every run builds and swaps in a new generation.
+            (src / "round.md").write_text(f"# Round {n}\n\nmutex deadlock round {n}.", encoding="utf-8")
             index_corpus(src, name="notes", corpora_dir=corpora)
     finally:
         stop.set()
@@ -289,7 +294,9 @@ def test_empty_dir_errors(tmp_path: Path, corpora: Path) -> None:
 
     unsupported = tmp_path / "unsupported"
     _write(unsupported, {"a.pdf": b"%PDF-1.4", "b.docx": b"PK"})
-    with pytest.raises(PermanentError, match=r"nothing to index.*a\.pdf.*unsupported"):
+    with pytest.raises(
+        PermanentError, match=r"nothing to index.*a\.pdf \(not a readable PDF.*b\.docx \(unsupported file type '\.docx'\)"
+    ):
         index_corpus(unsupported, name="c", corpora_dir=corpora)
 
     with pytest.raises(PermanentError, match="not a directory"):
@@ -309,3 +316,174 @@ def test_invalid_corpus_name(name: str, src: Path, corpora: Path) -> None:
 @pytest.mark.parametrize("name", ["a", "notes", "My_Corpus-2.v1", "x" * 64])
 def test_valid_corpus_name(name: str) -> None:
     assert validate_corpus_name(name) == name
+
+
+# -- PDF documents ------------------------------------------------------------------------
+
+PDF_PAGES = [
+    ["Estuaries mix fresh river water with salt sea water.", "Their salinity changes with every tide."],
+    ["Mangrove forests shelter juvenile fish in estuaries."],
+    [],
+    ["Dredging an estuary channel changes its tidal prism."],
+]
+
+
+def test_pdf_pages_offsets_and_locators(tmp_path: Path, corpora: Path) -> None:
+    src = tmp_path / "pdfs"
+    _write(src, {"estuary.pdf": make_pdf(PDF_PAGES, title="Estuary Primer"), "notes.md": MD_PLAIN})
+    stats = index_corpus(src, name="papers", corpora_dir=corpora)
+    assert (stats.files_indexed, stats.skipped) == (2, [])
+
+    searcher = LocalSearcher(corpora)
+    canonical = searcher.document_text("papers", "estuary.pdf")
+    assert canonical == canonicalize(canonical)
+    expected_pages = {"mangrove juvenile": 2, "dredging tidal prism": 4, "salinity tide": 1}
+    for query, page in expected_pages.items():
+        hit = searcher.search(query, corpora=["papers"], k=1)[0]
+        assert hit.doc_relpath == "estuary.pdf" and hit.doc_title == "Estuary Primer"
+        assert hit.page == page
+        assert hit.page_starts is not None and len(hit.page_starts) == 4
+        # The chunk lies inside its page: page:{n}:char:{s}-{e} locators are exact.
+        starts = [*hit.page_starts, len(canonical)]
+        assert starts[page - 1] <= hit.start < hit.end <= starts[page]
+        assert canonical[hit.start : hit.end] == hit.text
+
+    # Markdown hits carry no pages; the Source built from a PDF hit carries page_starts.
+    assert searcher.search("rust owner", corpora=["papers"], k=1)[0].page_starts is None
+    sources = merge_hits({"q": searcher.search("mangrove", corpora=["papers"], k=3)},
+                         tier=CredibilityTier.AUTHORITATIVE, domain_authority=70)
+    pdf_source = next(s for s in sources if s.url.endswith("estuary.pdf"))
+    assert pdf_source.page_starts == searcher.search("mangrove", corpora=["papers"], k=1)[0].page_starts
+
+
+def test_broken_pdf_is_reported_and_skipped(tmp_path: Path, corpora: Path) -> None:
+    src = tmp_path / "mixed"
+    _write(src, {
+        "good.pdf": make_pdf([["Coral reefs bleach when the sea is too warm."]]),
+        "broken.pdf": b"%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage without xref",
+        "scanned.pdf": make_pdf([[], []]),
+        "ok.txt": "Kelp forests grow along cold coasts.",
+    })
+    stats = index_corpus(src, name="mixed", corpora_dir=corpora)
+    assert stats.files_indexed == 2
+    reasons = dict(stats.skipped)
+    assert set(reasons) == {"broken.pdf", "scanned.pdf"}
+    assert reasons["broken.pdf"].startswith("not a readable PDF")
+    assert "no extractable text" in reasons["scanned.pdf"]
+    assert LocalSearcher(corpora).search("coral bleach", corpora=["mixed"], k=1)[0].doc_relpath == "good.pdf"
+
+
+# -- incremental re-index -------------------------------------------------------------------
+
+
+@pytest.fixture
+def parse_log(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the files the indexer parses (reading and hashing is not parsing)."""
+    import services.retrieval.index as index_module
+
+    log: list[str] = []
+    real = index_module.parse_document
+
+    def logged(data: bytes, *, suffix: str, stem: str):  # type: ignore[no-untyped-def]
+        log.append(stem + suffix)
+        return real(data, suffix=suffix, stem=stem)
+
+    monkeypatch.setattr(index_module, "parse_document", logged)
+    return log
+
+
+def _counts(stats) -> tuple[int, int, int, int]:  # type: ignore[no-untyped-def]
+    return stats.added, stats.changed, stats.unchanged, stats.removed
+
+
+def test_reindex_processes_only_changed_files(src: Path, corpora: Path, parse_log: list[str]) -> None:
+    (src / "paper.pdf").write_bytes(make_pdf(PDF_PAGES))
+    first = index_corpus(src, name="notes", corpora_dir=corpora)
+    assert _counts(first) == (5, 0, 0, 0) and first.files_indexed == 5
+    assert sorted(parse_log) == ["gc.html", "mutex.md", "paper.pdf", "photo.txt", "rust.markdown"]
+    searcher = LocalSearcher(corpora)
+    assert searcher.search("photosynthesis", corpora=["notes"], k=1)
+
+    # Nothing changed: nothing is parsed, the index answers the same.
+    parse_log.clear()
+    again = index_corpus(src, name="notes", corpora_dir=corpora)
+    assert _counts(again) == (0, 0, 5, 0) and parse_log == []
+    assert again.chunks == first.chunks
+
+    # One edit, one new file, one deletion, one file touched without changing.
+    (src / "rust.markdown").write_text(MD_PLAIN + "\nLifetimes bound every borrow.\n", encoding="utf-8")
+    (src / "new.md").write_text("# Qubits\n\nA qubit holds a superposition of states.", encoding="utf-8")
+    (src / "biology" / "photo.txt").unlink()
+    touched = src / "sync" / "mutex.md"
+    os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 5_000_000_000))
+    parse_log.clear()
+    third = index_corpus(src, name="notes", corpora_dir=corpora)
+    assert _counts(third) == (1, 1, 3, 1)
+    assert sorted(parse_log) == ["new.md", "rust.markdown"]  # not mutex.md, not the PDF
+    assert third.files_indexed == 5
+
+    # The same searcher sees the new generation: edits and additions found, deletions gone.
+    assert searcher.search("photosynthesis", corpora=["notes"], k=3) == []
+    assert searcher.search("lifetimes borrow", corpora=["notes"], k=1)[0].doc_relpath == "rust.markdown"
+    assert searcher.search("qubit superposition", corpora=["notes"], k=1)[0].doc_relpath == "new.md"
+    hit = searcher.search("mangrove juvenile", corpora=["notes"], k=1)[0]
+    assert (hit.doc_relpath, hit.page) == ("paper.pdf", 2)  # a reused PDF keeps its pages
+    for query in ("mutex deadlock", "rust owner", "estuary salinity"):
+        for h in searcher.search(query, corpora=["notes"], k=5):
+            assert searcher.document_text("notes", h.doc_relpath)[h.start : h.end] == h.text
+
+    # The touched file's new stamp was remembered: the next run does not even hash it.
+    parse_log.clear()
+    assert _counts(index_corpus(src, name="notes", corpora_dir=corpora)) == (0, 0, 5, 0)
+    assert parse_log == []
+    manifest = json.loads((corpora / "notes" / "manifest.json").read_text())
+    assert manifest["changes"] == {"added": 0, "changed": 0, "unchanged": 5, "removed": 0}
+
+
+def test_reindex_rebuilds_scores_over_the_whole_corpus(tmp_path: Path, corpora: Path) -> None:
+    """BM25's document frequencies are corpus-wide: adding documents re-weights the
+    unchanged ones, so reuse must not freeze their scores."""
+    src = tmp_path / "idf"
+    _write(src, {"a.txt": "Alpha beta gamma.", "b.txt": "Delta epsilon zeta."})
+    index_corpus(src, name="idf", corpora_dir=corpora)
+    searcher = LocalSearcher(corpora)
+    before = searcher.search("alpha", corpora=["idf"], k=1)[0].score
+    _write(src, {f"more{i}.txt": f"Alpha filler text number {i}." for i in range(5)})
+    stats = index_corpus(src, name="idf", corpora_dir=corpora)
+    assert _counts(stats) == (5, 0, 2, 0)
+    after = next(h for h in searcher.search("alpha", corpora=["idf"], k=10) if h.doc_relpath == "a.txt").score
+    assert after < before  # "alpha" became common, so it counts for less
+
+
+def test_reindex_from_another_folder_compares_content(tmp_path: Path, corpora: Path, parse_log: list[str]) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    _write(one, {"same.md": MD_PLAIN, "diff.md": "# One\n\nFirst version."})
+    _write(two, {"same.md": MD_PLAIN, "diff.md": "# Two\n\nSecond version."})
+    index_corpus(one, name="c", corpora_dir=corpora)
+    parse_log.clear()
+    stats = index_corpus(two, name="c", corpora_dir=corpora)
+    # Stamps from another folder prove nothing; identical content is still reused.
+    assert _counts(stats) == (0, 1, 1, 0)
+    assert parse_log == ["diff.md"]
+
+
+def test_reindex_over_an_old_format_index_parses_everything(src: Path, corpora: Path, parse_log: list[str]) -> None:
+    index_corpus(src, name="notes", corpora_dir=corpora)
+    manifest_path = corpora / "notes" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["format"] = 1  # as written before incremental re-indexing existed
+    manifest_path.write_text(json.dumps(manifest))
+    parse_log.clear()
+    stats = index_corpus(src, name="notes", corpora_dir=corpora)
+    assert _counts(stats) == (0, 4, 0, 0)
+    assert len(parse_log) == 4
+
+
+def test_reindex_keeps_previous_index_when_folder_empties(src: Path, corpora: Path) -> None:
+    index_corpus(src, name="notes", corpora_dir=corpora)
+    for path in list(src.rglob("*")):
+        if path.is_file():
+            path.unlink()
+    with pytest.raises(PermanentError, match="nothing to index"):
+        index_corpus(src, name="notes", corpora_dir=corpora)
+    assert LocalSearcher(corpora).search("mutex deadlock", corpora=["notes"], k=1)
