@@ -177,7 +177,7 @@ class StageRunner:
             await msg.ack()
             return
         except PermanentError as exc:
-            await self._fail(envelope, str(exc), msg)
+            await self._fail(envelope, f"{self.stage} stage: {exc}", msg)
             return
         except Exception as exc:  # noqa: BLE001 - every other error is retried, then fails the job
             await self._retry_or_fail(envelope, exc, delivery, msg)

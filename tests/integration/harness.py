@@ -75,6 +75,9 @@ class System:
             "RESEARCH_RETRY_DELAY_S": "0.2",
             "RESEARCH_ADMISSION_INTERVAL_S": "0.5",
             "LOG_LEVEL": "INFO",
+            # Offline unless a test points a provider at a fake: a developer's own
+            # ANTHROPIC_API_KEY must never reach a real API from the test suite.
+            "LLM_PROVIDER": "offline",
             **self.env_overrides,
         }
         self.sup = Supervisor(env, names=SERVICES, grace_s=10, log_dir=self.root / "logs")
