@@ -442,6 +442,9 @@ class ScriptedLLM:
         self.api_key = api_key or random_id(self.key_prefix, 32)
         self.responder: Responder = responder or schema_responder
         self.requests: list[RecordedRequest] = []
+        # Exceptions raised by a responder or while rendering a scripted step: the
+        # client got a 500 that it must not retry; a test can assert this stays empty.
+        self.errors: list[Exception] = []
         self.total_input_tokens = 0
         self.total_output_tokens = 0
         self._script: deque[Step] = deque()
@@ -487,6 +490,7 @@ class ScriptedLLM:
         with self._lock:
             self._script.clear()
             self.requests.clear()
+            self.errors.clear()
             self.total_input_tokens = 0
             self.total_output_tokens = 0
 
@@ -575,6 +579,16 @@ class ScriptedLLM:
         if problem is not None:
             return self._answer_error(rec, Fail(400, message=problem))
         self._describe(rec, body)
+        try:
+            return await self._answer(request, rec)
+        # A bug in a test's responder or script, not an API failure: report it in the
+        # answer and in fake.errors instead of letting the SDK retry a bare 500.
+        except Exception as exc:  # noqa: BLE001
+            self.errors.append(exc)
+            fail = Fail(500, message=f"fake server bug (see fake.errors): {exc!r}")
+            return self._answer_error(rec, fail, should_retry=False)
+
+    async def _answer(self, request: Request, rec: RecordedRequest) -> Response:
         step = self._next_step(rec)
         while isinstance(step, Delay):
             if await self._client_left_during(request, step.seconds):
@@ -613,11 +627,16 @@ class ScriptedLLM:
                 return True
         return False
 
-    def _answer_error(self, rec: RecordedRequest, fail: Fail) -> Response:
+    def _answer_error(
+        self, rec: RecordedRequest, fail: Fail, *, should_retry: bool | None = None
+    ) -> Response:
         rec.step = fail
         rec.status = fail.status
         request_id = random_id(self.request_id_prefix)
         headers = {self._id_header: request_id}
+        if should_retry is not None:
+            # Both SDKs obey this header; a broken test script should fail fast.
+            headers["x-should-retry"] = "true" if should_retry else "false"
         if fail.retry_after is not None:
             headers["retry-after"] = f"{fail.retry_after:g}"
         body = self._error_body(fail, request_id)

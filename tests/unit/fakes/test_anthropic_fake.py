@@ -256,6 +256,19 @@ async def test_script_first_then_custom_responder(fake: AnthropicFake) -> None:
     assert answers == ["scripted", "echo 1", "echo 2"] and seen == ["q", "q"]
 
 
+async def test_a_broken_responder_is_a_500_the_sdk_does_not_retry(
+    fake: AnthropicFake,
+) -> None:
+    def responder(rec: RecordedRequest) -> Step:
+        raise KeyError("no such field")
+
+    fake.responder = responder
+    with pytest.raises(anthropic.InternalServerError) as info:
+        await plan_call(client(fake, max_retries=3))
+    assert "fake server bug" in (info.value.api_message or "")
+    assert len(fake.requests) == 1 and isinstance(fake.errors[0], KeyError)
+
+
 @pytest.mark.parametrize(
     "model",
     [Plan, PlanStep],
