@@ -15,11 +15,13 @@ from nats.js.api import DeliverPolicy
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import text as sql_text
 
+from services.digest.archive import Archive, SnippetCheck, archive_key, check_snippet
 from services.gateway import jobs
 from services.gateway.lifecycle import Lifecycle
 from services.gateway.models import JobPublic
 from shared import subjects
-from shared.envelope import RetrievalMethod, new_job_id
+from shared.envelope import DigestPayload, RetrievalMethod, new_job_id
+from shared.errors import PermanentError, TransientError
 from shared.events import JobStatus, parse_event
 from shared.settings import GatewaySettings
 
@@ -183,6 +185,53 @@ async def get_sources(job_id: str, user: User, life: Life) -> dict[str, Any]:
     async with life.sessions() as session:
         rows = await jobs.get_sources(session, job_id=job_id)
     return {"job_id": job_id, "sources": [r.model_dump(exclude={"id", "job_id"}) for r in rows]}
+
+
+class SourceVerification(BaseModel):
+    """Each evidence locator of one source re-checked against the archived text."""
+
+    job_id: str
+    source_id: str
+    archive_key: str
+    archived: bool  # the archived text was found (and matches its hash)
+    archived_chars: int | None
+    verified: int
+    total: int
+    all_verified: bool
+    snippets: list[SnippetCheck]
+
+
+@router.get("/api/research/jobs/{job_id}/sources/{source_id}/verify", response_model=SourceVerification, tags=["jobs"])
+async def verify_source(job_id: str, source_id: str, user: User, life: Life) -> SourceVerification:
+    """Seed 002's verification: ``archived_text[start:end] == snippet.text`` for every
+    evidence snippet of the source's digest (and the page, for a page locator)."""
+    await _owned_job(life, job_id, user)
+    async with life.sessions() as session:
+        rows = await jobs.get_sources(session, job_id=job_id)
+    row = next((r for r in rows if r.source_id == source_id), None)
+    if row is None:
+        raise HTTPException(404, f"source {source_id} not found in job {job_id} (sources are stored when the job completes)")
+    if row.digest is None:
+        why = (row.fidelity or {}).get("reason", "not digested")
+        raise HTTPException(409, f"source {source_id} has no digest ({why}), so no evidence locators to verify")
+    digest = DigestPayload.model_validate(row.digest)
+    key = archive_key(digest.source_text_hash)
+    corrupt: str | None = None
+    try:
+        archived = await Archive(life.js).get(key)
+    except PermanentError as exc:
+        archived, corrupt = None, str(exc)
+    except TransientError as exc:
+        raise HTTPException(503, f"the digest archive did not answer: {exc}") from exc
+    checks = [check_snippet(archived, s) for s in digest.evidence_snippets]
+    if corrupt:
+        checks = [c.model_copy(update={"reason": corrupt}) for c in checks]
+    verified = sum(c.verified for c in checks)
+    return SourceVerification(
+        job_id=job_id, source_id=source_id, archive_key=key, archived=archived is not None,
+        archived_chars=len(archived.text) if archived else None, verified=verified, total=len(checks),
+        all_verified=verified == len(checks), snippets=checks,
+    )
 
 
 @router.post("/api/research/jobs/{job_id}/cancel", response_model=JobPublic, tags=["jobs"])

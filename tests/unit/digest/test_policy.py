@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from services.digest.policy import Quality, ineligible_reason, quality, quality_score, select
+from services.digest.policy import (
+    Quality,
+    ineligible_reason,
+    quality,
+    quality_score,
+    select,
+)
 from shared.envelope import CredibilityTier
 from shared.events import DigestSkipReason
 from tests.unit.digest.helpers import make_source
