@@ -78,6 +78,9 @@ class System:
             # Offline unless a test points a provider at a fake: a developer's own
             # ANTHROPIC_API_KEY must never reach a real API from the test suite.
             "LLM_PROVIDER": "offline",
+            # The fixture corpus's documents are far below DIGEST_MIN_CHARS: digest them
+            # all, so that every test job has evidence locators.
+            "DIGEST_POLICY": "always",
             **self.env_overrides,
         }
         self.sup = Supervisor(env, names=SERVICES, grace_s=10, log_dir=self.root / "logs")

@@ -383,3 +383,42 @@ def test_metrics_are_served_for_prometheus() -> None:
     for name in ("digest_cache_hits", "digest_duration_seconds", "digest_compression_ratio", "digest_evidence_snippets"):
         assert f"# TYPE {name}" in body
 
+
+
+# -- the whole system: every snippet of a completed job verifies through the API ----------
+
+
+def test_verify_endpoint_reports_every_snippet_of_a_completed_job_verified(tmp_root: Path, postgres: Any) -> None:
+    from tests.integration.conftest import KEYS, running_system
+
+    metrics_port = free_port()
+    overrides = {"RESEARCH_API_KEYS": KEYS, "DIGEST_POLICY": "always", "DIGEST_METRICS_PORT": str(metrics_port)}
+    with running_system(tmp_root, postgres, env_overrides=overrides) as system:
+        job_id = system.submit("How did automation change lighthouse keeping?", key="key-alice", max_iterations=2)
+        job = system.wait_terminal(job_id, key="key-alice")
+        assert job["status"] == "COMPLETED", job
+        with system.client("key-alice") as alice:
+            sources = alice.get(f"/api/research/jobs/{job_id}/sources").json()["sources"]
+            assert sources
+            checked = 0
+            for s in sources:
+                assert s["fidelity"]["source_id"] == s["source_id"] and s["fidelity"]["phase"] == "digest"
+                assert s["digest"] is not None and s["fidelity"]["reason"] == "digest_compression"
+                assert s["fidelity"]["final_tokens"] == s["digest"]["digest_chars"] // 4
+                r = alice.get(f"/api/research/jobs/{job_id}/sources/{s['source_id']}/verify")
+                assert r.status_code == 200, r.text
+                report = r.json()
+                assert report["archived"] and report["archive_key"] == s["text_hash"]
+                assert report["all_verified"] and report["verified"] == report["total"] == len(s["digest"]["evidence_snippets"])
+                assert all(c["verified"] for c in report["snippets"])
+                checked += report["total"]
+            assert checked > 0
+            assert alice.get(f"/api/research/jobs/{job_id}/sources/src-nope/verify").status_code == 404
+        with system.client("key-bob") as bob:  # another user's job answers like a missing one
+            assert bob.get(f"/api/research/jobs/{job_id}/sources/{sources[0]['source_id']}/verify").status_code == 404
+
+        events = system.events(job_id)
+        completed = {e["source_id"] for e in events if e["type"] == "digest.completed"}
+        assert {s["source_id"] for s in sources} <= completed
+        body = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5).text
+        assert 'digest_sources_processed_total{outcome="digested"}' in body
