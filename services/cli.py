@@ -153,8 +153,9 @@ def _answer_clarification(client: httpx.Client, job_id: str, questions: list[str
     answers = []
     for n, question in enumerate(questions, start=1):
         print(f"  {n}. {question}", file=sys.stderr, flush=True)
+        print("     > ", end="", file=sys.stderr, flush=True)  # stdout is for the report
         try:
-            reply = input("     > ").strip()
+            reply = input().strip()
         except EOFError:
             reply = ""
         if reply:
@@ -186,14 +187,20 @@ def _ask_via(url: str, args: argparse.Namespace, corpora: list[str] | None) -> i
             return 2
         job_id = r.json()["job_id"]
         print(f"job {job_id} submitted to {url}", file=sys.stderr, flush=True)
+        questions: list[str] = []
         try:
             with client.stream("GET", f"/api/research/jobs/{job_id}/events", timeout=httpx.Timeout(30, read=None)) as events:
                 for line in events.iter_lines():
                     if line.startswith("data: "):
                         event = json.loads(line[6:])
                         _show_event(event)
-                        if event.get("type") == "clarification" and not _answer_clarification(client, job_id, event["questions"]):
-                            return 1
+                        if event.get("type") == "clarification":
+                            questions = event["questions"]
+                        # Answer once the gateway has stored the wait (its status event
+                        # follows the planner's questions), or it would answer 409.
+                        elif event.get("type") == "status" and event.get("status") == "AWAITING_INPUT":
+                            if not _answer_clarification(client, job_id, questions):
+                                return 1
         except KeyboardInterrupt:
             client.post(f"/api/research/jobs/{job_id}/cancel")
             print(f"job {job_id} cancelled", file=sys.stderr)

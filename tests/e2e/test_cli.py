@@ -90,3 +90,18 @@ def test_index_reports_what_it_indexed_and_refuses_a_missing_folder(tmp_root: Pa
 def test_a_lone_service_without_nats_url_says_what_is_missing(tmp_root: Path) -> None:
     r = subprocess.run(_cli("service", "scoring"), env=_env(tmp_root / "lone"), capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "NATS_URL is not set" in r.stderr
+
+
+def test_ask_clarify_asks_at_the_terminal_and_uses_the_answer(tmp_root: Path) -> None:
+    data = tmp_root / "cli-clarify"
+    env = _env(data, RESEARCH_GATEWAY_URL=f"http://127.0.0.1:{free_port()}", LLM_PROVIDER="offline")
+    r = subprocess.run(
+        _cli("ask", "Is automation good?", "--clarify", "--corpus", str(FIXTURE_CORPUS), "--max-iterations", "1", "--json"),
+        env=env, input="lighthouse keeping on remote coasts\n\n\n", capture_output=True, text=True, timeout=180,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "needs clarification" in r.stderr and "Which aspect of automation good" in r.stderr
+    assert "AWAITING_INPUT" in r.stderr and "answer sent" in r.stderr
+    out = json.loads(r.stdout)
+    assert out["status"] in ("completed", "max_iterations_reached")
+    assert any("lighthouse" in s["title"].lower() or "lighthouse" in s["snippet"].lower() for s in out["sources"])
