@@ -129,6 +129,8 @@ async def _ensure_kv(js: JetStreamContext, config: KeyValueConfig) -> None:
     info = await js.stream_info(f"KV_{config.bucket}")
     if config.ttl and info.config.max_age != config.ttl:
         info.config.max_age = config.ttl
+        # The server refuses a duplicate window longer than max_age.
+        info.config.duplicate_window = min(info.config.duplicate_window or config.ttl, config.ttl)
         await js.update_stream(config=info.config)
 
 
