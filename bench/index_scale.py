@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from services.retrieval.index import LocalSearcher, index_corpus  # noqa: E402
+from services.retrieval.index import LocalSearcher, index_corpus
 
 _SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vi", "so", "pe", "da", "go", "fu", "zi", "be", "yo", "xa", "wen",
               "tor", "lis", "mar", "quo", "hen", "dul", "sap", "rix"]  # fmt: skip
