@@ -79,6 +79,7 @@ class JobRun:
     status: str | None = None
     reason: str | None = None
     stage_durations: dict[str, list[float]] = field(default_factory=dict)
+    usage: dict | None = None  # the result's tokenUsage
 
     @property
     def start(self) -> float:
@@ -206,6 +207,16 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
+def fetch_usage(url: str, runs: list[JobRun]) -> None:
+    """Each completed job's token usage, from its stored result."""
+    key = os.environ.get("RESEARCH_API_KEY")
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
+        for r in runs:
+            if r.status == "COMPLETED" and r.job_id:
+                r.usage = client.get(f"/api/research/jobs/{r.job_id}/result").json().get("tokenUsage")
+
+
 def report(url: str, runs: list[JobRun], wall_s: float, max_concurrency: int | None, note: str | None, started_own: bool) -> str:
     completed = [r for r in runs if r.status == "COMPLETED"]
     failed = [r for r in runs if r.status == "FAILED"]
@@ -252,6 +263,23 @@ def report(url: str, runs: list[JobRun], wall_s: float, max_concurrency: int | N
     lines += ["", "stage durations (s, from stage done events)"]
     lines += _table(["stage", "runs", "mean", "p95"], rows)
 
+    usages = [r.usage for r in runs if r.usage]
+    if usages and any(u.get("llm_calls") for u in usages):
+        rows = []
+        for stage in STAGES:
+            per_job = [u.get("by_stage", {}).get(stage, {}) for u in usages]
+            calls = [p.get("calls", 0) for p in per_job]
+            if any(calls):
+                rows.append([stage, _fmt(sum(calls) / len(usages)),
+                             _fmt(sum(p.get("input_tokens", 0) for p in per_job) / len(usages)),
+                             _fmt(sum(p.get("output_tokens", 0) for p in per_job) / len(usages)),
+                             _fmt(sum(p.get("latency_s", 0.0) for p in per_job) / len(usages))])
+        totals = [(u.get("llm_calls", 0), u.get("input_tokens", 0), u.get("output_tokens", 0)) for u in usages]
+        rows.append(["per job", _fmt(sum(t[0] for t in totals) / len(totals)), _fmt(sum(t[1] for t in totals) / len(totals)),
+                     _fmt(sum(t[2] for t in totals) / len(totals)), ""])
+        lines += ["", "LLM usage (mean per completed job)"]
+        lines += _table(["stage", "calls", "input tok", "output tok", "model s"], rows)
+
     problems = [r for r in runs if r.status != "COMPLETED"]
     if problems:
         lines += ["", "jobs that did not complete"]
@@ -278,7 +306,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="free text printed with the figures, e.g. 'RESEARCH_MAX_CONCURRENCY=6, 3 retrieval replicas'",
     )
     p.add_argument("--keep-data", action="store_true", help="with --start: keep the temporary folder (servers' data and logs)")
+    p.add_argument(
+        "--fake-claude", action="store_true",
+        help="with --start: plan through the test suite's loopback Anthropic fake (real SDK, fake model): measures "
+             "calls and token accounting per job, not Claude's latency or quality",
+    )
     args = p.parse_args(argv)
+    if args.fake_claude and not args.start:
+        p.error("--fake-claude needs --start")
     if args.jobs < 1:
         p.error("--jobs must be at least 1")
     if args.timeout <= 0:
@@ -300,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"no ready gateway at {url}: start one with `deepresearch up`, or pass --start", file=sys.stderr)
             return 2
         wall, max_conc = asyncio.run(run_bench(url, runs, None, args.timeout))
+        fetch_usage(url, runs)
         print(report(url, runs, wall, max_conc, args.concurrency_note, started_own=False))
         return 0 if all(r.status == "COMPLETED" for r in runs) else 1
 
@@ -313,6 +349,13 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["RESEARCH_DATA_DIR"] = str(data_dir)
     os.environ["RESEARCH_RATE_LIMIT_MAX"] = "100000"
     ok = False
+    fake = None
+    if args.fake_claude:
+        sys.path.insert(0, str(ROOT))
+        from tests.fakes.anthropic import AnthropicFake
+
+        fake = AnthropicFake().start()
+        os.environ.update(fake.env())
     try:
         stats = index_corpus(SAMPLE_CORPUS, name=SAMPLE_CORPUS_NAME, corpora_dir=data_dir / "corpora")
         print(f"indexed {stats.files_indexed} sample documents ({stats.chunks} chunks) into {data_dir}", file=sys.stderr)
@@ -321,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
             url = system.url
             print(f"system up at {url}; submitting {args.jobs} jobs", file=sys.stderr, flush=True)
             wall, max_conc = asyncio.run(run_bench(url, runs, [SAMPLE_CORPUS_NAME], args.timeout))
+            fetch_usage(url, runs)
             print("stopping the system...", file=sys.stderr, flush=True)
         print(report(url, runs, wall, max_conc, args.concurrency_note, started_own=True))
         ok = all(r.status == "COMPLETED" for r in runs)
@@ -329,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
     finally:
+        if fake is not None:
+            fake.stop()
         if ok and not args.keep_data:
             shutil.rmtree(data_dir, ignore_errors=True)
         else:
