@@ -1,32 +1,125 @@
 """The retrieval service.
 
 Consumes ``research.stage.retrieve``; emits ``research.stage.digest``.
-Runs the plan's queries for this iteration (queries already run for the job are
-skipped) over the local corpora the request names (all indexed corpora by default),
-merges and deduplicates the hits into seed 000 source objects, and archives each new
-document's canonical text in the object store so the envelope carries only its hash.
-Web and PubMed providers come with the retrieval issue.
+
+Runs the plan's queries for this iteration (queries the job already ran are skipped)
+on every selected provider at once: the local corpora (BM25), the web (Tavily) and
+PubMed, under a bounded concurrency (:mod:`services.retrieval.providers`). Results
+merge and deduplicate into seed 000 source objects whose canonical texts are archived
+in the object store, so the envelope carries only hashes and bounded excerpts. Paid
+searches go through a search cache shared by every process of this service, and
+E-utilities requests through a rate limiter shared the same way.
+
+Guarantees: a provider failing or timing out never fails the job while another
+provider answered; its failure is a progress event and an entry of
+``envelope.provider_errors``. When no provider answered at all the stage raises:
+transient (retried later by JetStream) if any failure was transient, else permanent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 
+import httpx
 from faststream.nats import NatsMessage
+from nats.js import JetStreamContext
 
 from services.retrieval.index import ChunkHit, LocalSearcher, list_corpora
 from services.retrieval.merge import merge_hits
-from shared import subjects
-from shared.envelope import JobEnvelope, RetrievalMethod
-from shared.errors import PermanentError
+from services.retrieval.providers import (
+    Outcome,
+    Search,
+    SearchProvider,
+    cached_search,
+    fan_out,
+    merge_sources,
+    queries_for,
+    select_providers,
+)
+from services.retrieval.pubmed import PubMedClient, PubMedProvider
+from services.retrieval.ratelimit import KvRateLimiter, ncbi_rate
+from services.retrieval.search_cache import SearchCache
+from services.retrieval.web import WebProvider, make_tavily_client
+from shared import subjects, topology
+from shared.envelope import JobEnvelope, ResearchRequest, RetrievalMethod, Source
+from shared.errors import PermanentError, TransientError
 from shared.settings import StageSettings
 from shared.stage import StageContext, stage_app
 from shared.subjects import Stage
-from shared.text import normalize_query
 
 settings = StageSettings()
 broker, app, runner = stage_app(Stage.RETRIEVE, settings)
 searcher = LocalSearcher(settings.corpora_dir)
+
+
+def pubmed_enabled(s: StageSettings) -> bool:
+    """RESEARCH_PUBMED_ENABLED when set, else whether NCBI_EMAIL or NCBI_API_KEY is."""
+    if s.research_pubmed_enabled is not None:
+        return s.research_pubmed_enabled
+    return bool(s.ncbi_email or s.ncbi_api_key)
+
+
+def unconfigured(s: StageSettings, request: ResearchRequest) -> dict[RetrievalMethod, str | None]:
+    """Each provider -> None when it can run, else what it is missing."""
+    return {
+        RetrievalMethod.RAG: None if request.corpora or list_corpora(s.corpora_dir)
+        else "no corpus is indexed: run `deepresearch index DIR`",
+        RetrievalMethod.WEB: None if s.tavily_api_key else "set TAVILY_API_KEY",
+        RetrievalMethod.PUBMED: None if pubmed_enabled(s)
+        else "set NCBI_EMAIL or NCBI_API_KEY, or RESEARCH_PUBMED_ENABLED=true",
+    }
+
+
+class Remote:
+    """The paid providers of this process, built on first use (they need the broker's
+    JetStream context for the shared cache and rate limiter) and closed at shutdown."""
+
+    def __init__(self, s: StageSettings) -> None:
+        self._settings = s
+        self._lock = asyncio.Lock()
+        self._built = False
+        self.providers: dict[RetrievalMethod, SearchProvider] = {}
+        self.cache: SearchCache | None = None
+        self._http: httpx.AsyncClient | None = None
+
+    async def get(self, js: JetStreamContext) -> Remote:
+        async with self._lock:
+            if not self._built:
+                await self._build(js)
+                self._built = True
+        return self
+
+    async def _build(self, js: JetStreamContext) -> None:
+        s = self._settings
+        await topology.ensure_retrieval_buckets(js, cache_ttl_s=s.research_search_cache_ttl_s, replicas=s.research_stream_replicas)
+        self.cache = SearchCache(js, enabled=s.research_search_cache_ttl_s > 0)
+        if s.tavily_api_key:
+            self.providers[RetrievalMethod.WEB] = WebProvider(make_tavily_client(s), s)
+        if pubmed_enabled(s):
+            api_key = s.ncbi_api_key.get_secret_value() if s.ncbi_api_key else None
+            # NCBI counts requests per key (or per client without one): one limiter key
+            # per credential, the key itself never stored.
+            who = "key-" + hashlib.sha256(api_key.encode()).hexdigest()[:16] if api_key else "anonymous"
+            limiter = KvRateLimiter(js, name=f"ncbi-eutils.{who}", rate_per_s=ncbi_rate(has_key=bool(api_key), configured=s.ncbi_max_requests_per_s))
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(s.research_provider_timeout_s), headers={"User-Agent": f"{s.ncbi_tool}/0.1"})
+            client = PubMedClient(self._http, base_url=s.ncbi_eutils_base_url, limiter=limiter, tool=s.ncbi_tool, email=s.ncbi_email, api_key=api_key)
+            self.providers[RetrievalMethod.PUBMED] = PubMedProvider(client, results_per_query=s.research_pubmed_results_per_query)
+
+    async def aclose(self) -> None:
+        web = self.providers.get(RetrievalMethod.WEB)
+        if isinstance(web, WebProvider):
+            await web.aclose()
+        if self._http is not None:
+            await self._http.aclose()
+
+
+remote = Remote(settings)
+
+
+@app.on_shutdown
+async def _close_clients() -> None:
+    await remote.aclose()
 
 
 @broker.subscriber(subjects.RETRIEVE, **runner.subscriber_options())
@@ -34,47 +127,105 @@ async def on_retrieve(msg: NatsMessage) -> None:
     await runner.handle(msg, retrieve_job)
 
 
+def _local_search(query: str, request: ResearchRequest) -> Search:
+    async def run() -> list[ChunkHit]:
+        return await asyncio.to_thread(searcher.search, query, corpora=request.corpora, k=settings.research_local_results_per_query)
+
+    return Search(RetrievalMethod.RAG, query, run, retry=False)
+
+
 async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
-    if envelope.request.corpora is None and not list_corpora(settings.corpora_dir):
-        raise PermanentError("no corpus is indexed and no other provider is configured: run `deepresearch index DIR` first")
     plan = envelope.plan
     if plan is None:
         raise PermanentError("retrieve command without a plan")
-    already = {normalize_query(q) for q in envelope.queries_run}
-    queries = list(dict.fromkeys(
-        q.text for q in plan.queries
-        if q.provider == RetrievalMethod.RAG and normalize_query(q.text) not in already
-    ))
-    hits_by_query: dict[str, list[ChunkHit]] = {}
-    for n, query in enumerate(queries, start=1):
-        hits = await asyncio.to_thread(
-            searcher.search, query, corpora=envelope.request.corpora, k=settings.research_local_results_per_query
-        )
-        hits_by_query[query] = hits
-        await ctx.progress(n / len(queries) * 0.8, "searched local corpora", queries_done=n, queries=len(queries), hits=len(hits))
+    active, problems = select_providers(envelope.request.providers, unconfigured(settings, envelope.request))
+    for problem in problems:
+        await ctx.progress(0.0, f"provider {problem}")
+    paid = await remote.get(ctx.js) if set(active) - {RetrievalMethod.RAG} else None
 
+    cache_hits: list[str] = []
+    searches: list[Search] = []
+    for method in active:
+        for query in queries_for(method, plan.queries, already_run=envelope.queries_run):
+            if method is RetrievalMethod.RAG:
+                searches.append(_local_search(query, envelope.request))
+            else:
+                assert paid is not None and paid.cache is not None
+                run = cached_search(paid.providers[method], query, texts=ctx.texts, cache=paid.cache, hits=cache_hits)
+                searches.append(Search(method, query, run))
+    await ctx.progress(0.0, "searching " + ", ".join(m.value for m in active), searches=len(searches), providers=len(active))
+
+    done = 0
+    reported: set[RetrievalMethod] = set()
+
+    async def report(outcome: Outcome) -> None:
+        nonlocal done
+        done += 1
+        share = done / max(len(searches), 1) * 0.8
+        if outcome.ok:
+            await ctx.progress(share, f"searched {outcome.method.value}", searches_done=done, searches=len(searches), results=len(outcome.value))
+        elif not outcome.skipped or outcome.method not in reported:
+            reported.add(outcome.method)
+            await ctx.progress(share, f"{outcome.method.value} search failed for {outcome.query!r}: {outcome.error}", searches_done=done, searches=len(searches))
+
+    outcomes = await fan_out(
+        searches, concurrency=settings.research_retrieval_concurrency,
+        timeout_s=settings.research_provider_timeout_s, retries=settings.research_provider_retries, on_outcome=report,
+    )
+    errors = _provider_errors(outcomes)
+    if searches and not any(o.ok for o in outcomes):
+        if any(isinstance(o.error, TransientError) for o in outcomes):
+            raise TransientError("every search failed: " + "; ".join(errors))
+        raise PermanentError("every search failed: " + "; ".join(errors))
+
+    local = {o.query: o.value for o in outcomes if o.ok and o.method is RetrievalMethod.RAG}
     sources = merge_hits(
-        hits_by_query,
+        local,
         tier=settings.research_local_credibility_tier,
         domain_authority=settings.research_local_domain_authority,
         existing=envelope.sources,
     )
+    await _archive_local(sources, local, envelope.sources, ctx)
+    found: list[Source] = [s for o in outcomes if o.ok and o.method is not RetrievalMethod.RAG for s in o.value]
+    sources = merge_sources(sources, found)
+
     known = {s.id for s in envelope.sources}
     new = [s for s in sources if s.id not in known]
-    # A document re-indexed between iterations keeps its id but gets a new text hash:
-    # archive by hash, not by id, so the digest stage always finds the text.
-    archived = {s.text_hash for s in envelope.sources}
-    docs = {h.doc_text_hash: h for hits in hits_by_query.values() for h in hits}
-    for s in sources:
-        if s.text_hash in archived:
-            continue
-        hit = docs[s.text_hash]
-        text = await asyncio.to_thread(searcher.document_text, hit.corpus, hit.doc_relpath)
-        await ctx.texts.put(text)
-    await ctx.progress(1.0, "sources merged and archived", sources=len(sources), new_sources=len(new), queries=len(queries))
+    ran = list(dict.fromkeys(o.query for o in outcomes if o.ok))
+    await ctx.progress(
+        1.0, "sources merged and archived", sources=len(sources), new_sources=len(new),
+        searches=len(searches), failed_searches=sum(1 for o in outcomes if not o.ok), cache_hits=len(cache_hits),
+    )
     return envelope.advance(
         Stage.DIGEST,
         sources=sources,
         new_source_ids=[s.id for s in new],
-        queries_run=[*envelope.queries_run, *queries],
+        queries_run=[*envelope.queries_run, *[q for q in ran if q not in envelope.queries_run]],
+        provider_errors=[*envelope.provider_errors, *problems, *[e for e in errors if e not in envelope.provider_errors]],
     )
+
+
+def _provider_errors(outcomes: list[Outcome]) -> list[str]:
+    """One line per distinct failure: ``web: <reason>`` (a provider that refused the
+    job appears once, not once per query)."""
+    lines: dict[str, None] = {}
+    for o in outcomes:
+        if o.error is not None:
+            lines.setdefault(f"{o.method.value}: {o.error}", None)
+    return list(lines)
+
+
+async def _archive_local(
+    sources: list[Source], hits_by_query: dict[str, list[ChunkHit]], previous: list[Source], ctx: StageContext
+) -> None:
+    """Archive the canonical text of every local document not archived before.
+    A document re-indexed between iterations keeps its id but gets a new text hash:
+    archive by hash, not by id, so the digest stage always finds the text."""
+    archived = {s.text_hash for s in previous}
+    docs = {h.doc_text_hash: h for hits in hits_by_query.values() for h in hits}
+    for s in sources:
+        if s.text_hash in archived or s.text_hash not in docs:
+            continue
+        hit = docs[s.text_hash]
+        text = await asyncio.to_thread(searcher.document_text, hit.corpus, hit.doc_relpath)
+        await ctx.texts.put(text)
