@@ -12,12 +12,15 @@ from __future__ import annotations
 import asyncio
 import http.server
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+import httpx
 import pytest
+import trustme
 
 from services.retrieval.fetch import (
     FetchedDocument,
@@ -412,3 +415,48 @@ async def test_empty_page_fails(site: Site) -> None:
     site.routes["/blank"] = Reply(body=b"<html><body><script>x()</script></body></html>")
     with pytest.raises(FetchFailed, match="no text after extraction"):
         await fetch_document(f"{site.base}/blank", settings())
+
+
+# -- HTTPS through the pinned address -------------------------------------------------------
+
+
+@pytest.fixture
+def tls_site(site: Site) -> Iterator[tuple[Site, trustme.CA]]:
+    """``site`` again, over TLS, with a certificate for ``secure.example`` only."""
+    ca = trustme.CA()
+    cert = ca.issue_cert("secure.example")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(site))
+    server.daemon_threads = True
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    cert.configure_cert(context)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    site.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield site, ca
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def test_https_is_pinned_with_sni_and_verified_against_the_name(
+    fake_dns: dict[str, str], tls_site: tuple[Site, trustme.CA]
+) -> None:
+    """The connection goes to the checked IP, yet TLS still names and verifies the host:
+    the certificate is for secure.example and no other name, so the handshake succeeds
+    only if SNI and hostname verification use the name, not the IP."""
+    site, ca = tls_site
+    fake_dns["secure.example"] = "127.0.0.1"
+    fake_dns["other.example"] = "127.0.0.1"
+    site.routes["/doc"] = Reply(body=b"<p>Served over TLS.</p>")
+    allowed = settings(allowed="secure.example,other.example")
+    trust = ssl.create_default_context()
+    ca.configure_trust(trust)
+    async with httpx.AsyncClient(verify=trust, follow_redirects=False, trust_env=False) as client:
+        doc = await fetch_document(f"https://secure.example:{site.port}/doc", allowed, client=client)
+        assert doc.text == "Served over TLS."
+        assert site.requests == [("/doc", f"secure.example:{site.port}")]
+        # A name the certificate does not cover fails verification: a transport error.
+        with pytest.raises(FetchUnavailable, match="ConnectError"):
+            await fetch_document(f"https://other.example:{site.port}/doc", allowed, client=client)
