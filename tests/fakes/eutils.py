@@ -218,6 +218,10 @@ class FakeEutils:
         with self._lock:
             self._failures.extend([kind] * n)
 
+    def clear_failures(self) -> None:
+        with self._lock:
+            self._failures.clear()
+
     def count(self, path: str) -> int:
         with self._lock:
             return sum(1 for r in self.requests if r["path"] == path)

@@ -122,6 +122,10 @@ class FakeTavily:
         with self._lock:
             self._failures.extend([status] * n)
 
+    def clear_failures(self) -> None:
+        with self._lock:
+            self._failures.clear()
+
     def count(self, path: str) -> int:
         with self._lock:
             return sum(1 for r in self.requests if r["path"] == path)
