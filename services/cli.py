@@ -178,6 +178,8 @@ def _ask_via(url: str, args: argparse.Namespace, corpora: list[str] | None) -> i
         body["context"] = args.context
     if corpora:
         body["corpora"] = corpora
+    if args.provider:
+        body["providers"] = list(dict.fromkeys("rag" if p == "local" else p for p in args.provider))
     if args.clarify:
         body["clarify"] = True
     with httpx.Client(base_url=url, headers=_headers(), timeout=30) as client:
@@ -256,6 +258,10 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--context", help="the user's needs, domain or constraints")
     ask.add_argument("--max-iterations", type=int, default=10)
     ask.add_argument("--corpus", help="index this folder first and search it")
+    ask.add_argument(
+        "--provider", action="append", choices=["local", "rag", "web", "pubmed"],
+        help="search only this provider (repeatable; local = rag = the indexed corpora; default: every configured one)",
+    )
     ask.add_argument("--json", action="store_true", help="print the result object instead of the report")
     ask.add_argument("--clarify", action="store_true", help="let the planner ask clarifying questions here first")
     ask.set_defaults(func=cmd_ask)

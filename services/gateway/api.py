@@ -53,6 +53,12 @@ class JobCreate(BaseModel):
             raise ValueError("question must not be empty")
         return v
 
+    @field_validator("providers", mode="before")
+    @classmethod
+    def _local_is_rag(cls, v: object) -> object:
+        """The issue's name for the local corpora ("local") is accepted for seed 000's "rag"."""
+        return ["rag" if p == "local" else p for p in v] if isinstance(v, list) else v
+
     @field_validator("corpora")
     @classmethod
     def _corpora(cls, v: list[str] | None) -> list[str] | None:
