@@ -214,7 +214,7 @@ class StageSettings(CommonSettings):
     research_pubmed_results_per_query: int = Field(10, ge=1, le=100)
     """PubMed records fetched per query (seed 001: about 10)."""
 
-    research_retrieval_concurrency: int = Field(8, ge=1, le=64)
+    research_retrieval_concurrency: int = Field(16, ge=1, le=64)
     """(query, provider) searches in flight at once per retrieval process."""
 
     research_provider_timeout_s: float = Field(60.0, gt=0)

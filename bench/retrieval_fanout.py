@@ -1,0 +1,143 @@
+"""Retrieval fan-out benchmark: 8 sub-questions over 3 providers, every fake answering
+after 300 ms.
+
+Runs the retrieval stage's own fan-out (:func:`services.retrieval.providers.fan_out`)
+with the real providers: the local corpus (BM25 over the test fixture corpus), the web
+provider (tavily-python against the loopback Tavily fake) and the PubMed provider
+(httpx against the loopback E-utilities fake, paced by the JetStream rate limiter on a
+nats-server started for the run). The search cache is off so every search is real.
+
+It prints the wall time of:
+
+- one round trip: a single web search;
+- the fan-out of all 24 searches at ``RESEARCH_RETRIEVAL_CONCURRENCY`` (default 16),
+  and of the web and local searches alone;
+- the same searches one after another (concurrency 1).
+
+PubMed costs two requests per query (esearch, efetch) and NCBI allows 10 requests/s
+with an API key (3 without), so its 16 requests cannot finish in one round trip
+whatever the concurrency: the floor is printed beside the measurement.
+
+    python bench/retrieval_fanout.py [--latency 0.3] [--queries 8] [--no-key]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import nats
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from services.retrieval.index import LocalSearcher, index_corpus
+from services.retrieval.providers import Search, cached_search, fan_out
+from services.retrieval.pubmed import PubMedClient, PubMedProvider
+from services.retrieval.ratelimit import KvRateLimiter, ncbi_rate
+from services.retrieval.search_cache import SearchCache
+from services.retrieval.web import WebProvider, make_tavily_client
+from shared import topology
+from shared.envelope import RetrievalMethod
+from shared.servers import NatsServer
+from shared.settings import StageSettings
+from shared.textstore import TextStore
+from tests.fakes.eutils import Article, FakeEutils
+from tests.fakes.tavily import FakeTavily, Page
+
+TOPICS = ["lighthouse lenses", "fog signals", "tide tables", "neap tides", "bee hives", "hive ventilation",
+          "lighthouse automation", "honey harvest", "spring tides", "keeper duties"]
+
+
+def fixtures() -> tuple[list[Page], list[Article]]:
+    pages = [Page(f"p{i}", f"About {t}", f"A page about {t}. " * 20, url=f"https://site{i}.example.org/{i}")
+             for i, t in enumerate(TOPICS)]
+    articles = [Article(pmid=str(40_000_000 + i), title=f"A study of {t}", abstract=[("RESULTS", f"We studied {t}.")])
+                for i, t in enumerate(TOPICS)]
+    return pages, articles
+
+
+async def run(args: argparse.Namespace) -> None:
+    pages, articles = fixtures()
+    queries = [f"{TOPICS[i % len(TOPICS)]} question {i}" for i in range(args.queries)]
+    with tempfile.TemporaryDirectory(prefix="bench-fanout-") as tmp, \
+            FakeTavily(pages, latency_s=args.latency) as tavily, FakeEutils(articles, latency_s=args.latency) as eutils:
+        server = NatsServer(Path(tmp) / "nats").start()
+        nc = await nats.connect(server.url)
+        try:
+            js = nc.jetstream()
+            await topology.ensure_topology(js, ttl_s=3_600)
+            await topology.ensure_retrieval_buckets(js, cache_ttl_s=3_600)
+            index_corpus(ROOT / "tests" / "fixtures" / "corpus", name="bench", corpora_dir=Path(tmp) / "corpora")
+            searcher = LocalSearcher(Path(tmp) / "corpora")
+            settings = StageSettings(tavily_api_key=tavily.api_key, tavily_base_url=tavily.base_url)
+            api_key = None if args.no_key else "bench-key"
+            rate = ncbi_rate(has_key=api_key is not None, configured=None)
+            web = WebProvider(make_tavily_client(settings), settings)
+            async with httpx.AsyncClient() as http:
+                def pubmed() -> PubMedProvider:
+                    limiter = KvRateLimiter(js, name=f"bench-{uuid.uuid4().hex}", rate_per_s=rate)
+                    client = PubMedClient(http, base_url=eutils.base_url, limiter=limiter, tool="bench", email="bench@example.org", api_key=api_key)
+                    return PubMedProvider(client, results_per_query=10)
+
+                texts, cache = TextStore(js), SearchCache(js, enabled=False)
+
+                def searches(methods: set[RetrievalMethod]) -> list[Search]:
+                    out, paid = [], {RetrievalMethod.WEB: web, RetrievalMethod.PUBMED: pubmed()}
+                    for q in queries:
+                        if RetrievalMethod.RAG in methods:
+                            async def local(q: str = q) -> object:
+                                return await asyncio.to_thread(searcher.search, q, k=10)
+                            out.append(Search(RetrievalMethod.RAG, q, local, retry=False))
+                        for m in (RetrievalMethod.WEB, RetrievalMethod.PUBMED):
+                            if m in methods:
+                                out.append(Search(m, q, cached_search(paid[m], q, texts=texts, cache=cache, hits=[])))
+                    return out
+
+                async def timed(batch: list[Search], concurrency: int) -> float:
+                    started = time.perf_counter()
+                    outcomes = await fan_out(batch, concurrency=concurrency, timeout_s=120, retries=2)
+                    failed = [o for o in outcomes if not o.ok]
+                    if failed:
+                        raise SystemExit(f"{len(failed)} searches failed: {failed[0].error}")
+                    return time.perf_counter() - started
+
+                await timed(searches({RetrievalMethod.WEB}), 4)  # warm up connections and the index
+                one = await timed([searches({RetrievalMethod.WEB})[0]], 1)
+                all3 = {RetrievalMethod.RAG, RetrievalMethod.WEB, RetrievalMethod.PUBMED}
+                everything = searches(all3)
+                fanned = await timed(everything, settings.research_retrieval_concurrency)
+                web_local = await timed(searches({RetrievalMethod.RAG, RetrievalMethod.WEB}), settings.research_retrieval_concurrency)
+                sequential = await timed(searches(all3), 1)
+            await web.aclose()
+            pubmed_requests = 2 * len(queries)
+            floor = (pubmed_requests - 1) * 1.15 / rate + args.latency
+            print(f"retrieval fan-out: {len(queries)} queries x 3 providers (rag, web, pubmed) = {len(everything)} searches; "
+                  f"fakes answer after {args.latency * 1000:.0f} ms; E-utilities at {rate:g} req/s")
+            print(f"  one round trip (one web search)            {one:6.2f} s")
+            print(f"  fan-out, all 3 providers (concurrency {settings.research_retrieval_concurrency})  {fanned:6.2f} s"
+                  f"   = {fanned / one:4.1f} round trips   (PubMed floor: {pubmed_requests} requests at {rate:g}/s = {floor:.2f} s)")
+            print(f"  fan-out, web + local only                  {web_local:6.2f} s   = {web_local / one:4.1f} round trips")
+            print(f"  sequential (concurrency 1)                 {sequential:6.2f} s   = {sequential / fanned:4.1f}x the fan-out")
+            print(f"  429s from the E-utilities fake: {eutils.rejected}")
+        finally:
+            await nc.close()
+            server.stop()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--latency", type=float, default=0.3, help="seconds each fake takes to answer (default 0.3)")
+    p.add_argument("--queries", type=int, default=8, help="sub-questions (default 8)")
+    p.add_argument("--no-key", action="store_true", help="PubMed without an API key (3 requests/s instead of 10)")
+    asyncio.run(run(p.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
