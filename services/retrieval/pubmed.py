@@ -24,6 +24,7 @@ external DTD nor expands external entities, and limits entity amplification.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
@@ -46,6 +47,7 @@ __all__ = ["EutilsError", "PubMedClient", "PubMedProvider", "PubMedRecord", "par
 _MONTHS = {m: i for i, m in enumerate(
     ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)}
 DEFAULT_RETRY_AFTER_S = 1.0
+MAX_EFETCH_IDS = 200  # NCBI asks for POST beyond about 200 ids; a batch stays a GET
 
 
 class EutilsError(TransientError):
@@ -209,11 +211,18 @@ class PubMedClient:
         self._base = base_url.rstrip("/")
         self._limiter = limiter
         self._identity = {k: v for k, v in {"tool": tool, "email": email, "api_key": api_key}.items() if v}
+        self._open: _Batch | None = None
+        self._sending: set[asyncio.Task[None]] = set()
 
     async def _get(self, endpoint: str, params: dict[str, Any]) -> bytes:
-        """One paced request. Failures are raised typed, not retried here: the caller's
-        one retry policy (``research_provider_retries``) honours ``retry_after_s``."""
+        """One paced request."""
         await self._limiter.acquire()
+        return await self._request(endpoint, params)
+
+    async def _request(self, endpoint: str, params: dict[str, Any]) -> bytes:
+        """One request, its slot already taken. Failures are raised typed, not retried
+        here: the caller's one retry policy (``research_provider_retries``) honours
+        ``retry_after_s``."""
         try:
             response = await self._http.get(f"{self._base}/{endpoint}", params={**params, **self._identity})
         except httpx.TimeoutException as exc:
@@ -235,11 +244,48 @@ class PubMedClient:
         return parse_esearch(payload)[:retmax]
 
     async def fetch(self, pmids: list[str]) -> list[PubMedRecord]:
+        """The records of ``pmids`` (those PubMed has). Concurrent calls share efetch
+        requests: a batch stays open while its request waits for a rate-limit slot, and
+        every call made meanwhile joins it, so a fan-out of N queries costs N esearch
+        requests but far fewer than N efetch requests."""
         if not pmids:
             return []
-        payload = await self._get("efetch.fcgi", {"db": "pubmed", "id": ",".join(pmids), "retmode": "xml", "rettype": "abstract"})
+        batch = self._open
+        if batch is None or len(batch.pmids.keys() | set(pmids)) > MAX_EFETCH_IDS:
+            batch = self._open = _Batch(asyncio.get_running_loop().create_future())
+            task = asyncio.create_task(self._send(batch))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+        batch.pmids.update(dict.fromkeys(pmids))
+        records = await asyncio.shield(batch.result)  # one caller giving up does not cancel the others' request
         wanted = set(pmids)
-        return [r for r in parse_efetch(payload) if r.pmid in wanted]
+        return [r for r in records if r.pmid in wanted]
+
+    async def _send(self, batch: _Batch) -> None:
+        try:
+            await self._limiter.acquire()
+            if self._open is batch:
+                self._open = None  # later callers start the next batch
+            payload = await self._request("efetch.fcgi", {"db": "pubmed", "id": ",".join(batch.pmids), "retmode": "xml", "rettype": "abstract"})
+            batch.result.set_result(parse_efetch(payload))
+        except BaseException as exc:
+            if self._open is batch:
+                self._open = None
+            if not batch.result.done():
+                batch.result.set_exception(exc if isinstance(exc, Exception) else TransientError("efetch was cancelled"))
+            if not isinstance(exc, Exception):
+                raise
+
+
+@dataclass
+class _Batch:
+    result: asyncio.Future[list[PubMedRecord]]
+    pmids: dict[str, None] = field(default_factory=dict)  # ordered set
+
+    def __post_init__(self) -> None:
+        # Retrieve the exception even when every waiter was cancelled, so asyncio
+        # does not log "exception was never retrieved".
+        self.result.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
 def _retry_after(response: httpx.Response) -> float:

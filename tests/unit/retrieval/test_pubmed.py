@@ -3,6 +3,7 @@ fake of esearch/efetch (real nats-server for the rate limiter and the text store
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Iterator
@@ -12,14 +13,19 @@ import httpx
 import pytest
 from nats.js import JetStreamContext
 
-from services.retrieval.pubmed import EutilsError, PubMedClient, PubMedProvider, parse_efetch, parse_esearch
+from services.retrieval.pubmed import (
+    EutilsError,
+    PubMedClient,
+    PubMedProvider,
+    parse_efetch,
+    parse_esearch,
+)
 from services.retrieval.ratelimit import KvRateLimiter
 from shared.envelope import CredibilityTier, RetrievalMethod
 from shared.errors import TransientError
 from shared.text import text_hash
 from shared.textstore import TextStore
 from tests.fakes.eutils import DOCTYPE, Article, FakeEutils, article_xml
-from tests.unit.retrieval._support import js, nats_url  # noqa: F401 - fixtures
 
 BEES = Article(
     pmid="31000001",
@@ -172,3 +178,23 @@ async def test_error_inside_200_from_the_server(eutils: FakeEutils, js: JetStrea
     async with httpx.AsyncClient() as http:
         with pytest.raises(EutilsError, match="Search Backend failed"):
             await client_for(eutils, js, http).search("bees", retmax=5)
+
+
+async def test_concurrent_fetches_share_efetch_requests(eutils: FakeEutils, js: JetStreamContext) -> None:
+    before = eutils.count("efetch")
+    async with httpx.AsyncClient() as http:
+        client = client_for(eutils, js, http)
+        results = await asyncio.gather(*(client.fetch([pmid]) for pmid in ("31000001", "31000002", "31000003", "99999999")))
+    # One request for all four calls, and each call gets only the records it asked for.
+    assert eutils.count("efetch") == before + 1
+    assert [[r.pmid for r in recs] for recs in results] == [["31000001"], ["31000002"], ["31000003"], []]
+
+
+async def test_a_failed_shared_efetch_fails_every_caller(eutils: FakeEutils, js: JetStreamContext) -> None:
+    eutils.fail_next("error200")
+    async with httpx.AsyncClient() as http:
+        client = client_for(eutils, js, http)
+        results = await asyncio.gather(client.fetch(["31000001"]), client.fetch(["31000002"]), return_exceptions=True)
+        assert all(isinstance(r, EutilsError) for r in results)
+        # The next call starts a fresh batch and succeeds.
+        assert [r.pmid for r in await client.fetch(["31000002"])] == ["31000002"]

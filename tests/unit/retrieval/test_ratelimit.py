@@ -18,7 +18,6 @@ from nats.js import JetStreamContext
 
 from services.retrieval.ratelimit import SAFETY_MARGIN, KvRateLimiter, ncbi_rate
 from tests.fakes.eutils import Article, FakeEutils
-from tests.unit.retrieval._support import js, nats_url  # noqa: F401 - fixtures
 
 REQUESTS_PER_PROCESS = 6
 
@@ -67,7 +66,7 @@ def max_in_window(times: list[float], window: float = 1.0) -> int:
     return best
 
 
-async def test_two_processes_stay_under_the_limit(nats_url: str, js: JetStreamContext, eutils: FakeEutils) -> None:  # noqa: F811
+async def test_two_processes_stay_under_the_limit(nats_url: str, js: JetStreamContext, eutils: FakeEutils) -> None:
     started = time.time()
     await asyncio.to_thread(run_two_processes, nats_url, eutils.base_url, paced=True)
     arrivals = eutils.arrivals()
@@ -79,19 +78,19 @@ async def test_two_processes_stay_under_the_limit(nats_url: str, js: JetStreamCo
     assert arrivals[0] >= started
 
 
-async def test_the_same_load_without_the_limiter_is_refused(nats_url: str, eutils: FakeEutils) -> None:  # noqa: F811
+async def test_the_same_load_without_the_limiter_is_refused(nats_url: str, eutils: FakeEutils) -> None:
     await asyncio.to_thread(run_two_processes, nats_url, eutils.base_url, paced=False)
     assert eutils.rejected > 0
 
 
-async def test_slots_are_spaced_by_the_interval(js: JetStreamContext) -> None:  # noqa: F811
+async def test_slots_are_spaced_by_the_interval(js: JetStreamContext) -> None:
     limiter = KvRateLimiter(js, name=f"test-{uuid.uuid4().hex}", rate_per_s=50)
     slots = [await limiter.reserve() for _ in range(5)]
     gaps = [b - a for a, b in itertools.pairwise(slots)]
     assert all(g >= SAFETY_MARGIN / 50 - 1e-6 for g in gaps)
 
 
-async def test_concurrent_reservations_never_share_a_slot(js: JetStreamContext) -> None:  # noqa: F811
+async def test_concurrent_reservations_never_share_a_slot(js: JetStreamContext) -> None:
     name = f"test-{uuid.uuid4().hex}"
     limiters = [KvRateLimiter(js, name=name, rate_per_s=100) for _ in range(4)]
     slots = sorted(await asyncio.gather(*(lim.reserve() for lim in limiters for _ in range(5))))

@@ -19,7 +19,6 @@ from shared.envelope import CredibilityTier, RetrievalMethod, Source
 from shared.settings import StageSettings
 from shared.textstore import TextStore
 from tests.fakes.tavily import FakeTavily, Page
-from tests.unit.retrieval._support import js, nats_url  # noqa: F401 - fixtures
 
 
 def a_source(url: str = "https://example.org/a") -> Source:
@@ -40,7 +39,7 @@ def test_key_is_the_query_identity_and_parameters() -> None:
     assert base.startswith("web.") and all(c.isalnum() or c == "." for c in base)
 
 
-async def test_round_trip_and_get_or_search(js: JetStreamContext) -> None:  # noqa: F811
+async def test_round_trip_and_get_or_search(js: JetStreamContext) -> None:
     cache = SearchCache(js)
     key = cache_key("web", f"bees {uuid.uuid4()}", {})
     assert await cache.get(key) is None
@@ -57,7 +56,7 @@ async def test_round_trip_and_get_or_search(js: JetStreamContext) -> None:  # no
     assert second == first
 
 
-async def test_errors_are_not_cached(js: JetStreamContext) -> None:  # noqa: F811
+async def test_errors_are_not_cached(js: JetStreamContext) -> None:
     cache = SearchCache(js)
     key = cache_key("web", f"bees {uuid.uuid4()}", {})
 
@@ -69,14 +68,14 @@ async def test_errors_are_not_cached(js: JetStreamContext) -> None:  # noqa: F81
     assert await cache.get(key) is None
 
 
-async def test_disabled_cache_always_searches(js: JetStreamContext) -> None:  # noqa: F811
+async def test_disabled_cache_always_searches(js: JetStreamContext) -> None:
     cache = SearchCache(js, enabled=False)
     key = cache_key("web", "bees", {})
     await cache.put(key, [a_source()])
     assert await cache.get(key) is None
 
 
-async def test_entries_expire_after_the_ttl(nats_url: str) -> None:  # noqa: F811
+async def test_entries_expire_after_the_ttl(nats_url: str) -> None:
     nc = await nats.connect(nats_url)
     try:
         stream = nc.jetstream()
@@ -103,7 +102,7 @@ def tavily() -> Iterator[FakeTavily]:
         yield fake
 
 
-async def test_repeated_web_search_is_answered_by_the_cache(js: JetStreamContext, tavily: FakeTavily) -> None:  # noqa: F811
+async def test_repeated_web_search_is_answered_by_the_cache(js: JetStreamContext, tavily: FakeTavily) -> None:
     settings = StageSettings(tavily_api_key="tvly-test-key", tavily_base_url=tavily.base_url)
     from services.retrieval.web import make_tavily_client
 

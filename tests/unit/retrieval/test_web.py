@@ -18,7 +18,6 @@ from shared.settings import StageSettings
 from shared.text import text_hash
 from shared.textstore import TextStore
 from tests.fakes.tavily import FakeTavily, Page
-from tests.unit.retrieval._support import js, nats_url  # noqa: F401 - fixtures
 
 LONG = "\n\n".join(f"Paragraph {i}: honey bees fan their wings to move air through the hive." for i in range(60))
 PAGES = [
@@ -43,7 +42,7 @@ def settings_for(fake: FakeTavily, **overrides: object) -> StageSettings:
     return StageSettings(**values)  # type: ignore[arg-type]
 
 
-async def search(fake: FakeTavily, js: JetStreamContext, query: str = "bees fan hive", **overrides: object) -> list[Source]:  # noqa: F811
+async def search(fake: FakeTavily, js: JetStreamContext, query: str = "bees fan hive", **overrides: object) -> list[Source]:
     settings = settings_for(fake, **overrides)
     provider = WebProvider(make_tavily_client(settings), settings)
     try:
@@ -52,7 +51,7 @@ async def search(fake: FakeTavily, js: JetStreamContext, query: str = "bees fan 
         await provider.aclose()
 
 
-async def test_results_become_sources_with_archived_full_texts(tavily: FakeTavily, js: JetStreamContext) -> None:  # noqa: F811
+async def test_results_become_sources_with_archived_full_texts(tavily: FakeTavily, js: JetStreamContext) -> None:
     sources = await search(tavily, js)
     by_title = {s.title: s for s in sources}
     assert set(by_title) == {p.title for p in PAGES}
@@ -73,7 +72,7 @@ async def test_results_become_sources_with_archived_full_texts(tavily: FakeTavil
     assert by_title["Why bees fan"].credibility_tier is CredibilityTier.UNVERIFIED
 
 
-async def test_full_text_order_raw_then_extract_then_fetcher(tavily: FakeTavily, js: JetStreamContext) -> None:  # noqa: F811
+async def test_full_text_order_raw_then_extract_then_fetcher(tavily: FakeTavily, js: JetStreamContext) -> None:
     before_extract, before_pages = tavily.count("extract"), tavily.count("page")
     sources = {s.title: s for s in await search(tavily, js)}
     assert tavily.count("extract") == before_extract + 1  # one call for every result without raw content
@@ -86,7 +85,7 @@ async def test_full_text_order_raw_then_extract_then_fetcher(tavily: FakeTavily,
     assert sent["max_results"] == 10 and sent["include_raw_content"] == "text"
 
 
-async def test_snippet_is_the_last_resort(tavily: FakeTavily, js: JetStreamContext) -> None:  # noqa: F811
+async def test_snippet_is_the_last_resort(tavily: FakeTavily, js: JetStreamContext) -> None:
     async def refuse(url: str) -> FetchedDocument:
         raise FetchFailed(f"{url}: HTTP 404")
 
@@ -110,7 +109,7 @@ async def test_snippet_is_the_last_resort(tavily: FakeTavily, js: JetStreamConte
     (400, QueryRejected),
     (500, TransientError),
 ])
-async def test_tavily_errors_are_translated(tavily: FakeTavily, js: JetStreamContext, status: int, error: type[Exception]) -> None:  # noqa: F811
+async def test_tavily_errors_are_translated(tavily: FakeTavily, js: JetStreamContext, status: int, error: type[Exception]) -> None:
     tavily.fail_next(status)
     with pytest.raises(error) as info:
         await search(tavily, js)
@@ -119,12 +118,12 @@ async def test_tavily_errors_are_translated(tavily: FakeTavily, js: JetStreamCon
         assert isinstance(info.value, PermanentError)
 
 
-async def test_a_wrong_key_is_refused_by_the_fake(tavily: FakeTavily, js: JetStreamContext) -> None:  # noqa: F811
+async def test_a_wrong_key_is_refused_by_the_fake(tavily: FakeTavily, js: JetStreamContext) -> None:
     with pytest.raises(ProviderUnavailable, match="TAVILY_API_KEY"):
         await search(tavily, js, tavily_api_key="tvly-wrong")
 
 
-async def test_extract_failure_falls_back_to_fetching(tavily: FakeTavily, js: JetStreamContext) -> None:  # noqa: F811
+async def test_extract_failure_falls_back_to_fetching(tavily: FakeTavily, js: JetStreamContext) -> None:
     before_pages, before_extract = tavily.count("page"), tavily.count("extract")
     tavily.fail_next(200)  # the search answers...
     tavily.fail_next(432)  # ...and the extract call hits the plan's limit

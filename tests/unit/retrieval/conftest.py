@@ -1,5 +1,5 @@
-"""Fixtures shared by the provider tests: a real nats-server with the topology and the
-retrieval buckets declared, and settings pointed at loopback fakes."""
+"""Fixtures of the retrieval tests: a real nats-server with the topology and the
+retrieval buckets declared."""
 
 from __future__ import annotations
 
