@@ -124,7 +124,7 @@ def test_cancelling_a_finished_job_is_409_and_queue_summary_counts(system: Syste
         assert r.status_code == 409 and "COMPLETED" in r.text
         summary = c.get("/api/research/queue/summary").json()
     assert summary["counts"]["COMPLETED"] >= 1
-    assert set(summary["counts"]) == {"QUEUED", "PROCESSING", "COMPLETED", "FAILED", "CANCELLED", "EXPIRED"}
+    assert set(summary["counts"]) == {"QUEUED", "PROCESSING", "AWAITING_INPUT", "COMPLETED", "FAILED", "CANCELLED", "EXPIRED"}
 
 
 def test_unknown_corpus_fails_the_job_with_the_reason(system: System) -> None:
