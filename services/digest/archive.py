@@ -9,6 +9,7 @@ can be checked too. Reading checks the text against its hash.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Sequence
@@ -27,6 +28,11 @@ from shared.text import text_hash
 
 log = logging.getLogger(__name__)
 
+# nats-py's ObjectStore.get waits for the object's chunks without a limit: an object
+# whose chunks have just aged out (chunks are written, hence expire, before its meta
+# record) would hang the reader.
+READ_TIMEOUT_S = 10.0
+
 
 def archive_key(source_text_hash: str) -> str:
     """The object name of a digest's ``source_text_hash`` (``sha256:<hex>`` or ``sha256-<hex>``)."""
@@ -41,9 +47,10 @@ class ArchivedText:
 
 
 class Archive:
-    def __init__(self, js: JetStreamContext) -> None:
+    def __init__(self, js: JetStreamContext, *, read_timeout_s: float = READ_TIMEOUT_S) -> None:
         self._js = js
         self._store = None
+        self._read_timeout_s = read_timeout_s
 
     async def _obs(self):
         if self._store is None:
@@ -73,11 +80,11 @@ class Archive:
         """The archived text, or None when it is not (or no longer) archived."""
         try:
             obs = await self._obs()
-            result = await obs.get(key)
+            result = await asyncio.wait_for(obs.get(key), self._read_timeout_s)
         except (ObjectNotFoundError, NotFoundError, BucketNotFoundError):
             return None
         except TimeoutError as exc:
-            raise TransientError(f"digest archive get timed out for {key}") from exc
+            raise TransientError(f"digest archive read of {key} timed out (it may be expiring right now)") from exc
         text = (result.data or b"").decode("utf-8")
         if text_hash(text) != key:
             raise PermanentError(f"archived text {key} does not match its hash")

@@ -31,6 +31,7 @@ from shared.envelope import (
     Usage,
     utcnow,
 )
+from shared.errors import TransientError
 from shared.llm import AnthropicProvider, LLMEngine
 from shared.servers import NatsServer, free_port
 from shared.settings import DigestSettings
@@ -186,7 +187,7 @@ async def test_batch_limit_and_already_digested_sources(js: Any) -> None:
     # The next iteration digests only what is left; done sources are not touched.
     again = Run(js, digest_max_sources=3)
     out2 = await again(env.model_copy(update={"sources": out, "iteration": 1}))
-    assert [e.source_id for e in again.of("digest.completed")] == [sources[1].id, sources[0].id]
+    assert {e.source_id for e in again.of("digest.completed")} == {sources[1].id, sources[0].id}
     assert all(s.digest is not None for s in out2)
 
 
@@ -351,14 +352,19 @@ async def test_archive_retention_expires_texts_and_is_updated_in_place(tmp_root:
         await topology.ensure_digest_storage(js, retention_s=1.0)
         for stream in ("OBJ_research_digest_archive", "KV_research_digest_cache"):
             assert (await js.stream_info(stream)).config.max_age == 1.0
-        archive = Archive(js)
+        archive = Archive(js, read_timeout_s=1.0)
         key = await archive.put(SMALL)
         assert (await archive.get(key)).text == SMALL
+        gone = False
         for _ in range(50):
-            if await archive.get(key) is None:
+            try:
+                gone = await archive.get(key) is None
+            except TransientError:  # caught between its chunks and its meta record expiring
+                gone = False
+            if gone:
                 break
             await asyncio.sleep(0.2)
-        assert await archive.get(key) is None
+        assert gone
         snippet = build_digest(SMALL, query="race", source_text_hash=key).evidence_snippets[0]
         assert "retention" in (check_snippet(None, snippet).reason or "")
 
