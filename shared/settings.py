@@ -153,6 +153,13 @@ class StageSettings(CommonSettings):
     researching and is synthesized from what it has, marked partial."""
 
     research_max_sub_questions: int = Field(8, ge=1, le=8)
+
+    research_max_new_sources_per_iteration: int = Field(25, ge=1, le=200)
+    """New sources one retrieval pass keeps (the most relevant); the rest are dropped."""
+
+    research_max_sources_per_job: int = Field(40, ge=1, le=60)
+    """Sources one job keeps over all iterations. Bounds the envelope, which carries each
+    source's excerpt, digest and scores and must stay under NATS's 1 MiB message limit."""
     research_local_results_per_query: int = Field(10, ge=1)
     research_local_credibility_tier: CredibilityTier = CredibilityTier.AUTHORITATIVE
     research_local_domain_authority: int = Field(70, ge=0, le=100)

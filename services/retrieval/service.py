@@ -191,6 +191,13 @@ async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
 
     known = {s.id for s in envelope.sources}
     new = [s for s in sources if s.id not in known]
+    kept = _cap_new_sources(new, known=len(known))
+    if len(kept) < len(new):
+        await ctx.progress(0.9, f"kept the {len(kept)} most relevant of {len(new)} new sources (source caps)",
+                           new_sources=len(kept), dropped=len(new) - len(kept))
+        keep = {s.id for s in kept}
+        sources = [s for s in sources if s.id in known or s.id in keep]
+        new = kept
     ran = list(dict.fromkeys(o.query for o in outcomes if o.ok))
     await ctx.progress(
         1.0, "sources merged and archived", sources=len(sources), new_sources=len(new),
@@ -203,6 +210,17 @@ async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         queries_run=[*envelope.queries_run, *[q for q in ran if q not in envelope.queries_run]],
         provider_errors=[*envelope.provider_errors, *problems, *[e for e in errors if e not in envelope.provider_errors]],
     )
+
+
+def _cap_new_sources(new: list[Source], *, known: int) -> list[Source]:
+    """The most relevant new sources within RESEARCH_MAX_NEW_SOURCES_PER_ITERATION and
+    RESEARCH_MAX_SOURCES_PER_JOB. The envelope carries every source's excerpt (and
+    later its digest and scores) and NATS refuses messages over 1 MiB: with real
+    providers one iteration can return 100+ results, so the envelope is bounded here."""
+    room = max(0, min(settings.research_max_new_sources_per_iteration, settings.research_max_sources_per_job - known))
+    if len(new) <= room:
+        return new
+    return sorted(new, key=lambda s: (-s.relevance_score, s.id))[:room]
 
 
 def _provider_errors(outcomes: list[Outcome]) -> list[str]:
