@@ -156,6 +156,7 @@ class Source(_CamelWire):
 
     id: str
     text: str  # bounded excerpt; the whole canonical text is in the object store
+    excerpt_start: int | None = None  # offset of `text` in the canonical text (None: unknown)
     url: str
     title: str
     published_at: datetime | None = None

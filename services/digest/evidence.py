@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import logging
 import math
-import re
-from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import pairwise
 
 from shared.envelope import DigestPayload, EvidenceSnippet
+from shared.locators import format_locator, page_of, parse_locator
 from shared.text import hash_label, sentence_spans, short_hash, terms, words
 
 log = logging.getLogger(__name__)
@@ -32,44 +31,12 @@ log = logging.getLogger(__name__)
 MIN_SNIPPET_WORDS = 4
 KEY_POINTS = 5
 
-_LOCATOR = re.compile(r"(?:page:([0-9]+):)?char:([0-9]+)-([0-9]+)")
-
-
-def format_locator(start: int, end: int, page: int | None = None) -> str:
-    """``char:{start}-{end}``, or ``page:{n}:char:{start}-{end}`` with a 1-based page."""
-    if start < 0 or end < start:
-        raise ValueError(f"invalid span {start}-{end}")
-    if page is not None and page < 1:
-        raise ValueError(f"page numbers start at 1, got {page}")
-    span = f"char:{start}-{end}"
-    return span if page is None else f"page:{page}:{span}"
-
-
-def parse_locator(loc: str) -> tuple[int | None, int, int]:
-    """(page or None, start, end) of a locator; ValueError when it is not one."""
-    m = _LOCATOR.fullmatch(loc) if isinstance(loc, str) else None
-    if m is None:
-        raise ValueError(f"not a locator: {loc!r}")
-    page = int(m.group(1)) if m.group(1) is not None else None
-    start, end = int(m.group(2)), int(m.group(3))
-    if end < start:
-        raise ValueError(f"locator ends before it starts: {loc!r}")
-    if page is not None and page < 1:
-        raise ValueError(f"page numbers start at 1: {loc!r}")
-    return page, start, end
-
-
 def conditioning_hash(query: str, focus: Sequence[str] = ()) -> str:
     """The 8-hex hash of everything a digest is conditioned on: the question plus the
     focus texts (the plan's sub-questions). The cache key's query part; the payload's
     ``query_hash`` is the question's alone, so that a source digested for a job's
     question is not digested again when a later iteration refines the sub-questions."""
     return short_hash("\n".join([query, *focus]) if focus else query)
-
-
-def page_of(page_starts: Sequence[int], offset: int) -> int:
-    """The 1-based page holding ``offset``, given each page's start offset."""
-    return max(1, bisect_right(page_starts, offset))
 
 
 def page_map_problem(page_starts: Sequence[int], text_chars: int) -> str | None:

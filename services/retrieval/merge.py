@@ -192,6 +192,7 @@ def _to_source(doc: _Doc, *, tier: CredibilityTier, domain_authority: int) -> So
     return Source(
         id=source_id(doc.url),
         text=hit.text[:EXCERPT_MAX_CHARS],
+        excerpt_start=hit.start,
         url=doc.url,
         title=hit.doc_title,
         published_at=hit.published_at,

@@ -331,6 +331,7 @@ class PubMedProvider:
             sources.append(Source(
                 id=source_id(record.url),
                 text=text[:EXCERPT_MAX_CHARS],
+                excerpt_start=0,
                 url=record.url,
                 title=record.title or f"PMID {record.pmid}",
                 published_at=record.published_at,

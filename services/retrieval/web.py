@@ -156,6 +156,7 @@ class WebProvider:
             sources.append(Source(
                 id=source_id(canonical_url(url)),
                 text=excerpt,
+                excerpt_start=spans[0][0] if spans else None,
                 url=url,
                 title=str(result.get("title") or (doc.title if isinstance(doc, FetchedDocument) else "") or url),
                 published_at=_published(result.get("published_date")),

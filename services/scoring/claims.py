@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shared.envelope import ChecklistItem, Citation, Claim, CoverageStatus, ScoredSource
+from shared.locators import locate
 from shared.text import has_negation, jaccard, sentence_spans, terms, words
 
 MAX_CLAIMS = 20
@@ -94,9 +95,12 @@ def _candidates(scored_sources: Sequence[ScoredSource]) -> list[_Candidate]:
         if source.digest is not None and source.digest.evidence_snippets:
             pieces = [(e.text, e.locator, e.relevance_score) for e in source.digest.evidence_snippets]
         else:
-            # No digest: the excerpt's sentences. The excerpt's offset in the canonical
-            # text is unknown here, so these quotes carry no locator.
-            pieces = [(source.text[s:e], "", source.relevance_score)
+            # No digest (too short for DIGEST_POLICY=auto, or skipped): the excerpt's
+            # sentences, located in the canonical text through the excerpt's offset.
+            # A source that does not know that offset gives quotes without locator.
+            at = source.excerpt_start
+            pieces = [(source.text[s:e], locate(at + s, at + e, source.page_starts) if at is not None else "",
+                       source.relevance_score)
                       for s, e in sentence_spans(source.text)]
         for quote, locator, relevance in pieces:
             text = claim_text(quote)

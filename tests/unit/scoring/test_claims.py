@@ -133,6 +133,26 @@ def test_text_without_digest_is_split_into_sentences_without_locators() -> None:
     assert slower.citations[0].quote in sources[0].text
 
 
+def test_undigested_excerpt_with_known_offset_is_cited_with_verifying_locators() -> None:
+    canonical = canonicalize("Preface text here.\n\n" + "Creating a process is slower than creating a thread. "
+                             "Processes are isolated from each other.")
+    at = canonical.index("Creating")
+    source = make_source("a", canonical, digest=False).model_copy(
+        update={"text": canonical[at:], "excerpt_start": at, "text_chars": len(canonical)})
+    claims = extract_claims(QUESTION, SUBS, [], score([source]))
+    assert claims
+    for claim in claims:
+        for citation in claim.citations:
+            start, end = locate(citation.locator)
+            assert canonical[start:end] == citation.quote
+
+    # A PDF excerpt: the locator names the page the quote starts on.
+    pdf = source.model_copy(update={"page_starts": [0, at]})
+    cited = extract_claims(QUESTION, SUBS, [], score([pdf]))[0].citations[0]
+    assert cited.locator.startswith("page:2:char:")
+    assert canonical[slice(*locate(cited.locator.removeprefix("page:2:")))] == cited.quote
+
+
 def test_digest_evidence_is_preferred_over_text() -> None:
     source = make_source("a", "Threads are lightweight units of execution.")
     assert source.digest is not None
