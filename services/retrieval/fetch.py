@@ -237,7 +237,9 @@ async def _fetch(url: str, policy: FetchPolicy, client: httpx.AsyncClient) -> Fe
         headers = {"Host": current.netloc.decode("ascii"), "Accept": _ACCEPT}
         extensions = {"sni_hostname": host} if current.scheme == "https" else {}
         try:
-            async with client.stream("GET", pinned, headers=headers, extensions=extensions) as resp:
+            async with client.stream(
+                "GET", pinned, headers=headers, extensions=extensions, follow_redirects=False
+            ) as resp:
                 if resp.status_code in _REDIRECT_CODES and "location" in resp.headers:
                     if hop == policy.max_redirects:
                         raise FetchRefused(f"{url}: more than {policy.max_redirects} redirects")
