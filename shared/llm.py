@@ -133,24 +133,9 @@ class AnthropicProvider:
                 model=self.model, max_tokens=max_tokens, system=system,
                 messages=[{"role": "user", "content": prompt}], **extra,
             )
-        except sdk.AuthenticationError as exc:
-            raise LLMAuthError(f"Anthropic rejected the API key (401): check ANTHROPIC_API_KEY ({_detail(exc)})") from exc
-        except sdk.PermissionDeniedError as exc:
-            raise LLMError(f"Anthropic refused the request (403): the API key lacks permission ({_detail(exc)})") from exc
-        except sdk.NotFoundError as exc:
-            raise LLMError(f"Anthropic does not know model {self.model!r} (404): check ANTHROPIC_MODEL ({_detail(exc)})") from exc
-        except sdk.BadRequestError as exc:
-            raise LLMError(f"Anthropic rejected the request (400): {_detail(exc)}") from exc
-        except sdk.APITimeoutError as exc:
-            raise LLMUnavailable("Anthropic did not answer within LLM_TIMEOUT_S, after retries") from exc
-        except sdk.APIConnectionError as exc:
-            raise LLMUnavailable(f"cannot reach Anthropic: {exc}") from exc
-        except sdk.APIStatusError as exc:
-            # 429, 5xx, 529 still failing after the SDK's retries; other 4xx are permanent.
-            if exc.status_code == 429 or exc.status_code >= 500:
-                raise LLMUnavailable(f"Anthropic is unavailable ({exc.status_code}) after retries: {_detail(exc)}",
-                                     retry_after_s=_retry_after(exc)) from exc
-            raise LLMError(f"Anthropic rejected the request ({exc.status_code}): {_detail(exc)}") from exc
+        except sdk.APIError as exc:
+            raise _translate(sdk, exc, who="Anthropic", key_var="ANTHROPIC_API_KEY",
+                             model_hint=f"ANTHROPIC_MODEL ({self.model!r})") from exc
 
 
 class OpenAICompatibleProvider:
@@ -206,23 +191,34 @@ class OpenAICompatibleProvider:
                 model=self.model, max_tokens=max_tokens,
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}], **extra,
             )
-        except sdk.AuthenticationError as exc:
-            raise LLMAuthError(f"the OpenAI-compatible server rejected the API key (401): check OPENAI_API_KEY ({_detail(exc)})") from exc
-        except sdk.PermissionDeniedError as exc:
-            raise LLMError(f"the OpenAI-compatible server refused the request (403): {_detail(exc)}") from exc
-        except sdk.NotFoundError as exc:
-            raise LLMError(f"the OpenAI-compatible server has no model {self.model!r} or endpoint (404): check OPENAI_MODEL and OPENAI_BASE_URL") from exc
-        except sdk.BadRequestError as exc:
-            raise LLMError(f"the OpenAI-compatible server rejected the request (400): {_detail(exc)}") from exc
-        except sdk.APITimeoutError as exc:
-            raise LLMUnavailable("the OpenAI-compatible server did not answer within LLM_TIMEOUT_S, after retries") from exc
-        except sdk.APIConnectionError as exc:
-            raise LLMUnavailable(f"cannot reach the OpenAI-compatible server at OPENAI_BASE_URL: {exc}") from exc
-        except sdk.APIStatusError as exc:
-            if exc.status_code == 429 or exc.status_code >= 500:
-                raise LLMUnavailable(f"the OpenAI-compatible server is unavailable ({exc.status_code}) after retries",
-                                     retry_after_s=_retry_after(exc)) from exc
-            raise LLMError(f"the OpenAI-compatible server rejected the request ({exc.status_code}): {_detail(exc)}") from exc
+        except sdk.APIError as exc:
+            raise _translate(sdk, exc, who="the OpenAI-compatible server at OPENAI_BASE_URL", key_var="OPENAI_API_KEY",
+                             model_hint=f"OPENAI_MODEL ({self.model!r}) and OPENAI_BASE_URL") from exc
+
+
+def _translate(sdk: Any, exc: Exception, *, who: str, key_var: str, model_hint: str) -> Exception:
+    """Our error for one of the SDK's typed errors (both SDKs share the class names).
+    Rate limits, server errors, 529 and timeouts reach here only once the SDK's own
+    retries are spent, so they are transient for the stage runner; other 4xx are not."""
+    detail = _detail(exc)
+    if isinstance(exc, sdk.AuthenticationError):
+        return LLMAuthError(f"{who} rejected the API key (401): check {key_var} ({detail})")
+    if isinstance(exc, sdk.PermissionDeniedError):
+        return LLMError(f"{who} refused the request (403): the API key lacks permission ({detail})")
+    if isinstance(exc, sdk.NotFoundError):
+        return LLMError(f"{who} has no such model or endpoint (404): check {model_hint} ({detail})")
+    if isinstance(exc, sdk.BadRequestError):
+        return LLMError(f"{who} rejected the request (400): {detail}")
+    if isinstance(exc, sdk.APITimeoutError):
+        return LLMUnavailable(f"{who} did not answer within LLM_TIMEOUT_S, after retries")
+    if isinstance(exc, sdk.APIConnectionError):
+        return LLMUnavailable(f"cannot reach {who}: {exc}")
+    if isinstance(exc, sdk.APIStatusError):
+        if exc.status_code == 429 or exc.status_code >= 500:
+            return LLMUnavailable(f"{who} is unavailable ({exc.status_code}) after retries: {detail}",
+                                  retry_after_s=_retry_after(exc))
+        return LLMError(f"{who} rejected the request ({exc.status_code}): {detail}")
+    return LLMError(f"{who}: {type(exc).__name__}: {detail}")
 
 
 def _detail(exc: Any) -> str:

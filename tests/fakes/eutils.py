@@ -37,42 +37,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.server import LoopbackServer
+from tests.fakes.server import LoopbackServer, search_terms
 
 DOCTYPE = (
     '<?xml version="1.0" ?>\n'
     '<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
     '"https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">\n'
-)
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "do",
-        "does",
-        "for",
-        "from",
-        "how",
-        "in",
-        "is",
-        "it",
-        "of",
-        "on",
-        "or",
-        "the",
-        "to",
-        "what",
-        "which",
-        "with",
-        "why",
-    ]
 )
 
 
@@ -316,9 +286,7 @@ class FakeEutils:
                     },
                 }
             )
-        terms = [
-            w for w in _WORD.findall(params.get("term", "").lower()) if w not in _STOP
-        ]
+        terms = search_terms(params.get("term", ""))
         scored = []
         for a in self.articles.values():
             text = a.plain()

@@ -8,6 +8,8 @@ loopback by its `base_url`.
 
 from __future__ import annotations
 
+import re
+
 import socket
 import threading
 import time
@@ -106,3 +108,14 @@ class LoopbackServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    "a an and are as at be by do does for from how in is it of on or the to what which with why".split()
+)
+
+
+def search_terms(query: str) -> list[str]:
+    """The words a fake search engine matches documents on: lower-cased, stop words out."""
+    return [w for w in _WORD.findall(query.lower()) if w not in _STOP]

@@ -22,7 +22,6 @@ or text; ``score`` grows with the share of query words matched. Scriptable per t
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 import time
 import uuid
@@ -35,38 +34,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.server import LoopbackServer
+from tests.fakes.server import LoopbackServer, search_terms
 
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "do",
-        "does",
-        "for",
-        "from",
-        "how",
-        "in",
-        "is",
-        "it",
-        "of",
-        "on",
-        "or",
-        "the",
-        "to",
-        "what",
-        "which",
-        "with",
-        "why",
-    ]
-)
 ERROR_MESSAGES = {
     400: "Invalid request: query is required.",
     401: "Unauthorized: missing or invalid API key.",
@@ -187,7 +156,7 @@ class FakeTavily:
             return JSONResponse(
                 {"detail": {"error": ERROR_MESSAGES[400]}}, status_code=400
             )
-        terms = [w for w in _WORD.findall(query.lower()) if w not in _STOP]
+        terms = search_terms(query)
         raw = body.get("include_raw_content") not in (None, False)
         scored = []
         for page in self.pages:
