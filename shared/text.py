@@ -123,3 +123,14 @@ def normalize_query(text: str) -> str:
     """The identity of a search query: case- and whitespace-insensitive, so a
     refinement pass can tell that a query was already run for the job."""
     return " ".join(text.split()).casefold()
+
+
+def is_statement(sentence: str, *, min_words: int = 4) -> bool:
+    """A quotable sentence: not a markdown heading, at least ``min_words`` long, and
+    ending like a sentence (a plain-text heading such as "Fog signals" has no final
+    punctuation)."""
+    return (
+        not sentence.startswith("#")
+        and len(words(sentence)) >= min_words
+        and sentence.rstrip("\"')]’”").endswith((".", "!", "?", ":", ";"))
+    )

@@ -24,7 +24,7 @@ from itertools import pairwise
 
 from shared.envelope import DigestPayload, EvidenceSnippet
 from shared.locators import format_locator, page_of, parse_locator
-from shared.text import hash_label, sentence_spans, short_hash, terms, words
+from shared.text import hash_label, is_statement, sentence_spans, short_hash, terms
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def build_digest(
     wanted = set(terms(query)).union(*(terms(f) for f in focus))
     scores = _scores(sentence_terms, wanted)
 
-    eligible = [i for i, (s, e) in enumerate(spans) if _is_statement(canonical_text[s:e])]
+    eligible = [i for i, (s, e) in enumerate(spans) if is_statement(canonical_text[s:e], min_words=MIN_SNIPPET_WORDS)]
     # A document of headings and fragments still gets a summary of what it has.
     candidates = eligible or list(range(len(spans)))
     ranked = sorted(candidates, key=lambda i: (-scores[i], i))
@@ -126,16 +126,6 @@ def _scores(sentence_terms: list[set[str]], wanted: set[str]) -> list[float]:
             df[t] = df.get(t, 0) + 1
     idf = {t: math.log(1 + n / d) for t, d in df.items()}
     return [sum(idf[t] for t in st & wanted) for st in sentence_terms]
-
-
-def _is_statement(sentence: str) -> bool:
-    """A quotable sentence: not a markdown heading, long enough, and ending like a
-    sentence (a plain-text heading such as "Fog signals" has no final punctuation)."""
-    return (
-        not sentence.startswith("#")
-        and len(words(sentence)) >= MIN_SNIPPET_WORDS
-        and sentence.rstrip("\"')]’”").endswith((".", "!", "?", ":", ";"))
-    )
 
 
 def _distinct(

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from shared.envelope import ChecklistItem, Citation, Claim, CoverageStatus, ScoredSource
 from shared.locators import locate
-from shared.text import has_negation, jaccard, sentence_spans, terms, words
+from shared.text import has_negation, is_statement, jaccard, sentence_spans, terms, words
 
 MAX_CLAIMS = 20
 DUPLICATE_JACCARD = 0.5
@@ -101,7 +101,7 @@ def _candidates(scored_sources: Sequence[ScoredSource]) -> list[_Candidate]:
             at = source.excerpt_start
             pieces = [(source.text[s:e], locate(at + s, at + e, source.page_starts) if at is not None else "",
                        source.relevance_score)
-                      for s, e in sentence_spans(source.text)]
+                      for s, e in sentence_spans(source.text) if is_statement(source.text[s:e])]
         for quote, locator, relevance in pieces:
             text = claim_text(quote)
             if len(words(text)) < MIN_WORDS:

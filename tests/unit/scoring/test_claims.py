@@ -118,13 +118,15 @@ def test_unrelated_negation_is_no_contradiction() -> None:
 
 def test_text_without_digest_is_split_into_sentences_without_locators() -> None:
     sources = score([make_source(
-        "a", "Creating a process is slower than creating a thread [12]. Hi. Processes are isolated.",
+        "a", "# Threads and processes\n\nCreating a process is slower than creating a thread [12]. Hi. "
+        "Processes are isolated from each other.\n\nThreads versus processes",
         digest=False)])
     claims = extract_claims(QUESTION, SUBS, [], sources)
-    # "Hi." is too short to be a claim; the sentence sharing more terms ranks first
+    # "Hi." is too short to be a claim, headings are not statements; the sentence
+    # sharing more terms ranks first
     assert [c.text for c in claims] == [
         "Creating a process is slower than creating a thread.",
-        "Processes are isolated.",
+        "Processes are isolated from each other.",
     ]
     slower = by_text(claims, "slower")
     # the footnote marker is gone from the claim, the quote is verbatim
