@@ -29,7 +29,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from starlette.applications import Starlette
@@ -37,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.server import LoopbackServer, search_terms
+from tests.fakes.server import ServedFake, search_terms
 
 DOCTYPE = (
     '<?xml version="1.0" ?>\n'
@@ -155,7 +155,7 @@ def article_xml(a: Article) -> str:
     )
 
 
-class FakeEutils:
+class FakeEutils(ServedFake):
     def __init__(
         self,
         articles: list[Article],
@@ -179,7 +179,6 @@ class FakeEutils:
                 Route("/efetch.fcgi", self._efetch, methods=["GET", "POST"]),
             ]
         )
-        self._server: LoopbackServer | None = None
 
     # -- scripting -------------------------------------------------------------------
 
@@ -201,25 +200,6 @@ class FakeEutils:
             return sorted(r["t"] for r in self.requests)
 
     # -- serving -----------------------------------------------------------------------
-
-    def start(self) -> FakeEutils:
-        self._server = LoopbackServer(self.app).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server:
-            self._server.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None
-        return self._server.base_url
 
     async def _params(self, request: Request) -> dict[str, str]:
         params = dict(request.query_params)

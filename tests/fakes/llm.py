@@ -31,7 +31,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Self
 
 from starlette.applications import Starlette
@@ -39,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.server import LoopbackServer
+from tests.fakes.server import ServedFake
 
 __all__ = [
     "Delay",
@@ -427,7 +426,7 @@ def schema_responder(request: RecordedRequest) -> Step:
 # --- the scripted server --------------------------------------------------------------
 
 
-class ScriptedLLM:
+class ScriptedLLM(ServedFake):
     """Base of the fake LLM servers: script queue, responder, recording, totals, and the
     loopback HTTP server. Subclasses provide the wire format: `routes_path`,
     `_authorized`, `_validate`, `_describe`, `_render`, `_error_body`, `_id_header`."""
@@ -449,7 +448,7 @@ class ScriptedLLM:
         self.total_output_tokens = 0
         self._script: deque[Step] = deque()
         self._lock = threading.Lock()
-        self._server = LoopbackServer(self._app())
+        self.app = self._app()
 
     # scripting -------------------------------------------------------------------------
 
@@ -512,28 +511,6 @@ class ScriptedLLM:
 
     # lifecycle -------------------------------------------------------------------------
 
-    @property
-    def base_url(self) -> str:
-        """What to pass to the SDK as `base_url`."""
-        return self._server.base_url
-
-    def start(self) -> Self:
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # HTTP ------------------------------------------------------------------------------
 

@@ -110,7 +110,7 @@ class OpenAIFake(ScriptedLLM):
 
     @property
     def base_url(self) -> str:
-        return f"{self._server.base_url}/v1"
+        return f"{super().base_url}/v1"
 
     def env(self) -> dict[str, str]:
         return {

@@ -9,7 +9,6 @@ loopback by its `base_url`.
 from __future__ import annotations
 
 import re
-
 import socket
 import threading
 import time
@@ -18,7 +17,7 @@ from typing import Any, Self
 
 import uvicorn
 
-__all__ = ["LoopbackServer"]
+__all__ = ["LoopbackServer", "ServedFake", "search_terms"]
 
 _START_TIMEOUT_S = 10.0
 
@@ -109,6 +108,35 @@ class LoopbackServer:
     ) -> None:
         self.stop()
 
+
+
+class ServedFake:
+    """Base of the fakes: serves the ASGI app ``self.app`` (set by the subclass) on a
+    LoopbackServer from ``start()`` to ``stop()``, or as a context manager."""
+
+    app: Any
+    _server: LoopbackServer | None = None
+
+    def start(self) -> Self:
+        self._server = LoopbackServer(self.app).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>`` while started."""
+        if self._server is None:
+            raise RuntimeError(f"{type(self).__name__} is not started")
+        return self._server.base_url
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(

@@ -27,14 +27,14 @@ import time
 import uuid
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Self
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.server import LoopbackServer, search_terms
+from tests.fakes.server import ServedFake, search_terms
 
 ERROR_MESSAGES = {
     400: "Invalid request: query is required.",
@@ -61,7 +61,7 @@ class Page:
     extractable: bool = True  # /extract can get its text
 
 
-class FakeTavily:
+class FakeTavily(ServedFake):
     def __init__(
         self,
         pages: list[Page],
@@ -82,7 +82,6 @@ class FakeTavily:
                 Route("/pages/{slug}", self._page, methods=["GET"]),
             ]
         )
-        self._server: LoopbackServer | None = None
 
     # -- scripting -------------------------------------------------------------------
 
@@ -103,25 +102,6 @@ class FakeTavily:
         return page.url or f"{self.base_url}/pages/{page.slug}"
 
     # -- serving -----------------------------------------------------------------------
-
-    def start(self) -> Self:
-        self._server = LoopbackServer(self.app).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server:
-            self._server.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None
-        return self._server.base_url
 
     async def _admit(
         self, path: str, request: Request
