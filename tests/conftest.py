@@ -1,16 +1,17 @@
-"""Shared fixtures: a real PostgreSQL for the whole session (or DATABASE_URL), and
-helpers to start whole systems (nats-server + the six service processes)."""
+"""Shared fixtures: a real PostgreSQL for the whole session (or DATABASE_URL), a
+real nats-server per test module, and helpers to start whole systems (nats-server + the six service processes)."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from shared.servers import PostgresServer
+from shared.servers import NatsServer, PostgresServer
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_CORPUS = ROOT / "tests" / "fixtures" / "corpus"
@@ -36,3 +37,13 @@ def postgres(tmp_root: Path) -> Iterator[PostgresServer | str]:
         yield pg
     finally:
         pg.stop()
+
+
+@pytest.fixture(scope="module")
+def nats_url(tmp_root: Path) -> Iterator[str]:
+    """A real nats-server with JetStream on a free loopback port, for one test module."""
+    server = NatsServer(tmp_root / f"nats-{uuid.uuid4().hex[:8]}").start()
+    try:
+        yield server.url
+    finally:
+        server.stop()

@@ -29,6 +29,7 @@ from tests.fakes.llm import (
     count_tokens,
     random_id,
     serve_forever,
+    text_of,
 )
 
 __all__ = ["AnthropicFake", "anthropic_fake"]
@@ -55,19 +56,6 @@ _ERRORS: dict[int, tuple[str, str]] = {
     504: ("timeout_error", "Request timed out"),
     529: ("overloaded_error", "Overloaded"),
 }
-
-
-def _text_of(content: Any) -> str:
-    """The text of a message `content` (a string or a list of content blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            b.get("text", "")
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return ""
 
 
 class AnthropicFake(ScriptedLLM):
@@ -151,9 +139,9 @@ class AnthropicFake(ScriptedLLM):
             rec.forced_tool = choice["name"]
         elif choice.get("type") == "any" and rec.tools:
             rec.forced_tool = next(iter(rec.tools))
-        rec.system = _text_of(body.get("system", ""))
+        rec.system = text_of(body.get("system", ""))
         users = [m for m in body["messages"] if m["role"] == "user"]
-        rec.prompt = _text_of(users[-1]["content"]) if users else ""
+        rec.prompt = text_of(users[-1]["content"]) if users else ""
 
     def _render(
         self, rec: RecordedRequest, step: ToolCall | Text

@@ -53,6 +53,7 @@ __all__ = [
     "schema_responder",
     "serve_forever",
     "synthesize",
+    "text_of",
 ]
 
 
@@ -162,6 +163,16 @@ Responder = Callable[[RecordedRequest], Step]
 
 
 # --- token accounting and ids -----------------------------------------------------------
+
+
+def text_of(content: Any) -> str:
+    """The text of a message ``content``: a string, or a list of content blocks (Anthropic)
+    or parts (OpenAI), whose ``{"type": "text", "text": ...}`` items are joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
 
 
 def count_tokens(text: str) -> int:

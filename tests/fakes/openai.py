@@ -37,6 +37,7 @@ from tests.fakes.llm import (
     count_tokens,
     random_id,
     serve_forever,
+    text_of,
 )
 
 __all__ = ["OpenAIFake", "openai_fake"]
@@ -67,19 +68,6 @@ _ERRORS: dict[int, tuple[str, str | None, str]] = {
     ),
     503: ("server_error", None, "The server is overloaded or not ready yet."),
 }
-
-
-def _text_of(content: Any) -> str:
-    """The text of a message `content` (a string or a list of content parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p.get("text", "")
-            for p in content
-            if isinstance(p, dict) and p.get("type") == "text"
-        )
-    return ""
 
 
 class OpenAIFake(ScriptedLLM):
@@ -176,12 +164,12 @@ class OpenAIFake(ScriptedLLM):
             rec.answer_in_content = True
         messages = body["messages"]
         rec.system = "\n".join(
-            _text_of(m.get("content"))
+            text_of(m.get("content"))
             for m in messages
             if m["role"] in ("system", "developer")
         )
         users = [m for m in messages if m["role"] == "user"]
-        rec.prompt = _text_of(users[-1].get("content")) if users else ""
+        rec.prompt = text_of(users[-1].get("content")) if users else ""
 
     def _render(
         self, rec: RecordedRequest, step: ToolCall | Text

@@ -57,15 +57,6 @@ BIG = corpus_text("locks-mutexes-and-deadlock.md", "threads-and-shared-memory.md
 SMALL = corpus_text("race-conditions.txt")
 
 
-@pytest.fixture(scope="module")
-def nats_url(tmp_root: Path) -> Iterator[str]:
-    server = NatsServer(tmp_root / f"nats-digest-{uuid.uuid4().hex[:6]}").start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
-
-
 @pytest.fixture
 async def js(nats_url: str) -> AsyncIterator[Any]:
     nc = await nats.connect(nats_url)

@@ -1,26 +1,15 @@
-"""Fixtures of the retrieval tests: a real nats-server with the topology and the
-retrieval buckets declared."""
+"""Fixtures of the retrieval tests: JetStream on the shared real nats-server
+(``nats_url`` of tests/conftest.py) with the topology and the retrieval buckets declared."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import nats
 import pytest
 from nats.js import JetStreamContext
 
 from shared import topology
-from shared.servers import NatsServer
-
-
-@pytest.fixture(scope="module")
-def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = NatsServer(Path(tmp_path_factory.mktemp("nats"))).start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture
