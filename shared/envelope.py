@@ -51,6 +51,16 @@ class CredibilityTier(StrEnum):
     FLAGGED = "FLAGGED"
 
 
+# Seed 000's credibility score of each tier (SourceScorer); the digest stage ranks by it too.
+TIER_SCORES: dict[CredibilityTier, float] = {
+    CredibilityTier.PRIMARY_SOURCE: 1.0,
+    CredibilityTier.AUTHORITATIVE: 0.85,
+    CredibilityTier.SECONDARY: 0.65,
+    CredibilityTier.UNVERIFIED: 0.3,
+    CredibilityTier.FLAGGED: 0.0,
+}
+
+
 class RetrievalMethod(StrEnum):
     RAG = "rag"
     WEB = "web"

@@ -21,16 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 
-from shared.envelope import CredibilityTier, Source
+from shared.envelope import TIER_SCORES, CredibilityTier, Source
 from shared.events import DigestSkipReason
 
-TIER_SCORE = {
-    CredibilityTier.PRIMARY_SOURCE: 1.0,
-    CredibilityTier.AUTHORITATIVE: 0.85,
-    CredibilityTier.SECONDARY: 0.65,
-    CredibilityTier.UNVERIFIED: 0.3,
-    CredibilityTier.FLAGGED: 0.0,
-}
 HIGH_AT = 0.7
 MEDIUM_AT = 0.45
 
@@ -44,7 +37,7 @@ class Quality(IntEnum):
 def quality_score(source: Source) -> float:
     relevance = min(1.0, max(0.0, source.relevance_score))
     authority = min(100, max(0, source.domain_authority)) / 100
-    return round(0.4 * TIER_SCORE[source.credibility_tier] + 0.3 * authority + 0.3 * relevance, 6)
+    return round(0.4 * TIER_SCORES[source.credibility_tier] + 0.3 * authority + 0.3 * relevance, 6)
 
 
 def quality(source: Source) -> Quality:

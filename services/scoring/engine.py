@@ -13,15 +13,7 @@ import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from shared.envelope import Claim, CredibilityTier, JobConfidence, ScoredSource, Source
-
-TIER_SCORES: dict[CredibilityTier, float] = {
-    CredibilityTier.PRIMARY_SOURCE: 1.0,
-    CredibilityTier.AUTHORITATIVE: 0.85,
-    CredibilityTier.SECONDARY: 0.65,
-    CredibilityTier.UNVERIFIED: 0.3,
-    CredibilityTier.FLAGGED: 0.0,
-}
+from shared.envelope import TIER_SCORES, Claim, JobConfidence, ScoredSource, Source
 
 RECENCY_DECAY_DAYS = 180.0
 UNKNOWN_RECENCY = 0.5
