@@ -17,6 +17,7 @@ import logging
 import re
 from typing import Any
 
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError
 from pydantic import ValidationError
@@ -96,7 +97,7 @@ class SharedCache:
             entry = await (await self._bucket()).get(kv_key(key))
         except (KeyNotFoundError, BucketNotFoundError):
             return None
-        except Exception as exc:  # noqa: BLE001 - a shared cache that fails is a miss
+        except (NatsError, TimeoutError, OSError) as exc:  # a shared cache that fails is a miss
             log.warning("shared digest cache read failed (%s): treated as a miss", exc)
             return None
         try:
@@ -108,7 +109,7 @@ class SharedCache:
     async def put(self, key: str, payload: DigestPayload) -> None:
         try:
             await (await self._bucket()).put(kv_key(key), payload.model_dump_json().encode())
-        except Exception as exc:  # noqa: BLE001 - the digest is still good without the cache
+        except (NatsError, TimeoutError, OSError) as exc:  # the digest is still good without the cache
             log.warning("shared digest cache write failed (%s)", exc)
 
 

@@ -163,7 +163,7 @@ class Digestor:
             return await self._skip(source, DigestSkipReason.TIMEOUT, outcome="timeout")
         except LLMAuthError:
             raise  # every digest would fail the same way: fail the job with the setting to fix
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any other failure of one digest is a typed digest.error event and a skip, never silence
             log.warning("digest of %s failed", source.id, exc_info=True)
             await self._failed(source, f"{type(exc).__name__}: {exc}")
             return await self._skip(source, DigestSkipReason.ERROR, outcome="error")

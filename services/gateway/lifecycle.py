@@ -10,6 +10,7 @@ import json
 import logging
 from datetime import timedelta
 
+import nats.js.errors
 from nats.js import JetStreamContext
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
@@ -23,8 +24,8 @@ from shared.envelope import JobEnvelope, ResearchRequest
 from shared.events import (
     ClarificationRequested,
     JobCompleted,
-    JobStatus,
     JobFailed,
+    JobStatus,
     JobStatusChanged,
     ProgressEvent,
     StageEvent,
@@ -177,9 +178,11 @@ class Lifecycle:
         deliveries = advisory.get("deliveries", "?")
         try:
             raw = await self.js.get_msg(subjects.JOBS_STREAM, seq)
-        except Exception as exc:  # noqa: BLE001 - the message may have aged out; nothing to fail then
+        except nats.js.errors.NotFoundError as exc:  # aged out of the stream: no job to fail any more
             log.error("dead letter seq %s of %s is gone (%s)", seq, consumer, exc)
             return
+        # Any other error (a timeout, a lost connection) propagates: the advisory is
+        # redelivered and the job still gets failed.
         job_id = ((raw.headers or {}).get(MSG_ID) or "").split(":")[0]
         if not job_id:
             log.error("dead letter seq %s has no job id", seq)

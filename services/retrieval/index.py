@@ -234,10 +234,12 @@ def pdf_to_text(data: bytes) -> PdfText:
 
 def _pdf_date(meta: object) -> datetime | None:
     """The PDF's creation date as aware UTC, None when absent or malformed."""
+    from pypdf.errors import PyPdfError
+
     try:
         created = meta.creation_date  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 - a malformed date string raises from pypdf's parser; the date is optional
-        return None
+    except (ValueError, PyPdfError):  # a malformed date string, or a broken reference to it
+        return None  # the date is optional
     if not isinstance(created, datetime):
         return None
     if created.tzinfo is None:
