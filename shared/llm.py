@@ -313,8 +313,13 @@ class JobLLM:
         job = self.base_usage.input_tokens + self.base_usage.output_tokens
         return job + sum(c.input_tokens + c.output_tokens for c in self.calls)
 
+    @property
+    def budget_spent(self) -> bool:
+        """The job has used RESEARCH_MAX_TOKENS_PER_JOB tokens (or more)."""
+        return self.tokens_used() >= self.engine.max_tokens_per_job
+
     def _budget_left(self) -> bool:
-        if self.tokens_used() >= self.engine.max_tokens_per_job:
+        if self.budget_spent:
             if not self.budget_hit:
                 log.warning("token budget of %d spent: %s stage answers offline", self.engine.max_tokens_per_job, self.stage)
             self.budget_hit = True

@@ -159,11 +159,10 @@ def _step_queries(text: str, draft: StepDraft | None) -> list[SearchQuery]:
     if draft is None:
         return queries_for(text, iteration=0)
     web = _clean(draft.web_queries) or [text]
-    pubmed = [q for q in _clean(draft.pubmed_queries) if _balanced(q)]
-    if not draft.pubmed_queries:
+    if draft.pubmed_queries:
+        pubmed = [q for q in _clean(draft.pubmed_queries) if _balanced(q)] or [pubmed_query(text)]
+    else:
         pubmed = []  # the model judged PubMed irrelevant to this step
-    elif not pubmed:
-        pubmed = [pubmed_query(text)]
     return [
         SearchQuery(provider=RetrievalMethod.RAG, text=text),
         *(SearchQuery(provider=RetrievalMethod.WEB, text=q) for q in web),
@@ -182,38 +181,32 @@ def _dedupe(queries: list[SearchQuery]) -> list[SearchQuery]:
     return out
 
 
-def _effective_context(request: ResearchRequest) -> str | None:
-    if request.clarification:
-        answer = f"Answer to clarifying questions: {request.clarification}"
-        return f"{request.context}\n{answer}" if request.context else answer
-    return request.context
-
-
 async def plan_first(request: ResearchRequest, llm: JobLLM, *, max_sub_questions: int) -> Plan:
     """Seed 001 steps 1, 2 and 3a and seed 000 Stage 1 for iteration 0."""
     offline = first_plan(request, max_sub_questions=max_sub_questions)
     if llm.offline:
         return offline
-    context = _effective_context(request)
+    context = prompts.block("context", request.context)
+    clarification = prompts.block("clarification", request.clarification)
+
+    def offline_brief() -> Brief:
+        return Brief(refined_question=offline.refined_question, key_terms=offline.key_terms,
+                     checklist=[c.description for c in offline.checklist])
+
     brief_prompt = prompts.BRIEF_PROMPT.format(
-        question=prompts.block("question", request.question),
-        context=prompts.block("context", request.context),
-        clarification=prompts.block("clarification", request.clarification),
+        question=prompts.block("question", request.question), context=context, clarification=clarification,
     )
     try:
         brief = await llm.structured(
-            Brief, system=prompts.BRIEF_SYSTEM, prompt=brief_prompt, tool_name="record_brief",
-            offline=lambda: Brief(refined_question=offline.refined_question, key_terms=offline.key_terms,
-                                  checklist=[c.description for c in offline.checklist]),
+            Brief, system=prompts.BRIEF_SYSTEM, prompt=brief_prompt, tool_name="record_brief", offline=offline_brief,
         )
     except LLMInvalidOutput as exc:
         log.warning("research brief unusable (%s): using the offline brief", exc)
-        brief = Brief(refined_question=offline.refined_question, key_terms=offline.key_terms,
-                      checklist=[c.description for c in offline.checklist])
+        brief = offline_brief()
     checklist = _checklist(brief.checklist) or offline.checklist
 
     decompose_prompt = prompts.DECOMPOSE_PROMPT.format(
-        question=prompts.block("question", brief.refined_question + (f"\n{context}" if context else "")),
+        question=prompts.block("question", brief.refined_question), context=context, clarification=clarification,
         checklist="\n".join(f"- {c.description}" for c in checklist),
     )
     try:
@@ -272,14 +265,13 @@ async def plan_refinement(envelope: JobEnvelope, llm: JobLLM) -> list[SearchQuer
     open_items = [c for c in plan.checklist if c.status is not CoverageStatus.SATISFIED]
     if llm.offline or not open_items:
         return offline
-    known = "\n".join(f"- {c.text}" for c in envelope.claims[:KNOWN_CLAIMS]) or "(nothing yet)"
     asked = [*envelope.queries_run, *(q.text for q in plan.queries)]
     prompt = prompts.REFINE_PROMPT.format(
         question=prompts.block("question", plan.refined_question),
-        known=known.replace("</known>", "</ known>"),
-        open_items="\n".join(f"- {c.id} ({c.status.value}): {c.description}" for c in open_items).replace("</open_items>", ""),
-        gaps="\n".join(f"- {g}" for g in envelope.knowledge_gaps).replace("</gaps>", "") or "(none recorded)",
-        asked="\n".join(f"- {q}" for q in dict.fromkeys(asked)).replace("</asked>", "") or "(none)",
+        known=prompts.block("known", "\n".join(f"- {c.text}" for c in envelope.claims[:KNOWN_CLAIMS]) or "(nothing yet)"),
+        open_items=prompts.block("open_items", "\n".join(f"- {c.id} ({c.status.value}): {c.description}" for c in open_items)),
+        gaps=prompts.block("gaps", "\n".join(f"- {g}" for g in envelope.knowledge_gaps) or "(none recorded)"),
+        asked=prompts.block("asked", "\n".join(f"- {q}" for q in dict.fromkeys(asked)) or "(none)"),
     )
     try:
         answer = await llm.structured(

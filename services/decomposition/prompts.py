@@ -46,6 +46,8 @@ parentheses). Give no PubMed query when the topic has no biomedical literature.
 
 DECOMPOSE_PROMPT = """Decompose this research question.
 {question}
+{context}
+{clarification}
 <checklist>
 {checklist}
 </checklist>"""
@@ -71,18 +73,10 @@ in proper PubMed syntax. Never repeat or trivially reword a query listed in <ask
 look for a different angle (other terms, synonyms, a narrower aspect)."""
 
 REFINE_PROMPT = """Question: {question}
-<known>
 {known}
-</known>
-<open_items>
 {open_items}
-</open_items>
-<gaps>
 {gaps}
-</gaps>
-<asked>
-{asked}
-</asked>"""
+{asked}"""
 
 
 def block(tag: str, text: str | None) -> str:

@@ -62,7 +62,7 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     )
     if envelope.deadline_passed(now):
         return scored_envelope.model_copy(update={"notes": [*envelope.notes, DEADLINE_NOTE]})
-    if BUDGET_NOTE in envelope.notes or ctx.llm.tokens_used() >= ctx.llm.engine.max_tokens_per_job:
+    if BUDGET_NOTE in envelope.notes or ctx.llm.budget_spent:
         # The token budget is spent: stop researching, synthesize what we have.
         notes = envelope.notes if BUDGET_NOTE in envelope.notes else [*envelope.notes, BUDGET_NOTE]
         return scored_envelope.model_copy(update={"notes": notes})
