@@ -43,6 +43,7 @@ from shared.envelope import (
     SubQuestion,
 )
 from shared.llm import JobLLM, LLMInvalidOutput
+from shared.prompting import block
 from shared.text import normalize_query
 
 log = logging.getLogger(__name__)
@@ -122,7 +123,7 @@ async def clarifying_questions(request: ResearchRequest, llm: JobLLM) -> list[st
     if not request.clarify or request.clarification:
         return []
     prompt = prompts.CLARIFY_PROMPT.format(
-        question=prompts.block("question", request.question), context=prompts.block("context", request.context)
+        question=block("question", request.question), context=block("context", request.context)
     )
     try:
         answer = await llm.structured(
@@ -186,15 +187,15 @@ async def plan_first(request: ResearchRequest, llm: JobLLM, *, max_sub_questions
     offline = first_plan(request, max_sub_questions=max_sub_questions)
     if llm.offline:
         return offline
-    context = prompts.block("context", request.context)
-    clarification = prompts.block("clarification", request.clarification)
+    context = block("context", request.context)
+    clarification = block("clarification", request.clarification)
 
     def offline_brief() -> Brief:
         return Brief(refined_question=offline.refined_question, key_terms=offline.key_terms,
                      checklist=[c.description for c in offline.checklist])
 
     brief_prompt = prompts.BRIEF_PROMPT.format(
-        question=prompts.block("question", request.question), context=context, clarification=clarification,
+        question=block("question", request.question), context=context, clarification=clarification,
     )
     try:
         brief = await llm.structured(
@@ -206,8 +207,8 @@ async def plan_first(request: ResearchRequest, llm: JobLLM, *, max_sub_questions
     checklist = _checklist(brief.checklist) or offline.checklist
 
     decompose_prompt = prompts.DECOMPOSE_PROMPT.format(
-        question=prompts.block("question", brief.refined_question), context=context, clarification=clarification,
-        checklist="\n".join(f"- {c.description}" for c in checklist),
+        question=block("question", brief.refined_question), context=context, clarification=clarification,
+        checklist=block("checklist", "\n".join(f"- {c.description}" for c in checklist)),
     )
     try:
         drafts = (await llm.structured(
@@ -267,11 +268,11 @@ async def plan_refinement(envelope: JobEnvelope, llm: JobLLM) -> list[SearchQuer
         return offline
     asked = [*envelope.queries_run, *(q.text for q in plan.queries)]
     prompt = prompts.REFINE_PROMPT.format(
-        question=prompts.block("question", plan.refined_question),
-        known=prompts.block("known", "\n".join(f"- {c.text}" for c in envelope.claims[:KNOWN_CLAIMS]) or "(nothing yet)"),
-        open_items=prompts.block("open_items", "\n".join(f"- {c.id} ({c.status.value}): {c.description}" for c in open_items)),
-        gaps=prompts.block("gaps", "\n".join(f"- {g}" for g in envelope.knowledge_gaps) or "(none recorded)"),
-        asked=prompts.block("asked", "\n".join(f"- {q}" for q in dict.fromkeys(asked)) or "(none)"),
+        question=block("question", plan.refined_question),
+        known=block("known", "\n".join(f"- {c.text}" for c in envelope.claims[:KNOWN_CLAIMS]) or "(nothing yet)"),
+        open_items=block("open_items", "\n".join(f"- {c.id} ({c.status.value}): {c.description}" for c in open_items)),
+        gaps=block("gaps", "\n".join(f"- {g}" for g in envelope.knowledge_gaps) or "(none recorded)"),
+        asked=block("asked", "\n".join(f"- {q}" for q in dict.fromkeys(asked)) or "(none)"),
     )
     try:
         answer = await llm.structured(

@@ -27,6 +27,7 @@ from services.digest.relocate import locate
 from services.digest.schemas import DigestDraft, DraftEvidence
 from shared.envelope import DigestPayload, EvidenceSnippet, Source
 from shared.llm import LLMInvalidOutput
+from shared.prompting import block
 from shared.text import hash_label, sentence_spans, short_hash
 
 log = logging.getLogger(__name__)
@@ -82,10 +83,9 @@ def system_prompt(limits: DigestLimits) -> str:
 def user_prompt(text: str, *, source: Source, question: str, focus: list[str], limits: DigestLimits) -> str:
     cut = len(text) > limits.model_max_chars
     return prompts.DIGEST_PROMPT.format(
-        question=prompts.data_block(question),
-        focus=prompts.data_block("\n".join(f"- {f}" for f in focus) or "-"),
-        source_id=source.id, title=prompts.data_block(source.title).replace('"', "'"),
-        text=prompts.data_block(text[: limits.model_max_chars]),
+        question=block("question", question),
+        focus=block("focus", "\n".join(f"- {f}" for f in focus) or "-"),
+        source=block("source", text[: limits.model_max_chars], id=source.id, title=source.title),
         cut_note=prompts.CUT_NOTE if cut else "",
     )
 

@@ -247,7 +247,7 @@ async def test_model_digest_relocates_quotes_and_drops_paraphrases(js: Any, fake
     assert req.forced_tool == "record_digest"
     assert "untrusted" in req.system and QUESTION in req.prompt
     # The source is data inside one block: its fake closing tag cannot end the block.
-    assert req.prompt.count("</source>") == 1 and "&lt;/source&gt;" in req.prompt
+    assert req.prompt.count("</source>") == 1 and "&lt;/source>" in req.prompt
     assert llm.calls and llm.calls[0].input_tokens > 0
     assert run.of("digest.completed")[0].engine == "anthropic:claude-test"
 
