@@ -50,7 +50,10 @@ CORPUS_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 CHUNK_TARGET_CHARS = 800
 CHUNK_MAX_CHARS = 1_200
 
-INDEX_FORMAT = 2  # 2: per-file stamps, chunk spans and terms kept for incremental re-index; PDF pages
+# 2: per-file stamps, chunk spans and terms kept for incremental re-index; PDF pages.
+# 3: terms are Snowball stems (shared.text.terms); a format-2 index holds the old
+# stems, which queries would silently miss, so it is re-parsed and never searched.
+INDEX_FORMAT = 3
 MANIFEST = "manifest.json"
 _DOCS = "docs.jsonl"
 _TOKENS = "tokens.jsonl"
@@ -469,6 +472,10 @@ def index_corpus(src_dir: Path, *, name: str, corpora_dir: Path) -> IndexStats:
         added = changed = unchanged = 0
         for path in _walk(src_dir):
             relpath = path.relative_to(src_dir).as_posix()
+            outside = _link_problem(path, src_dir)
+            if outside:
+                skipped.append((relpath, outside))
+                continue
             suffix = path.suffix.lower()
             if suffix not in SUPPORTED_SUFFIXES:
                 skipped.append((relpath, f"unsupported file type {suffix or '(no extension)'!r}"))
@@ -641,13 +648,36 @@ def _read_previous(corpus_dir: Path) -> tuple[dict[str, _Entry], str | None]:
 
 
 def _walk(root: Path) -> Iterator[Path]:
-    """Non-hidden regular files under ``root``, sorted, without following dir links."""
+    """Non-hidden regular files and symbolic links under ``root``, sorted. Links to
+    folders are yielded (for ``_link_problem`` to report), never walked into."""
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for filename in sorted(filenames):
+        links = [d for d in dirnames if not d.startswith(".") and os.path.islink(os.path.join(dirpath, d))]
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in links)
+        for filename in sorted([*filenames, *links]):
             path = Path(dirpath) / filename
-            if not filename.startswith(".") and path.is_file():
+            if not filename.startswith(".") and (path.is_symlink() or path.is_file()):
                 yield path
+
+
+def _link_problem(path: Path, root: Path) -> str | None:
+    """Why ``path`` must not be indexed, or None. A corpus is served to every user of
+    the system, so a link may only lead to a regular file inside the folder being
+    indexed: ``ln -s /etc/passwd docs/passwd.txt`` must not publish /etc/passwd."""
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve(strict=True)
+    except FileNotFoundError:
+        return f"dangling link to {os.readlink(path)!r}"
+    except (OSError, RuntimeError) as exc:  # a loop of links, or a component we cannot read
+        return f"unresolvable link: {exc}"
+    if not target.is_relative_to(root):
+        return "link to a file outside the indexed folder"
+    if target.is_dir():
+        return "link to a folder (links are not followed into folders)"
+    if not target.is_file():
+        return "link to something that is not a regular file"
+    return None
 
 
 def _supported_list() -> str:
@@ -869,6 +899,12 @@ class LocalSearcher:
 
 
 def _load(corpus_dir: Path, name: str, manifest: dict, stamp: tuple[int, int, int]) -> _LoadedCorpus:
+    if manifest.get("format") != INDEX_FORMAT:
+        # Its terms were made by another tokenizer: queries would match them wrongly.
+        raise PermanentError(
+            f"corpus {name!r} was indexed in format {manifest.get('format')!r}, this version "
+            f"reads format {INDEX_FORMAT}; index it again"
+        )
     gen_dir = corpus_dir / f"{_GEN_PREFIX}{manifest['generation']}"
     docs: list[_Doc] = []
     with open(gen_dir / _DOCS, encoding="utf-8") as f:
