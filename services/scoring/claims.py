@@ -35,13 +35,13 @@ SAME_SUBJECT_JACCARD = 0.35
 MIN_WORDS = 3
 
 # Words that say what kind of information is wanted rather than what it is about:
-# "Definition of threads" is about threads. Stemmed as shared.text.terms stems.
-META_TERMS = frozenset({
-    "definition", "meant", "mechanism", "advantage", "limitation", "risk", "evidence",
-    "example", "comparison", "versus", "choose", "context", "open", "question", "key",
-    "fact", "scope", "work", "aspect", "overview", "role", "main", "detail",
-    "information", "specific",
-})
+# "Definition of threads" is about threads. Stemmed by shared.text.terms itself, so
+# the set follows the stemmer.
+META_TERMS = frozenset(terms("""
+    definition meant mechanism advantage limitation risk evidence example comparison
+    versus choose context open question key fact scope work aspect overview role main
+    detail information specific
+"""))
 
 _FOOTNOTE = re.compile(r"\s*\[\d+\]")
 

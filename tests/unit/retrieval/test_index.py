@@ -487,3 +487,15 @@ def test_reindex_keeps_previous_index_when_folder_empties(src: Path, corpora: Pa
     with pytest.raises(PermanentError, match="nothing to index"):
         index_corpus(src, name="notes", corpora_dir=corpora)
     assert LocalSearcher(corpora).search("mutex deadlock", corpora=["notes"], k=1)
+
+
+def test_search_refuses_an_index_of_another_format(src: Path, corpora: Path) -> None:
+    # An older index holds terms from another stemmer: searching it would silently
+    # miss; the searcher says to index again instead.
+    index_corpus(src, name="notes", corpora_dir=corpora)
+    manifest_path = corpora / "notes" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["format"] = 2
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(PermanentError, match="index it again"):
+        LocalSearcher(corpora).search("mutex deadlock", corpora=["notes"], k=1)
