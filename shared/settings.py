@@ -14,6 +14,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.envelope import CredibilityTier
+from shared.grounding import MIN_SUPPORT, QUOTE_MIN_JACCARD
 
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
@@ -51,6 +52,16 @@ class CommonSettings(BaseSettings):
     score or synthesize."""
 
     log_level: str = "INFO"
+
+    # -- grounding: what a claim or report sentence must meet to be kept (shared/grounding.py) --
+    grounding_quote_min_jaccard: float = Field(QUOTE_MIN_JACCARD, gt=0, le=1)
+    """A quote that is not the source's exact text (even after whitespace and typographic
+    normalization) still verifies when some passage of the source has at least this
+    token Jaccard with it (near-verbatim); its citation then quotes that passage."""
+
+    grounding_min_support: float = Field(MIN_SUPPORT, gt=0, le=1)
+    """Share of a claim's content terms that must occur in its quotes; besides, every
+    number, year and proper name in the claim must occur in them."""
 
     @field_validator("nats_url")
     @classmethod

@@ -1,0 +1,255 @@
+"""Deterministic checks that a statement rests on its sources.
+
+Two checks, used wherever text proposed by a model is kept only if the sources bear
+it out (claims in scoring, report sentences in synthesis):
+
+* :func:`verify_quote`: a quote is the canonical text. It verifies at its locator
+  (``canonical[start:end] == quote``); otherwise it is relocated (the exact text
+  elsewhere, then the same text with whitespace and typographic quotes/dashes
+  normalized, as the digest relocates its snippets); otherwise it is accepted as
+  *near-verbatim* when some window of the canonical text has a token Jaccard with it
+  of at least ``GROUNDING_QUOTE_MIN_JACCARD`` (0.8: the text must share four fifths
+  of their combined vocabulary, so re-spacing, a dropped or swapped word pass, a
+  paraphrase does not). Whatever passes is reported with the locator and the exact
+  canonical text at it, never with the caller's wording.
+* :func:`check_grounding`: a sentence is grounded in its quotes when most of its
+  content terms occur in them (``GROUNDING_MIN_SUPPORT``) *and* every number,
+  year and proper name in it does: one changed figure or name turns a true sentence
+  into a false one while changing almost none of its terms, so those are checked
+  one by one rather than counted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Literal
+
+from shared.locators import locate as locate_span
+from shared.locators import page_of, parse_locator
+from shared.relocate import Match
+from shared.relocate import locate as relocate
+from shared.text import terms
+
+__all__ = [
+    "MIN_SUPPORT",
+    "QUOTE_MIN_JACCARD",
+    "Grounding",
+    "QuoteCheck",
+    "check_grounding",
+    "salient_tokens",
+    "verify_quote",
+]
+
+QUOTE_MIN_JACCARD = 0.8
+# Share of a sentence's content terms that must occur in its quotes. A faithful
+# restatement keeps the quote's subject words and may rephrase the rest (stop words
+# do not count at all), so 0.6 leaves room for two synonyms in a five-term claim;
+# a sentence that brings in subject matter of its own has most of its terms
+# unsupported and fails. Numbers and names are checked separately (see module doc),
+# so this share need not be strict enough to catch a single changed figure.
+MIN_SUPPORT = 0.6
+
+# The tokens of shared.text.words, with their spans: letters/digits, with inner
+# apostrophes and hyphens.
+_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+# -- quotes ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuoteCheck:
+    """The outcome of :func:`verify_quote`. When ``ok``, ``locator`` and ``text`` are
+    the verified place and the canonical text exactly as it stands there."""
+
+    ok: bool
+    locator: str | None = None
+    text: str | None = None
+    how: Literal["locator", "exact", "normalized", "near_verbatim"] | None = None
+    jaccard: float | None = None  # for near-verbatim quotes (and the best rejected one)
+    reason: str | None = None
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def _best_window(canonical: str, quote: str) -> tuple[float, int, int]:
+    """(Jaccard, start, end) of the canonical window whose token set is closest to the
+    quote's; windows are runs of tokens from 0.8 to 1.25 times the quote's length, the
+    range within which a Jaccard of 0.8 is reachable. (0.0, 0, 0) when none shares a token."""
+    q = _tokens(quote)
+    q_set = {t for t, _, _ in q}
+    doc = _tokens(canonical)
+    if not q_set or not doc:
+        return 0.0, 0, 0
+    # The window's tokens cannot cover more of the quote than the whole text does.
+    if len(q_set & {t for t, _, _ in doc}) / len(q_set) == 0:
+        return 0.0, 0, 0
+    n = len(q)
+    sizes = sorted({max(1, min(len(doc), round(n * f))) for f in (0.8, 0.9, 1.0, 1.1, 1.25)})
+    best = (0.0, 0, 0)
+    for size in sizes:
+        counts: Counter[str] = Counter()
+        inside = 0  # distinct window tokens that are in the quote
+        for i, (tok, _, _) in enumerate(doc):
+            counts[tok] += 1
+            if counts[tok] == 1 and tok in q_set:
+                inside += 1
+            if i >= size:
+                old = doc[i - size][0]
+                counts[old] -= 1
+                if counts[old] == 0:
+                    del counts[old]
+                    if old in q_set:
+                        inside -= 1
+            if i >= size - 1:
+                score = inside / (len(q_set) + len(counts) - inside)
+                if score > best[0]:
+                    best = (score, doc[i - size + 1][1], doc[i][2])
+    return best
+
+
+def verify_quote(
+    canonical: str,
+    quote: str,
+    locator: str | None,
+    page_starts: Sequence[int] | None = None,
+    *,
+    min_jaccard: float = QUOTE_MIN_JACCARD,
+) -> QuoteCheck:
+    """Check ``quote`` against the canonical text it claims to come from (see the
+    module doc for the three ways it can pass)."""
+    if not quote or not quote.strip():
+        return QuoteCheck(ok=False, reason="empty quote")
+    if locator:
+        try:
+            page, start, end = parse_locator(locator)
+        except ValueError:
+            page, start, end = None, -1, -1
+        at_locator = 0 <= start <= end <= len(canonical) and canonical[start:end] == quote
+        right_page = page is None or not page_starts or page_of(page_starts, start) == page
+        if at_locator and right_page:
+            return QuoteCheck(ok=True, locator=locator, text=quote, how="locator")
+    found = relocate(canonical, quote, fuzzy=False)
+    if found is not None:
+        start, end, match = found
+        how: Literal["exact", "normalized"] = "exact" if match is Match.EXACT else "normalized"
+        return QuoteCheck(ok=True, locator=locate_span(start, end, page_starts),
+                          text=canonical[start:end], how=how)
+    score, start, end = _best_window(canonical, quote)
+    if score >= min_jaccard:
+        return QuoteCheck(ok=True, locator=locate_span(start, end, page_starts), text=canonical[start:end],
+                          how="near_verbatim", jaccard=round(score, 3))
+    return QuoteCheck(
+        ok=False, jaccard=round(score, 3),
+        reason=f"quote not found in the source (closest passage has token Jaccard {score:.2f} < {min_jaccard:.2f})",
+    )
+
+
+# -- grounding -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """The outcome of :func:`check_grounding`: ``support`` is the share of the
+    sentence's content terms found in its quotes; ``missing`` lists the numbers and
+    names (and, when support is short, terms) the quotes do not have."""
+
+    ok: bool
+    support: float
+    reason: str | None = None
+    missing: tuple[str, ...] = field(default_factory=tuple)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_NUMBER_WORDS = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100",
+    "thousand": "1000", "million": "1000000", "billion": "1000000000",
+}
+# Where a new sentence (or a clause that starts like one) begins: its first word is
+# capitalized by grammar, not because it is a name.
+_CLAUSE_START = re.compile(r"(?:^|[.!?:]\s+|\n)[\"'(\[“‘]*")
+
+
+def _number_value(raw: str) -> str:
+    """A number's identity: "1,200" = "1200", "3.50" = "3.5", "007" = "7"."""
+    text = raw.replace(",", "") if _THOUSANDS.fullmatch(raw) else raw.replace(",", ".")
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return raw
+    return format(value.normalize(), "f") if value == value.to_integral() else str(value.normalize())
+
+
+def _numbers(text: str) -> dict[str, str]:
+    """value -> how it is written, for each number (digits or a number word) in ``text``."""
+    out: dict[str, str] = {}
+    for m in _NUMBER.finditer(text):
+        out.setdefault(_number_value(m.group().rstrip(".,")), m.group().rstrip(".,"))
+    for tok, _, _ in _tokens(text):
+        if tok in _NUMBER_WORDS:
+            out.setdefault(_NUMBER_WORDS[tok], tok)
+    return out
+
+
+def _plain(word: str) -> str:
+    word = word.lower()
+    return word[:-2] if word.endswith(("'s", "’s")) else word
+
+
+def salient_tokens(sentence: str) -> list[str]:
+    """The sentence's proper names and acronyms: capitalized words that do not open a
+    sentence or clause, and anywhere a word with a capital after its first letter
+    ("NASA", "mRNA"). Single letters are left out."""
+    starts = {m.end() for m in _CLAUSE_START.finditer(sentence)}
+    out: list[str] = []
+    for m in _TOKEN.finditer(sentence):
+        word = m.group()
+        if len(word) < 2 or not any(c.isalpha() for c in word):
+            continue
+        inner_capital = any(c.isupper() for c in word[1:])
+        if inner_capital or (word[0].isupper() and m.start() not in starts):
+            out.append(word)
+    return list(dict.fromkeys(out))
+
+
+def check_grounding(
+    sentence: str,
+    quotes: Sequence[str],
+    *,
+    min_support: float = MIN_SUPPORT,
+) -> Grounding:
+    """Whether ``sentence`` says no more than ``quotes`` do (see the module doc)."""
+    joined = "\n".join(q for q in quotes if q)
+    if not joined.strip():
+        return Grounding(ok=False, support=0.0, reason="no quotes to ground it in")
+    sentence_terms = set(terms(sentence))
+    if not sentence_terms:
+        return Grounding(ok=False, support=0.0, reason="no content words to check")
+    quote_terms = set(terms(joined))
+    unsupported = sorted(sentence_terms - quote_terms)
+    support = round(1 - len(unsupported) / len(sentence_terms), 3)
+
+    quote_numbers = _numbers(joined)
+    missing_numbers = [raw for value, raw in _numbers(sentence).items() if value not in quote_numbers]
+    if missing_numbers:
+        return Grounding(ok=False, support=support, missing=tuple(missing_numbers),
+                         reason=f"number {', '.join(missing_numbers)} not in its quotes")
+    quote_words = {_plain(t) for t, _, _ in _tokens(joined)}
+    missing_names = [w for w in salient_tokens(sentence) if _plain(w) not in quote_words]
+    if missing_names:
+        return Grounding(ok=False, support=support, missing=tuple(missing_names),
+                         reason=f"name {', '.join(missing_names)} not in its quotes")
+    if support < min_support:
+        return Grounding(ok=False, support=support, missing=tuple(unsupported),
+                         reason=(f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
+                                 f" not found: {', '.join(unsupported[:8])}"))
+    return Grounding(ok=True, support=support)
