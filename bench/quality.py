@@ -1,0 +1,434 @@
+"""Quality benchmark: fact recall of research reports over Python's documentation.
+
+Starts a system of its own in a temporary folder (nats-server, PostgreSQL, the
+gateway and the five stage services, as ``deepresearch ask`` and
+``bench/pipeline.py --start`` do), indexes Python's HTML documentation from Debian's
+``python3-doc`` package as a local corpus, asks every question of
+``bench/quality_questions.toml`` through the gateway's HTTP API, one job at a time,
+and scores each report against the facts written down for its question.
+
+The question set is split: "tuning" questions may be looked at while improving the
+engine (their missed facts are printed), "held-out" ones are for measuring only
+(only their figures are printed). Figures:
+
+- fact recall: facts found / facts expected, per split (a fact is found when all its
+  patterns match the report's text, headings, the refined question and the gaps
+  left out, so a checklist title cannot recall a fact by repeating the question);
+- claims kept per report, and claims rejected when the engine reports them;
+- citations per 1,000 words of report;
+- tokens per report by stage (all zero offline);
+- sentences removed by verification, when the result carries that field.
+
+The corpus is every HTML page of the documentation except Sphinx's generated pages
+(general index, module index, search page) and its ``_static``/``_sources`` folders;
+``--sections tutorial,library,...`` indexes only those top-level sections (faster).
+
+Exits 0 when every job completed, 1 when one did not, 2 on a usage or start-up
+error, 3 when the documentation is not installed.
+
+    python bench/quality.py                  # all questions, offline engine
+    python bench/quality.py --split tuning   # only the tuning part
+    python bench/quality.py --json out.json  # also write every result
+
+Adding an engine (e.g. a fake model): give :data:`ENGINES` an entry that prepares
+the environment the services inherit and returns a cleanup; :func:`run_question`
+runs one question on whatever system is up and returns its result JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as `python bench/quality.py` from a checkout
+    sys.path.insert(0, str(ROOT))
+
+QUESTIONS_FILE = Path(__file__).resolve().parent / "quality_questions.toml"
+CORPUS_NAME = "pydocs"
+DOC_GLOBS = ("/usr/share/doc/python3-doc/html", "/usr/share/doc/python3*-doc/html", "/usr/share/doc/python3*/html")
+INSTALL_HINT = (
+    "Python's documentation is not installed. On Debian or Ubuntu: apt-get install -y python3-doc "
+    "(as root), which puts its HTML under /usr/share/doc/python3*/html; or pass --docs DIR with "
+    "the HTML of the Python documentation (the folder holding index.html, glossary.html, library/)."
+)
+# Sphinx's generated pages: an index of every name on the site would match any query.
+_GENERATED = re.compile(r"^(?:genindex.*|search|py-modindex)\.html$")
+SPLITS = ("tuning", "held-out")
+STAGES = ("plan", "retrieve", "digest", "score", "synthesize")
+TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "EXPIRED"})
+
+
+# -- the question set ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    split: str
+    question: str
+    facts: list[list[re.Pattern[str]]]
+
+
+def load_questions(path: Path = QUESTIONS_FILE) -> list[Question]:
+    """The question set; ValueError names what is wrong with it. A fact the question
+    itself would recall is refused: it would measure nothing."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    out: list[Question] = []
+    seen: set[str] = set()
+    for raw in data.get("question", []):
+        qid = str(raw.get("id", ""))
+        if not qid or qid in seen:
+            raise ValueError(f"{path.name}: missing or repeated question id {qid!r}")
+        seen.add(qid)
+        split = raw.get("split")
+        if split not in SPLITS:
+            raise ValueError(f"{path.name}: question {qid}: split must be one of {SPLITS}, not {split!r}")
+        facts = [[re.compile(p, re.IGNORECASE) for p in fact] for fact in raw.get("facts", [])]
+        if not facts or any(not fact for fact in facts):
+            raise ValueError(f"{path.name}: question {qid}: every question needs facts, every fact patterns")
+        question = str(raw["question"])
+        for fact in facts:
+            if all(p.search(question) for p in fact):
+                raise ValueError(f"{path.name}: question {qid}: the question itself matches {[p.pattern for p in fact]}")
+        out.append(Question(qid, split, question, facts))
+    if not out:
+        raise ValueError(f"{path.name}: no [[question]] entries")
+    return out
+
+
+# -- scoring a report ------------------------------------------------------------------
+
+
+_ESCAPED_CITATION = re.compile(r"\\\[(\d+)\\\]")
+_CITATION = re.compile(r"(?<!\\)\[\d+\]")
+
+
+def answer_text(report: str) -> str:
+    """What a report states: its findings, summary and source quotes, whitespace
+    collapsed; headings, the refined question, coverage notes and the gaps (which
+    repeat the checklist, itself made from the question) are left out."""
+    kept: list[str] = []
+    in_gaps = False
+    for line in report.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            in_gaps = stripped.lstrip("#").strip().lower() in ("gaps", "knowledge gaps")
+            continue
+        if in_gaps or stripped.startswith(("Refined question:", "Coverage:", "Addressed by the findings",
+                                           "Also addressed by the findings")):
+            continue
+        kept.append(stripped)
+    return _ESCAPED_CITATION.sub(r"[\1]", " ".join(" ".join(kept).split()))
+
+
+def recalled(text: str, fact: list[re.Pattern[str]]) -> bool:
+    return all(p.search(text) for p in fact)
+
+
+def citations_per_1000_words(report: str) -> float:
+    words = len(report.split())
+    return 1000 * len(_CITATION.findall(report)) / words if words else 0.0
+
+
+@dataclass
+class Outcome:
+    """One question's run: its status, result JSON and scores."""
+
+    question: Question
+    status: str
+    reason: str | None = None
+    seconds: float = 0.0
+    result: dict = field(default_factory=dict)
+    found: list[bool] = field(default_factory=list)
+
+    def score(self) -> None:
+        text = answer_text(self.result.get("report") or "")
+        self.found = [recalled(text, fact) for fact in self.question.facts]
+
+
+# -- running one question --------------------------------------------------------------
+
+
+def _headers() -> dict[str, str]:
+    key = os.environ.get("RESEARCH_API_KEY")
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+async def run_question(client: httpx.AsyncClient, question: str, corpora: list[str], *,
+                       timeout_s: float = 300.0) -> tuple[str, str | None, dict]:
+    """Submit one question, follow its events to the end; (status, reason, result).
+
+    The result is the ``completed`` event's (the whole ResearchResult: report, claims,
+    usage, sentences removed...), else the stored result; {} when the job failed.
+    """
+    r = await client.post("/api/research/jobs", json={"question": question, "corpora": corpora})
+    if r.status_code != 202:
+        return "REFUSED", f"HTTP {r.status_code}: {r.text[:300]}", {}
+    job_id = r.json()["job_id"]
+    status, reason, result = "UNKNOWN", None, {}
+
+    async def follow() -> None:
+        nonlocal status, reason, result
+        path = f"/api/research/jobs/{job_id}/events"
+        async with client.stream("GET", path, timeout=httpx.Timeout(30, read=None)) as response:
+            if response.status_code != 200:
+                reason = f"events stream answered HTTP {response.status_code}"
+                return
+            async for line in response.aiter_lines():
+                if not line.startswith("data: "):
+                    continue
+                event = json.loads(line[6:])
+                if event.get("type") == "completed" and isinstance(event.get("result"), dict):
+                    result = event["result"]
+                elif event.get("type") == "failed" and reason is None:
+                    reason = event.get("reason")
+                elif event.get("type") == "status" and event.get("status") in TERMINAL:
+                    status = event["status"]
+                    reason = event.get("reason") or reason
+                    return
+
+    try:
+        await asyncio.wait_for(follow(), timeout_s)
+    except TimeoutError:
+        return "TIMEOUT", f"no terminal status within {timeout_s:g}s", {}
+    if status == "COMPLETED" and not result:
+        stored = await client.get(f"/api/research/jobs/{job_id}/result")
+        if stored.status_code == 200:
+            result = stored.json()
+    result.setdefault("job_id", job_id)
+    return status, reason, result
+
+
+async def run_all(url: str, questions: list[Question], corpora: list[str], timeout_s: float) -> list[Outcome]:
+    """Questions one after another: each job has the machine to itself, so the
+    figures do not depend on how jobs interleave."""
+    outcomes: list[Outcome] = []
+    async with httpx.AsyncClient(base_url=url, headers=_headers(), timeout=30) as client:
+        for q in questions:
+            started = time.monotonic()
+            status, reason, result = await run_question(client, q.question, corpora, timeout_s=timeout_s)
+            outcome = Outcome(q, status, reason, time.monotonic() - started, result)
+            outcome.score()
+            outcomes.append(outcome)
+            print(f"  {q.id:<22} {status:<9} facts {sum(outcome.found)}/{len(q.facts)} "
+                  f"({outcome.seconds:.1f}s)", file=sys.stderr, flush=True)
+    return outcomes
+
+
+# -- engines -----------------------------------------------------------------------------
+
+
+def _offline(_data_dir: Path) -> Callable[[], None]:
+    """No model, no network: every stage runs its offline engine over the local
+    corpus. Keys in the caller's environment would switch a stage to a model or a
+    search provider to the internet, so they are removed."""
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TAVILY_API_KEY",
+                "NCBI_EMAIL", "NCBI_API_KEY", "RESEARCH_COUNCIL_MODELS"):
+        os.environ.pop(key, None)
+    os.environ["LLM_PROVIDER"] = "offline"
+    return lambda: None
+
+
+# name -> prepare(data_dir) -> cleanup; the services inherit os.environ.
+ENGINES: dict[str, Callable[[Path], Callable[[], None]]] = {"none": _offline}
+
+
+# -- the corpus ----------------------------------------------------------------------------
+
+
+def find_docs(explicit: str | None) -> Path | None:
+    if explicit:
+        path = Path(explicit)
+        return path if (path / "index.html").is_file() else None
+    for pattern in DOC_GLOBS:
+        for candidate in sorted(Path("/").glob(pattern.lstrip("/")), reverse=True):
+            if (candidate / "glossary.html").is_file() and (candidate / "library").is_dir():
+                return candidate.resolve()
+    return None
+
+
+def doc_pages(docs: Path, sections: Iterable[str] | None) -> list[Path]:
+    wanted = set(sections) if sections else None
+    pages = []
+    for path in sorted(docs.rglob("*.html")):
+        rel = path.relative_to(docs)
+        top = rel.parts[0]
+        if top.startswith("_") or _GENERATED.match(rel.name):
+            continue
+        section = top if len(rel.parts) > 1 else top.removesuffix(".html")
+        if wanted is not None and section not in wanted:
+            continue
+        pages.append(path)
+    return pages
+
+
+def copy_corpus(docs: Path, pages: list[Path], dest: Path) -> None:
+    """A real copy: the indexer does not follow links that lead out of its folder."""
+    for page in pages:
+        target = dest / page.relative_to(docs)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(page, target)
+
+
+# -- the report ------------------------------------------------------------------------------
+
+
+def _recall(outcomes: list[Outcome]) -> tuple[int, int]:
+    return sum(sum(o.found) for o in outcomes), sum(len(o.question.facts) for o in outcomes)
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def report(outcomes: list[Outcome], *, corpus_note: str, engine: str) -> str:
+    lines = ["deepresearch quality benchmark", "",
+             f"engine   {engine}", f"corpus   {corpus_note}", f"questions {len(outcomes)}", ""]
+    lines.append(f"{'question':<22} {'split':<9} {'status':<9} {'facts':>6} {'claims':>6} {'cit/1kw':>8}")
+    for o in outcomes:
+        claims = o.result.get("claims") or []
+        lines.append(f"{o.question.id:<22} {o.question.split:<9} {o.status:<9} "
+                     f"{sum(o.found):>3}/{len(o.found):<2} {len(claims):>6} "
+                     f"{citations_per_1000_words(o.result.get('report') or ''):>8.1f}")
+    lines.append("")
+    for split in SPLITS:
+        part = [o for o in outcomes if o.question.split == split]
+        if part:
+            got, total = _recall(part)
+            lines.append(f"fact recall, {split:<9} {got}/{total} = {got / total:.2f}")
+    got, total = _recall(outcomes)
+    lines.append(f"fact recall, all       {got}/{total} = {got / total:.2f}")
+
+    done = [o for o in outcomes if o.status == "COMPLETED"]
+    lines.append("")
+    lines.append(f"claims kept per report      {_mean([len(o.result.get('claims') or []) for o in done]):.1f}")
+    rejected = [o.result["rejected_claims"] for o in done if isinstance(o.result.get("rejected_claims"), list | int)]
+    if rejected:
+        counts = [r if isinstance(r, int) else len(r) for r in rejected]
+        lines.append(f"claims rejected per report  {_mean(counts):.1f}")
+    else:
+        lines.append("claims rejected per report  not reported by this engine")
+    lines.append(f"citations per 1,000 words   {_mean([citations_per_1000_words(o.result.get('report') or '') for o in done]):.1f}")
+    removed = [o.result["sentences_removed"] for o in done if isinstance(o.result.get("sentences_removed"), int)]
+    if removed:
+        lines.append(f"sentences removed by verification per report  {_mean(removed):.1f}")
+    else:
+        lines.append("sentences removed by verification  not reported by this engine")
+
+    lines += ["", "tokens per report by stage (mean input / output / calls)"]
+    for stage in STAGES:
+        usage = [((o.result.get("usage") or o.result.get("tokenUsage") or {}).get("by_stage") or {}).get(stage) or {}
+                 for o in done]
+        lines.append(f"  {stage:<11} {_mean([u.get('input_tokens', 0) for u in usage]):>9.0f} "
+                     f"{_mean([u.get('output_tokens', 0) for u in usage]):>9.0f} "
+                     f"{_mean([u.get('calls', 0) for u in usage]):>6.1f}")
+
+    tuning_misses = [(o.question.id, [p.pattern for p in fact])
+                     for o in outcomes if o.question.split == "tuning"
+                     for fact, hit in zip(o.question.facts, o.found, strict=True) if not hit]
+    if tuning_misses:
+        lines += ["", "missed facts (tuning part only; the held-out part is never shown)"]
+        lines += [f"  {qid}: {patterns}" for qid, patterns in tuning_misses]
+    problems = [o for o in outcomes if o.status != "COMPLETED"]
+    if problems:
+        lines += ["", "jobs that did not complete"]
+        lines += [f"  {o.question.id}: {o.status} {o.reason or ''}" for o in problems]
+    return "\n".join(lines)
+
+
+# -- entry -----------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--llm", choices=sorted(ENGINES), default="none", help="the model behind the stages (default none: offline)")
+    p.add_argument("--split", choices=(*SPLITS, "all"), default="all", help="which part of the question set to run")
+    p.add_argument("--only", metavar="ID", action="append", help="run only this question id (repeatable)")
+    p.add_argument("--questions", type=Path, default=QUESTIONS_FILE, help="question set (TOML)")
+    p.add_argument("--docs", metavar="DIR", help="HTML of Python's documentation (default: python3-doc's)")
+    p.add_argument("--sections", metavar="LIST", help="index only these top-level sections, comma-separated "
+                   "(e.g. tutorial,library,reference,faq,howto,glossary)")
+    p.add_argument("--timeout", type=float, default=300.0, help="limit per question in seconds (default 300)")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write every question's result and scores")
+    p.add_argument("--keep-data", action="store_true", help="keep the temporary folder (servers' data and logs)")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        questions = load_questions(args.questions)
+    except (OSError, ValueError, KeyError, re.error) as exc:
+        print(f"quality: bad question set: {exc}", file=sys.stderr)
+        return 2
+    if args.split != "all":
+        questions = [q for q in questions if q.split == args.split]
+    if args.only:
+        questions = [q for q in questions if q.id in set(args.only)]
+    if not questions:
+        print("quality: no question selected", file=sys.stderr)
+        return 2
+    docs = find_docs(args.docs)
+    if docs is None:
+        print(f"quality: {INSTALL_HINT}", file=sys.stderr)
+        return 3
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()] if args.sections else None
+    pages = doc_pages(docs, sections)
+    if not pages:
+        print(f"quality: no page of {docs} in sections {sections}", file=sys.stderr)
+        return 2
+
+    from services.retrieval.index import index_corpus
+    from services.supervisor import running_system
+    from shared.errors import ResearchError
+
+    data_dir = Path(tempfile.mkdtemp(prefix="deepresearch-quality-"))
+    os.environ["RESEARCH_DATA_DIR"] = str(data_dir)
+    os.environ["RESEARCH_RATE_LIMIT_MAX"] = "100000"
+    cleanup = ENGINES[args.llm](data_dir)
+    ok = False
+    try:
+        copy_corpus(docs, pages, data_dir / "source")
+        stats = index_corpus(data_dir / "source", name=CORPUS_NAME, corpora_dir=data_dir / "corpora")
+        note = (f"{stats.files_indexed} pages of {docs} ({stats.chunks} chunks, indexed in {stats.seconds:.1f}s; "
+                + (f"sections {','.join(sections)})" if sections else "all but Sphinx's generated index pages)"))
+        print(f"indexed {note}", file=sys.stderr)
+        print("starting nats-server, PostgreSQL, the gateway and the five stages...", file=sys.stderr, flush=True)
+        with running_system(data_dir=data_dir, nats_url=None, database_url=None, quiet=True) as system:
+            print(f"system up at {system.url}; {len(questions)} questions", file=sys.stderr, flush=True)
+            outcomes = asyncio.run(run_all(system.url, questions, [CORPUS_NAME], args.timeout))
+        print(report(outcomes, corpus_note=note, engine=args.llm))
+        if args.json:
+            args.json.write_text(json.dumps([
+                {"id": o.question.id, "split": o.question.split, "status": o.status, "reason": o.reason,
+                 "found": o.found, "result": o.result} for o in outcomes], indent=1), encoding="utf-8")
+        ok = all(o.status == "COMPLETED" for o in outcomes)
+        return 0 if ok else 1
+    except (RuntimeError, ResearchError) as exc:  # a server or service did not start
+        print(f"quality: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        cleanup()
+        if ok and not args.keep_data:
+            shutil.rmtree(data_dir, ignore_errors=True)
+        else:
+            print(f"data and logs kept in {data_dir}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
