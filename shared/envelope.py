@@ -99,6 +99,7 @@ class ChecklistItem(_Wire):
     description: str
     status: CoverageStatus = CoverageStatus.UNSATISFIED
     evidence: list[str] = Field(default_factory=list)  # claim ids that address it
+    reason: str | None = None  # one line: why it has this status
 
 
 class SubQuestion(_Wire):
@@ -211,6 +212,34 @@ class Claim(_CamelWire):
     citations: list[Citation] = Field(default_factory=list)
 
 
+MAX_REJECTED_CLAIMS = 40  # kept per job (the latest); bounds the envelope
+REJECTED_TEXT_MAX_CHARS = 400
+REJECTED_REASON_MAX_CHARS = 300
+
+
+class RejectedClaim(_CamelWire):
+    """A claim proposed (by the model, or the offline engine) that the deterministic
+    check refused: unknown snippet ids, a quote that does not verify, or text its
+    quotes do not support. Kept so that what was dropped, and why, stays visible."""
+
+    text: str
+    reason: str
+    iteration: int = 0
+    engine: str = "offline"  # what proposed it
+    cited: list[str] = Field(default_factory=list)  # the snippet ids it cited
+
+    @classmethod
+    def of(cls, text: str, reason: str, *, iteration: int, engine: str, cited: list[str] | None = None) -> RejectedClaim:
+        """A rejected claim with every field cut to its bound (a model may send anything)."""
+        return cls(text=_cut(text, REJECTED_TEXT_MAX_CHARS), reason=_cut(reason, REJECTED_REASON_MAX_CHARS),
+                   iteration=iteration, engine=engine, cited=[_cut(c, 40) for c in (cited or [])[:10]])
+
+
+def _cut(value: str, limit: int) -> str:
+    value = " ".join(value.split())
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
 class JobConfidence(_CamelWire):
     confidence: float
     claim_count: int
@@ -271,6 +300,7 @@ class JobEnvelope(_Wire):
     claims: list[Claim] = Field(default_factory=list)
     confidence: JobConfidence | None = None
     knowledge_gaps: list[str] = Field(default_factory=list)
+    rejected_claims: list[RejectedClaim] = Field(default_factory=list)  # at most MAX_REJECTED_CLAIMS
     usage: Usage = Field(default_factory=Usage)
     notes: list[str] = Field(default_factory=list)  # e.g. "deadline reached"
     provider_errors: list[str] = Field(default_factory=list)

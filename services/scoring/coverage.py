@@ -1,0 +1,135 @@
+"""Checklist coverage judged against verified claims, not counted.
+
+With a model, one call judges every checklist item against the verified claims (ids
+and text): satisfied, partial or open, with the claim ids that answer it and a
+one-line reason. Without one (or when its answer is invalid) the offline engine's
+term-matching rule answers. Either way a deterministic rule has the last word: an
+item is never satisfied unless at least one verified claim that exists answers it.
+Claim ids that do not exist are dropped; an item judged satisfied with none left
+becomes partial when the model did name claims (they just are not verified ones),
+else open.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from services.scoring import prompts
+from services.scoring.claims import assess_coverage
+from services.scoring.schemas import CoverageAnswer, ItemJudgement
+from shared.envelope import ChecklistItem, Claim, CoverageStatus
+from shared.llm import JobLLM, LLMInvalidOutput
+from shared.prompting import block
+
+log = logging.getLogger(__name__)
+
+__all__ = ["apply_judgements", "coverage_prompt", "enforce", "judge_coverage", "offline_coverage"]
+
+_STATUS = {
+    "satisfied": CoverageStatus.SATISFIED,
+    "partial": CoverageStatus.PARTIAL,
+    "open": CoverageStatus.UNSATISFIED,
+}
+REASON_MAX_CHARS = 200
+
+
+def offline_coverage(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> list[ChecklistItem]:
+    """The offline rule (claims sharing the item's subject terms), with its reason."""
+    out: list[ChecklistItem] = []
+    for item in assess_coverage(checklist, claims):
+        n = len(item.evidence)
+        reason = (f"offline rule: {n} verified claim{'s' if n != 1 else ''} share its subject terms"
+                  if n else "offline rule: no verified claim shares its subject terms")
+        out.append(item.model_copy(update={"reason": reason}))
+    return out
+
+
+def coverage_prompt(question: str, checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> str:
+    return prompts.COVERAGE_PROMPT.format(
+        question=block("question", question),
+        checklist=block("checklist", "\n".join(f"{item.id}: {item.description}" for item in checklist)),
+        claims="\n".join(block("claim", c.text, id=c.id) for c in claims),
+    )
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_MAX_CHARS else text[: REASON_MAX_CHARS - 1] + "…"
+
+
+def apply_judgements(
+    checklist: Sequence[ChecklistItem],
+    judgements: Sequence[ItemJudgement],
+    claims: Sequence[Claim],
+    fallback: Sequence[ChecklistItem],
+) -> list[ChecklistItem]:
+    """The model's judgements under the rule of the module doc. An item the model did
+    not judge keeps its ``fallback`` (offline) assessment, and says so."""
+    verified = {c.id for c in claims}
+    by_item: dict[str, ItemJudgement] = {}
+    for j in judgements:
+        by_item.setdefault(j.item_id.strip(), j)
+    offline = {item.id: item for item in fallback}
+    out: list[ChecklistItem] = []
+    for item in checklist:
+        judged = by_item.get(item.id)
+        if judged is None:
+            base = offline.get(item.id, item)
+            out.append(base.model_copy(update={"reason": f"not judged by the model; {base.reason or 'offline rule'}"}))
+            continue
+        named = list(dict.fromkeys(c.strip() for c in judged.claim_ids if c.strip()))
+        valid = [c for c in named if c in verified]
+        status = _STATUS[judged.status]
+        reason = _one_line(judged.reason) or f"judged {judged.status}"
+        if status is CoverageStatus.SATISFIED and not valid:
+            status = CoverageStatus.PARTIAL if named else CoverageStatus.UNSATISFIED
+            why = (f"none of the claims it names ({', '.join(named[:5])}) is a verified claim"
+                   if named else "no verified claim answers it")
+            reason = _one_line(f"judged satisfied, but {why}")
+        out.append(item.model_copy(update={"status": status, "evidence": valid, "reason": reason}))
+    return out
+
+
+def enforce(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> list[ChecklistItem]:
+    """The rule alone, for an assessment that did not come from :func:`apply_judgements`."""
+    verified = {c.id for c in claims}
+    out = []
+    for item in checklist:
+        evidence = [c for c in item.evidence if c in verified]
+        status = item.status
+        if status is CoverageStatus.SATISFIED and not evidence:
+            status = CoverageStatus.PARTIAL if item.evidence else CoverageStatus.UNSATISFIED
+        out.append(item.model_copy(update={"status": status, "evidence": evidence}))
+    return out
+
+
+async def judge_coverage(
+    question: str, checklist: Sequence[ChecklistItem], claims: Sequence[Claim], llm: JobLLM,
+) -> tuple[list[ChecklistItem], list[str]]:
+    """The assessed checklist and notes on what was judged offline."""
+    fallback = offline_coverage(checklist, claims)
+    if llm.offline or not checklist:
+        return enforce(fallback, claims), []
+    if not claims:
+        # Nothing can answer an item: no call needed to say so.
+        return [item.model_copy(update={"status": CoverageStatus.UNSATISFIED, "evidence": [],
+                                        "reason": "no verified claim yet"}) for item in checklist], []
+    answered_offline = False
+
+    def offline() -> CoverageAnswer:
+        nonlocal answered_offline
+        answered_offline = True
+        return CoverageAnswer(items=[])
+
+    try:
+        answer = await llm.structured(
+            CoverageAnswer, system=prompts.COVERAGE_SYSTEM, prompt=coverage_prompt(question, checklist, claims),
+            tool_name=prompts.COVERAGE_TOOL, offline=offline, max_tokens=2048,
+        )
+    except LLMInvalidOutput as exc:
+        log.warning("coverage answer unusable (%s): offline rule", exc)
+        return enforce(fallback, claims), ["coverage: offline (model output invalid)"]
+    if answered_offline:
+        return enforce(fallback, claims), ["coverage: offline (token budget spent)"]
+    return apply_judgements(checklist, answer.items, claims, fallback), []

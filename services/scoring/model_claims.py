@@ -1,0 +1,382 @@
+"""Claims proposed by the model (or the offline engine) and kept only when they check out.
+
+The model reads the sources' digests (summary and key points, as context) and their
+evidence snippets, each with an id such as ``s3.e2`` (source 3 of the scored list,
+its second snippet), and answers claims that cite snippet ids. It never writes
+quotations: a kept claim's quotes are the snippets themselves. Code then disposes:
+
+1. every snippet id the claim cites must exist;
+2. every supporting snippet's quote verifies against the archived canonical text of
+   its source (shared.grounding.verify_quote: at its locator, relocated, or
+   near-verbatim), and the citation carries the verified locator and the exact text;
+3. the claim's sentence is grounded in those quotes (shared.grounding.check_grounding:
+   enough of its terms, and every number, year and name).
+
+A claim failing any step is rejected with the reason; the job goes on. Sources
+without a digest offer their excerpt's sentences as snippets, located in the
+canonical text through ``excerpt_start``. The offline engine (services/scoring/claims.py)
+answers when no model is configured, when the token budget is spent, and for a batch
+whose model answer is invalid; its claims, being quotes, pass the same check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from services.scoring import prompts
+from services.scoring.claims import extract_claims
+from services.scoring.schemas import ClaimDraft, ClaimsAnswer
+from shared.envelope import ChecklistItem, Citation, Claim, RejectedClaim, ScoredSource
+from shared.errors import PermanentError
+from shared.grounding import QuoteCheck, check_grounding, verify_quote
+from shared.llm import JobLLM, LLMInvalidOutput
+from shared.locators import locate
+from shared.prompting import block
+from shared.text import is_statement, sentence_spans
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "MAX_CLAIMS_PER_CALL",
+    "MAX_SNIPPETS_PER_SOURCE",
+    "MAX_SOURCES_PER_CALL",
+    "ClaimsOutcome",
+    "Snippet",
+    "Verifier",
+    "batches",
+    "build_snippets",
+    "check_model_claims",
+    "claims_prompt",
+    "extract_verified_claims",
+    "load_canonical_texts",
+    "source_label",
+    "verify_offline_claims",
+]
+
+MAX_SOURCES_PER_CALL = 8  # sources (with their snippets) in one model call
+MAX_SNIPPETS_PER_SOURCE = 8  # an excerpt can have many sentences; a digest has at most 5 snippets
+MAX_CLAIMS_PER_CALL = 15  # claims read from one answer; the rest are ignored (and logged)
+SUMMARY_MAX_CHARS = 1_500
+MODEL = "model"
+OFFLINE = "offline"
+
+
+def source_label(index: int) -> str:
+    """The id of ``scored_sources[index]`` in prompts: s1, s2... (1-based)."""
+    return f"s{index + 1}"
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A quotable passage offered to the model: the quote and where it is claimed to be."""
+
+    id: str
+    source_index: int
+    text: str
+    locator: str  # "" when the source does not know where its excerpt starts
+
+
+def build_snippets(scored: Sequence[ScoredSource], *, per_source: int = MAX_SNIPPETS_PER_SOURCE) -> dict[str, Snippet]:
+    """Every source's snippets by id, in source order: its digest's evidence snippets,
+    or (no digest) its excerpt's statement sentences."""
+    out: dict[str, Snippet] = {}
+    for index, source in enumerate(scored):
+        if source.digest is not None and source.digest.evidence_snippets:
+            pieces = [(e.text, e.locator) for e in source.digest.evidence_snippets]
+        else:
+            at = source.excerpt_start
+            pieces = [(source.text[s:e], locate(at + s, at + e, source.page_starts) if at is not None else "")
+                      for s, e in sentence_spans(source.text) if is_statement(source.text[s:e])]
+        for n, (text, locator) in enumerate(pieces[:per_source], start=1):
+            snippet = Snippet(f"{source_label(index)}.e{n}", index, text, locator)
+            out[snippet.id] = snippet
+    return out
+
+
+def batches(snippets: Mapping[str, Snippet], *, size: int = MAX_SOURCES_PER_CALL) -> list[list[int]]:
+    """Source indices that have snippets, in groups of at most ``size``."""
+    indices = list(dict.fromkeys(s.source_index for s in snippets.values()))
+    return [indices[i:i + size] for i in range(0, len(indices), size)]
+
+
+def claims_prompt(question: str, checklist: Sequence[ChecklistItem], scored: Sequence[ScoredSource],
+                  snippets: Mapping[str, Snippet], batch: Sequence[int]) -> str:
+    parts: list[str] = []
+    for index in batch:
+        source = scored[index]
+        label = source_label(index)
+        if source.digest is not None:
+            context = source.digest.summary[:SUMMARY_MAX_CHARS]
+            if source.digest.key_points:
+                context += "\nKey points:\n" + "\n".join(f"- {p}" for p in source.digest.key_points)
+            parts.append(block("source", context, id=label, title=source.title))
+        parts.extend(block("snippet", s.text, id=s.id) for s in snippets.values() if s.source_index == index)
+    return prompts.CLAIMS_PROMPT.format(
+        question=block("question", question),
+        checklist=block("checklist", "\n".join(f"{item.id}: {item.description}" for item in checklist)),
+        sources="\n".join(p for p in parts if p),
+    )
+
+
+# -- the archived texts --------------------------------------------------------------
+
+
+async def load_canonical_texts(get: Callable[[str], object], keys: Sequence[str]) -> dict[str, str | None]:
+    """The canonical texts by key (``get`` is TextStore.get), read concurrently, once
+    per key. A text missing or corrupt in the store maps to None (its claims are then
+    rejected with that reason); a store that does not answer raises, so the stage retries."""
+    unique = list(dict.fromkeys(keys))
+
+    async def one(key: str) -> str | None:
+        try:
+            return await get(key)  # type: ignore[misc]
+        except PermanentError as exc:
+            log.warning("canonical text %s unavailable, claims citing it will be rejected: %s", key, exc)
+            return None
+
+    return dict(zip(unique, await asyncio.gather(*(one(k) for k in unique)), strict=True))
+
+
+@dataclass
+class Verifier:
+    """Checks quotes and claims against the archived texts, caching each quote's check."""
+
+    scored: Sequence[ScoredSource]
+    texts: Mapping[str, str | None]
+    min_jaccard: float
+    min_support: float
+    _checks: dict[tuple[int, str, str], QuoteCheck] = field(default_factory=dict)
+
+    def quote(self, index: int, quote: str, locator: str) -> QuoteCheck:
+        key = (index, quote, locator)
+        if key not in self._checks:
+            source = self.scored[index]
+            canonical = self.texts.get(source.text_hash)
+            if canonical is None:
+                check = QuoteCheck(ok=False, reason=f"the archived text of {source_label(index)} is unavailable")
+            else:
+                check = verify_quote(canonical, quote, locator or None, source.page_starts, min_jaccard=self.min_jaccard)
+            self._checks[key] = check
+        return self._checks[key]
+
+
+# -- checking proposed claims ----------------------------------------------------------
+
+
+def _ids(values: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(v.strip() for v in values if isinstance(v, str) and v.strip()))
+
+
+def check_model_claims(
+    drafts: Sequence[ClaimDraft],
+    snippets: Mapping[str, Snippet],
+    verifier: Verifier,
+    checklist_ids: Sequence[str],
+    *,
+    iteration: int,
+    allowed: set[str] | None = None,
+) -> tuple[list[Claim], list[RejectedClaim]]:
+    """The drafts that pass the check, as unscored claims (ids ``m1``, ``m2``... in
+    draft order; the caller numbers the kept ones), and the rejected ones with reasons.
+    ``allowed``: the snippet ids the model was shown (default: all)."""
+    shown = set(snippets) if allowed is None else allowed
+    known_items = set(checklist_ids)
+    kept: list[Claim] = []
+    rejected: list[RejectedClaim] = []
+    for n, draft in enumerate(drafts, start=1):
+        text = " ".join(draft.text.split())
+        supporting, contradicting = _ids(draft.supporting), _ids(draft.contradicting)
+
+        def reject(reason: str, *, _text: str = text, _cited: list[str] = supporting + contradicting) -> None:
+            rejected.append(RejectedClaim.of(_text or "(empty)", reason, iteration=iteration, engine=MODEL, cited=_cited))
+
+        if not text:
+            reject("empty claim")
+            continue
+        if not supporting:
+            reject("cites no snippet")
+            continue
+        unknown = [i for i in supporting + contradicting if i not in shown]
+        if unknown:
+            reject(f"cites unknown snippet {', '.join(unknown[:5])}")
+            continue
+        checks = [(snippets[i], verifier.quote(snippets[i].source_index, snippets[i].text, snippets[i].locator))
+                  for i in supporting]
+        failed = [(s, c) for s, c in checks if not c.ok]
+        if failed:
+            s, c = failed[0]
+            reject(f"quote of {s.id} does not verify: {c.reason}")
+            continue
+        grounding = check_grounding(text, [c.text or "" for _, c in checks], min_support=verifier.min_support)
+        if not grounding.ok:
+            reject(f"not grounded in its quotes: {grounding.reason}")
+            continue
+        support_idx = sorted({s.source_index for s, _ in checks})
+        against: set[int] = set()
+        for i in contradicting:
+            s = snippets[i]
+            if verifier.quote(s.source_index, s.text, s.locator).ok:
+                against.add(s.source_index)
+            else:
+                log.warning("contradicting snippet %s of claim %r does not verify: not counted", i, text[:80])
+        kept.append(Claim(
+            id=f"m{n}",
+            text=text,
+            supporting_indices=support_idx,
+            contradicting_indices=sorted(against - set(support_idx)),
+            checklist_item_ids=[i for i in _ids(draft.checklist_item_ids) if i in known_items],
+            citations=[Citation(source_id=verifier.scored[s.source_index].id, locator=c.locator or "",
+                                quote=c.text or "") for s, c in checks],
+        ))
+    return kept, rejected
+
+
+def verify_offline_claims(claims: Sequence[Claim], verifier: Verifier, *, iteration: int) -> tuple[list[Claim], list[RejectedClaim]]:
+    """The offline engine's claims through the same check: each citation's quote must
+    verify (its locator is replaced by the verified one) and the claim be grounded in them."""
+    index_of = {s.id: i for i, s in enumerate(verifier.scored)}
+    kept: list[Claim] = []
+    rejected: list[RejectedClaim] = []
+    for claim in claims:
+        citations: list[Citation] = []
+        problem: str | None = None
+        for cit in claim.citations:
+            index = index_of.get(cit.source_id)
+            if index is None:
+                problem = f"cites source {cit.source_id}, which is not among the scored sources"
+                break
+            check = verifier.quote(index, cit.quote, cit.locator)
+            if not check.ok:
+                problem = f"quote from {source_label(index)} does not verify: {check.reason}"
+                break
+            citations.append(cit.model_copy(update={"locator": check.locator, "quote": check.text}))
+        if problem is None and not citations:
+            problem = "cites no quote"
+        if problem is None:
+            grounding = check_grounding(claim.text, [c.quote for c in citations], min_support=verifier.min_support)
+            if not grounding.ok:
+                problem = f"not grounded in its quotes: {grounding.reason}"
+        if problem is not None:
+            log.warning("offline claim %s rejected: %s", claim.id, problem)
+            rejected.append(RejectedClaim.of(claim.text, problem, iteration=iteration, engine=OFFLINE))
+            continue
+        kept.append(claim.model_copy(update={"citations": citations}))
+    return kept, rejected
+
+
+# -- the whole step ----------------------------------------------------------------------
+
+
+@dataclass
+class ClaimsOutcome:
+    claims: list[Claim]  # verified, unscored
+    rejected: list[RejectedClaim]
+    notes: list[str] = field(default_factory=list)
+    engine: str = OFFLINE  # "model", "offline" or "model+offline"
+
+
+def _offline_for(question: str, sub_questions: Sequence[str], checklist: Sequence[ChecklistItem],
+                 scored: Sequence[ScoredSource], batch: Sequence[int]) -> list[Claim]:
+    """The offline engine over a subset of the sources, indices mapped back to the whole list."""
+    subset = [scored[i] for i in batch]
+    claims = extract_claims(question, sub_questions, checklist, subset)
+    return [c.model_copy(update={
+        "supporting_indices": [batch[i] for i in c.supporting_indices],
+        "contradicting_indices": [batch[i] for i in c.contradicting_indices],
+    }) for c in claims]
+
+
+async def extract_verified_claims(
+    question: str,
+    sub_questions: Sequence[str],
+    checklist: Sequence[ChecklistItem],
+    scored: Sequence[ScoredSource],
+    llm: JobLLM,
+    verifier: Verifier,
+    *,
+    iteration: int,
+) -> ClaimsOutcome:
+    """Claims for the job's current sources (see the module doc)."""
+    if llm.offline:
+        kept, rejected = verify_offline_claims(extract_claims(question, sub_questions, checklist, scored),
+                                               verifier, iteration=iteration)
+        return ClaimsOutcome(kept, rejected)
+    snippets = build_snippets(scored)
+    groups = batches(snippets)
+    item_ids = [item.id for item in checklist]
+
+    async def one(batch: list[int]) -> tuple[list[Claim], list[Claim], list[RejectedClaim], str | None]:
+        """(model claims, offline claims, rejected, why this batch went offline)."""
+        answered_offline = False
+
+        def offline() -> ClaimsAnswer:
+            nonlocal answered_offline
+            answered_offline = True
+            return ClaimsAnswer(claims=[])
+
+        try:
+            answer = await llm.structured(
+                ClaimsAnswer, system=prompts.CLAIMS_SYSTEM,
+                prompt=claims_prompt(question, checklist, scored, snippets, batch),
+                tool_name=prompts.CLAIMS_TOOL, offline=offline, max_tokens=4096,
+            )
+        except LLMInvalidOutput as exc:
+            log.warning("claims answer for sources %s unusable (%s): offline engine for them",
+                        ", ".join(source_label(i) for i in batch), exc)
+            return [], _offline_for(question, sub_questions, checklist, scored, batch), [], "model output invalid"
+        if answered_offline:
+            return [], _offline_for(question, sub_questions, checklist, scored, batch), [], "token budget spent"
+        drafts = answer.claims
+        if len(drafts) > MAX_CLAIMS_PER_CALL:
+            log.warning("claims answer has %d claims; reading the first %d", len(drafts), MAX_CLAIMS_PER_CALL)
+            drafts = drafts[:MAX_CLAIMS_PER_CALL]
+        shown = {i for i, s in snippets.items() if s.source_index in set(batch)}
+        kept, rejected = check_model_claims(drafts, snippets, verifier, item_ids, iteration=iteration, allowed=shown)
+        return kept, [], rejected, None
+
+    results = await asyncio.gather(*(one(b) for b in groups))
+    model_claims: list[Claim] = []
+    offline_claims: list[Claim] = []
+    rejected: list[RejectedClaim] = []
+    offline_sources = 0
+    why: list[str] = []
+    for batch, (kept, fallback, refused, reason) in zip(groups, results, strict=True):
+        model_claims.extend(kept)
+        rejected.extend(refused)
+        if reason is not None:
+            offline_claims.extend(fallback)
+            offline_sources += len(batch)
+            why.append(reason)
+    checked, refused = verify_offline_claims(offline_claims, verifier, iteration=iteration)
+    rejected.extend(refused)
+    notes: list[str] = []
+    total = sum(len(b) for b in groups)
+    if offline_sources:
+        scope = "" if offline_sources == total else f" for {offline_sources} of {total} sources"
+        notes.append(f"claims: offline{scope} ({', '.join(dict.fromkeys(why))})")
+    engine = MODEL if not offline_sources else OFFLINE if offline_sources == total else f"{MODEL}+{OFFLINE}"
+    return ClaimsOutcome(_dedupe(model_claims + checked), rejected, notes, engine)
+
+
+def _dedupe(claims: Sequence[Claim]) -> list[Claim]:
+    """One claim per sentence (case and spacing aside): batches may state the same fact;
+    the first keeps its place and gains the others' sources and citations."""
+    out: dict[str, Claim] = {}
+    for claim in claims:
+        key = " ".join(claim.text.casefold().split())
+        if key not in out:
+            out[key] = claim
+            continue
+        first = out[key]
+        support = sorted(set(first.supporting_indices) | set(claim.supporting_indices))
+        seen = {(c.source_id, c.locator) for c in first.citations}
+        out[key] = first.model_copy(update={
+            "supporting_indices": support,
+            "contradicting_indices": sorted((set(first.contradicting_indices) | set(claim.contradicting_indices)) - set(support)),
+            "citations": [*first.citations, *(c for c in claim.citations if (c.source_id, c.locator) not in seen)],
+            "checklist_item_ids": list(dict.fromkeys([*first.checklist_item_ids, *claim.checklist_item_ids])),
+        })
+    return list(out.values())
