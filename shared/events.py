@@ -13,8 +13,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from shared.envelope import (
+    Citation,
     Claim,
     JobConfidence,
+    RejectedClaim,
     ScoredSource,
     Usage,
     utcnow,
@@ -102,6 +104,26 @@ class ResearchOutput(BaseModel):
     status: Literal["completed", "max_iterations_reached", "error"]
 
 
+class VerifiedFinding(BaseModel):
+    """One of the report's Verified Findings: a verified claim, its confidence and its
+    exact quotes with their locators, chosen and worded by code, never by the model."""
+
+    claim_id: str
+    text: str
+    confidence: float
+    citations: list[Citation]
+
+
+class CouncilReview(BaseModel):
+    """One council model's verdict on the plan ("brief") or on the verified findings."""
+
+    subject: Literal["brief", "findings"]
+    model: str
+    agree: bool | None  # None: the member gave no verdict (see error)
+    reasons: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
 class ResearchResult(BaseModel):
     """Everything the gateway persists when a job completes."""
 
@@ -114,6 +136,11 @@ class ResearchResult(BaseModel):
     partial: bool = False
     partial_reason: str | None = None
     engine: str = "offline"
+    rejected_claims: list[RejectedClaim] = Field(default_factory=list)  # proposed claims the check refused
+    verified_findings: list[VerifiedFinding] = Field(default_factory=list)
+    sentences_removed: int = 0  # model-written sentences the verification pass removed
+    offline_parts: list[str] = Field(default_factory=list)  # report parts written without the model
+    council: list[CouncilReview] = Field(default_factory=list)
 
 
 class JobCompleted(_Event):
@@ -134,6 +161,15 @@ class ClarificationRequested(_Event):
     type: Literal["clarification"] = "clarification"
     questions: list[str] = Field(min_length=1, max_length=3)
     usage: Usage = Field(default_factory=Usage)
+
+
+class CouncilReviewed(_Event):
+    """A council model reviewed the plan (before research) or the verified findings
+    (before the report is written); disagreements also appear in the report."""
+
+    type: Literal["council"] = "council"
+    stage: Stage
+    review: CouncilReview
 
 
 class JobStatusChanged(_Event):
@@ -211,11 +247,11 @@ DigestEvent = (
 )
 
 JobEvent = Annotated[
-    ProgressEvent | StageEvent | JobCompleted | JobFailed | ClarificationRequested | JobStatusChanged | DigestEvent,
+    ProgressEvent | StageEvent | JobCompleted | JobFailed | ClarificationRequested | JobStatusChanged | CouncilReviewed | DigestEvent,
     Field(discriminator="type"),
 ]
 _event_adapter: TypeAdapter[Any] = TypeAdapter(JobEvent)
 
 
-def parse_event(data: bytes | str) -> ProgressEvent | StageEvent | JobCompleted | JobFailed | ClarificationRequested | JobStatusChanged | DigestEvent:
+def parse_event(data: bytes | str) -> ProgressEvent | StageEvent | JobCompleted | JobFailed | ClarificationRequested | JobStatusChanged | CouncilReviewed | DigestEvent:
     return _event_adapter.validate_json(data)

@@ -8,6 +8,8 @@ checklist), 1-8 sub-questions by seed 000's rules, step kinds and per-provider s
 queries. Refinement passes (iteration > 0, sent by scoring): new queries aimed only at
 the checklist items still open, never repeating a query already run for the job.
 Model work goes through the LLM layer (planner.py); the offline engine is plan.py.
+With a council configured (RESEARCH_COUNCIL_MODELS), each member reviews the first
+plan: a ``council`` event per verdict, carried to the report in the envelope's notes.
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ from faststream.nats import NatsMessage
 
 from services.decomposition.planner import clarifying_questions, plan_first, plan_refinement
 from shared import subjects
-from shared.envelope import JobEnvelope
-from shared.events import ClarificationRequested
+from shared.council import Council, brief_review_notes
+from shared.envelope import JobEnvelope, Plan
+from shared.events import ClarificationRequested, CouncilReviewed
 from shared.settings import StageSettings
-from shared.stage import StageContext, stage_app
+from shared.stage import StageContext, publish_event, stage_app
 from shared.subjects import Stage
 
 settings = StageSettings()
 broker, app, runner = stage_app(Stage.PLAN, settings)
+council = Council.from_settings(settings)  # RESEARCH_COUNCIL_MODELS; empty: no review
 
 
 @broker.subscriber(subjects.PLAN, **runner.subscriber_options())
@@ -38,6 +42,8 @@ async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | Cl
             return ClarificationRequested(job_id=envelope.job_id, questions=questions, usage=ctx.llm.usage())
         plan = await plan_first(envelope.request, ctx.llm, max_sub_questions=settings.research_max_sub_questions)
         message = "research plan ready"
+        if council:
+            envelope = await _council_review(envelope, plan, ctx)
     else:
         queries = await plan_refinement(envelope, ctx.llm)
         plan = envelope.plan.model_copy(update={"queries": queries})
@@ -47,3 +53,13 @@ async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | Cl
         sub_questions=len(plan.sub_questions), checklist_items=len(plan.checklist), queries=len(plan.queries),
     )
     return envelope.advance(Stage.RETRIEVE, plan=plan)
+
+
+async def _council_review(envelope: JobEnvelope, plan: Plan, ctx: StageContext) -> JobEnvelope:
+    """The council's verdicts on the plan, published as events and carried in the
+    envelope's notes to the report. Advisory: research goes ahead either way."""
+    reviews = await council.review_brief(envelope, plan, ctx.llm)
+    for n, review in enumerate(reviews):
+        await publish_event(ctx.js, CouncilReviewed(job_id=envelope.job_id, stage=Stage.PLAN, review=review),
+                            f"{envelope.msg_id}:council:brief:{n}")
+    return envelope.model_copy(update={"notes": [*envelope.notes, *brief_review_notes(reviews)]})

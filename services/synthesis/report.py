@@ -1,36 +1,45 @@
-"""The offline synthesis: an extractive markdown report and seed 001's output object.
+"""Assembling a job's result: the facts every report shows, the offline body, and
+seed 001's output object.
 
-Guarantees:
+Guarantees, whoever writes the prose:
 
 * Every unescaped ``[n]`` in the report resolves: it is the n-th entry of the
   report's Sources list and ``output.sources[n-1]`` (id ``src_n``). Sources are
   numbered in order of first citation and only cited sources are listed.
-* Text taken from sources or the request that happens to look like ``[n]`` is
-  escaped (``\\[n\\]``) so that it can never be mistaken for a citation;
-  :func:`citation_numbers` skips escaped brackets.
-* Each finding is printed as the claim text exactly, in quotes, and ends with its
-  citations. A claim with no supporting source in range is left out: it cannot be
-  cited.
-* The report says it was written by the offline engine without an LLM.
+* A checklist item is shown as covered only when some citable claim addresses it,
+  and then findings appear under it; ``output.checklist_coverage`` says the same.
+* Verified Findings, contradictions, unknowns, confidence and methodology are built
+  from data (see render.py), and the report says which parts were written offline.
+
+The offline body (no model, an unusable model answer, or a spent budget) is
+extractive: each finding is a claim's text, quoted exactly, under the checklist item
+it answers, and a summary paragraph of the best findings.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from shared.envelope import (
-    ChecklistItem,
-    Claim,
-    CoverageStatus,
-    JobEnvelope,
-    ScoredSource,
-)
-from shared.events import ChecklistCoverage, OutputSource, ResearchOutput, ResearchResult
-from shared.text import sentence_spans, terms
+from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope
+from shared.events import ChecklistCoverage, CouncilReview, ResearchOutput, ResearchResult, VerifiedFinding
+from shared.text import terms
 
 from services.scoring.claims import item_terms, knowledge_gaps
 from services.scoring.engine import JobConfidenceCalculator, valid_indices
+from services.synthesis.findings import verified_findings
+from services.synthesis.render import (
+    Body,
+    ReportFacts,
+    Section,
+    Sentence,
+    citation_numbers,
+    plural,
+    render,
+)
+
+__all__ = ["ENGINE", "OFFLINE_NOTE", "Draft", "assemble", "build_report", "citation_numbers", "offline_body",
+           "prepare"]
 
 ENGINE = "offline"
 OFFLINE_NOTE = (
@@ -38,79 +47,42 @@ OFFLINE_NOTE = (
     "finding is a sentence quoted from a source, grouped by checklist item."
 )
 SUMMARY_FINDINGS = 3
-
-_CITATION = re.compile(r"(?<!\\)\[(\d+)\]")
-_BRACKETED_NUMBER = re.compile(r"\[(\d+)\]")
+DEFAULT_FINDINGS_MAX = 5
 
 
-def citation_numbers(markdown: str) -> set[int]:
-    """Every citation number used in ``markdown`` (escaped ``\\[n\\]`` excluded)."""
-    return {int(m.group(1)) for m in _CITATION.finditer(markdown)}
-
-
-def _escape(text: str) -> str:
-    return _BRACKETED_NUMBER.sub(r"\\[\1\\]", " ".join(text.split()))
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def _pct(value: float) -> str:
-    return f"{round(value * 100)}%"
-
-
-class _Citations:
-    """Numbers sources in order of first citation and keeps the quotes shown for them."""
-
-    def __init__(self, sources: Sequence[ScoredSource]) -> None:
-        self._sources = sources
-        self.order: list[int] = []  # source indices; position + 1 is the number
-        self.quotes: dict[int, list[tuple[str, str]]] = {}  # index -> [(locator, quote)]
-
-    def number(self, index: int) -> int:
-        if index not in self.quotes:
-            self.order.append(index)
-            self.quotes[index] = []
-        return self.order.index(index) + 1
-
-    def add_quote(self, index: int, locator: str, quote: str) -> None:
-        self.number(index)
-        if (locator, quote) not in self.quotes[index]:
-            self.quotes[index].append((locator, quote))
-
-    def cite(self, indices: Sequence[int], claim: Claim | None = None) -> str:
-        """``[n][m]`` for the sources at ``indices``; a claim's quotes are recorded."""
-        valid = valid_indices(indices, len(self._sources))
-        numbers = sorted(self.number(i) for i in valid)
-        if claim is not None:
-            for citation in claim.citations:
-                for i in valid:
-                    if self._sources[i].id == citation.source_id:
-                        self.add_quote(i, citation.locator, citation.quote)
-                        break
-        return "".join(f"[{n}]" for n in numbers)
-
-
-def _fallback_quote(source: ScoredSource, claims: Sequence[Claim]) -> tuple[str, str]:
-    """A quote for a source cited without one (e.g. only as contradicting): one of
-    its citations elsewhere, else its first evidence snippet, else its first sentence."""
-    for claim in claims:
-        for citation in claim.citations:
-            if citation.source_id == source.id:
-                return citation.locator, citation.quote
-    if source.digest is not None and source.digest.evidence_snippets:
-        snippet = source.digest.evidence_snippets[0]
-        return snippet.locator, snippet.text
-    spans = sentence_spans(source.text)
-    return "", source.text[spans[0][0]:spans[0][1]] if spans else source.text
-
-
-def _addresses(item: ChecklistItem, claim: Claim) -> bool:
+def addresses(item: ChecklistItem, claim: Claim) -> bool:
     return claim.id in item.evidence or item.id in claim.checklist_item_ids
 
 
-def _placement(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> dict[str, str]:
+@dataclass
+class Prepared:
+    """What every writer starts from: the citable claims and the coverage they support."""
+
+    envelope: JobEnvelope
+    claims: list[Claim]
+    checklist: list[ChecklistItem]  # coverage as shown
+    findings: list[VerifiedFinding]
+
+
+def prepare(envelope: JobEnvelope, *, findings_max: int = DEFAULT_FINDINGS_MAX) -> Prepared:
+    sources = envelope.scored_sources
+    claims = [c for c in envelope.claims if valid_indices(c.supporting_indices, len(sources))]
+    checklist = [shown_coverage(item, claims) for item in (envelope.plan.checklist if envelope.plan else [])]
+    return Prepared(envelope, claims, checklist, verified_findings(claims, sources, limit=findings_max))
+
+
+def shown_coverage(item: ChecklistItem, claims: Sequence[Claim]) -> ChecklistItem:
+    """The item as the report shows it: no citable claim addresses it, not covered,
+    whatever coverage was judged (the report could show nothing under it)."""
+    if any(addresses(item, c) for c in claims):
+        return item
+    return item.model_copy(update={"status": CoverageStatus.UNSATISFIED})
+
+
+# -- the offline body -----------------------------------------------------------------------
+
+
+def placement(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> dict[str, str]:
     """Claim id -> the checklist item it is listed under: of the items it addresses,
     the one sharing most subject terms with it, the earliest on ties. Listing each
     claim once keeps comparison checklists, whose items overlap, from repeating it."""
@@ -120,7 +92,7 @@ def _placement(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> d
         own = set(terms(claim.text))
         best: tuple[int, str] | None = None
         for item, subject in subjects:
-            if _addresses(item, claim):
+            if addresses(item, claim):
                 shared = len(own & subject)
                 if best is None or shared > best[0]:
                     best = (shared, item.id)
@@ -129,129 +101,177 @@ def _placement(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> d
     return placed
 
 
-def _bullet(claim: Claim, citer: _Citations) -> str:
-    return f'- "{_escape(claim.text)}" (confidence {_pct(claim.confidence_score)}) {citer.cite(claim.supporting_indices, claim)}'
+def _by_confidence(claims: Sequence[Claim]) -> list[Claim]:
+    return sorted(claims, key=lambda c: -c.confidence_score)  # stable on ties
 
 
-def build_report(envelope: JobEnvelope, *, partial_reason: str | None) -> ResearchResult:
-    """The final result of a job from its envelope (scored sources, scored claims,
-    assessed checklist)."""
-    sources = envelope.scored_sources
-    claims = [c for c in envelope.claims if valid_indices(c.supporting_indices, len(sources))]
-    checklist = envelope.plan.checklist if envelope.plan else []
-    confidence = envelope.confidence or JobConfidenceCalculator().calculate(envelope.claims, sources)
-    gaps = knowledge_gaps(checklist) if checklist else list(envelope.knowledge_gaps)
-    citer = _Citations(sources)
-    question = " ".join(envelope.request.question.split())
-
-    plan_engine = envelope.plan.engine if envelope.plan else ENGINE
-    note = OFFLINE_NOTE if plan_engine == ENGINE else f"> Planned by {plan_engine}. " + OFFLINE_NOTE[2:]
-    lines: list[str] = [f"# {_escape(question)}", "", note, ""]
-    if envelope.plan and envelope.plan.refined_question != question:
-        lines += [f"Refined question: {_escape(envelope.plan.refined_question)}", ""]
-    if partial_reason is not None:
-        lines += [f"**Partial report:** {_escape(partial_reason) or 'no reason was given.'}", ""]
-
-    # Summary.
-    covered = sum(1 for i in checklist if i.status is CoverageStatus.SATISFIED)
-    partly = sum(1 for i in checklist if i.status is CoverageStatus.PARTIAL)
-    summary = [f"{_plural(len(claims), 'claim')} were extracted from {_plural(len(sources), 'source')}."
-               if len(claims) != 1 else
-               f"1 claim was extracted from {_plural(len(sources), 'source')}."]
+def offline_summary(prepared: Prepared) -> list[list[Sentence]]:
+    claims, checklist = prepared.claims, prepared.checklist
+    n_sources = len(prepared.envelope.scored_sources)
+    counts = [f"{plural(len(claims), 'claim')} {'was' if len(claims) == 1 else 'were'} "
+              f"verified from {plural(n_sources, 'source')}."]
     if checklist:
-        summary.append(f"{covered} of {len(checklist)} checklist items are covered"
-                       + (f" and {partly} partially." if partly else "."))
-    best = sorted(claims, key=lambda c: -c.confidence_score)[:SUMMARY_FINDINGS]
-    if best:
-        findings = "; ".join(f'"{_escape(c.text)}" {citer.cite(c.supporting_indices, c)}' for c in best)
-        summary.append(f"The best-supported findings: {findings}.")
-    else:
-        summary.append("No claim relevant to the question could be extracted.")
-    lines += ["## Summary", "", " ".join(summary), "",
-              f"Confidence: {_pct(confidence.confidence)} "
-              f"({_plural(confidence.claim_count, 'claim')} from {_plural(confidence.source_count, 'source')})",
-              ""]
+        covered = sum(1 for i in checklist if i.status is CoverageStatus.SATISFIED)
+        partly = sum(1 for i in checklist if i.status is CoverageStatus.PARTIAL)
+        counts.append(f"{covered} of {len(checklist)} checklist items are covered"
+                      + (f" and {partly} partly." if partly else "."))
+    best = _by_confidence(claims)[:SUMMARY_FINDINGS]
+    if not best:
+        return [[Sentence(" ".join(counts)), Sentence("No claim relevant to the question could be verified.")]]
+    lead = [Sentence(" ".join(counts)), Sentence("The best-supported findings follow.")]
+    return [lead, [Sentence(f'"{c.text}"', [c.id]) for c in best]]
 
-    # One section per checklist item, strongest claims first.
-    placed = _placement(checklist, claims)
-    headings = {item.id: _escape(item.description) for item in checklist}
-    by_confidence = sorted(claims, key=lambda c: -c.confidence_score)  # stable on ties
-    for item in checklist:
-        lines += [f"## {headings[item.id]}", "", f"Coverage: {item.status.value}.", ""]
-        own = [c for c in by_confidence if placed.get(c.id) == item.id]
-        elsewhere = [placed[c.id] for c in claims if _addresses(item, c) and placed[c.id] != item.id]
-        lines += [_bullet(c, citer) for c in own]
-        if elsewhere:
-            where = "; ".join(dict.fromkeys(f'"{headings[i]}"' for i in elsewhere))
-            if own:
-                lines += ["", f"Also addressed by the findings under {where}."]
-            else:
-                lines.append(f"Addressed by the findings under {where}.")
-        if not own and not elsewhere:
-            lines.append("No evidence was found for this item.")
-        lines.append("")
-    rest = [c for c in by_confidence if c.id not in placed]
+
+def offline_section(item: ChecklistItem, prepared: Prepared, placed: dict[str, str]) -> Section:
+    headings = {i.id: i.description for i in prepared.checklist}
+    ranked = _by_confidence(prepared.claims)
+    own = [c for c in ranked if placed.get(c.id) == item.id]
+    elsewhere = [(c, headings[placed[c.id]]) for c in ranked
+                 if addresses(item, c) and placed.get(c.id) not in (None, item.id)]
+    return Section(item=item, findings=own, see_also=elsewhere, offline=True)
+
+
+def offline_body(prepared: Prepared) -> Body:
+    placed = placement(prepared.checklist, prepared.claims)
+    sections = [offline_section(item, prepared, placed) for item in prepared.checklist]
+    rest = [c for c in _by_confidence(prepared.claims) if c.id not in placed]
     if rest:
-        lines += ["## Other findings" if checklist else "## Findings", ""]
-        lines += [_bullet(c, citer) for c in rest]
-        lines.append("")
+        sections.append(Section(item=None, findings=rest, offline=True))
+    return Body(summary=offline_summary(prepared), sections=sections, summary_offline=True)
 
-    lines += ["## Contradictions", ""]
-    disputed = [c for c in claims
-                if c.contradiction_flag and valid_indices(c.contradicting_indices, len(sources))]
-    if disputed:
-        for c in disputed:
-            lines.append(f'- "{_escape(c.text)}" is supported by {citer.cite(c.supporting_indices, c)} '
-                         f"and disputed by {citer.cite(c.contradicting_indices)}.")
+
+# -- facts shown by every report ---------------------------------------------------------------
+
+
+def searched_for(item: ChecklistItem, queries: Sequence[str]) -> list[str]:
+    """The job's queries that share a subject term with the item."""
+    subject = item_terms(item.description)
+    return [q for q in queries if subject & set(terms(q))]
+
+
+def queries_of(envelope: JobEnvelope) -> list[str]:
+    """Every query the job ran (or planned for its last pass), each once."""
+    planned = envelope.plan.queries if envelope.plan else []
+    return list(dict.fromkeys([*envelope.queries_run, *(q.text for q in planned)]))
+
+
+def unknowns(prepared: Prepared) -> list[tuple[str, list[str]]]:
+    envelope = prepared.envelope
+    queries = queries_of(envelope)
+    if not prepared.checklist:
+        return [(g, []) for g in envelope.knowledge_gaps]
+    out = []
+    for item in prepared.checklist:
+        if item.status is CoverageStatus.SATISFIED:
+            continue
+        what = item.description + (" (partly covered)" if item.status is CoverageStatus.PARTIAL else "")
+        out.append((what, searched_for(item, queries)[:5]))
+    return out
+
+
+@dataclass
+class Draft:
+    """How the body was written: by whom, which parts offline, what was removed."""
+
+    body: Body
+    writer: str = ENGINE
+    offline_parts: list[str] = field(default_factory=list)
+    sentences_removed: int = 0
+    sentences_reasked: int = 0
+    fallback_reason: str | None = None  # why the model did not write it, when it did not
+
+
+def methodology(prepared: Prepared, draft: Draft, cited: int) -> list[str]:
+    env = prepared.envelope
+    queries = queries_of(env)
+    shown = "; ".join(f"`{q.replace('`', '')}`" for q in queries[:6]) + ("; …" if len(queries) > 6 else "")
+    rejected = len(env.claims) - len(prepared.claims)
+    lines = [
+        f"Searched: {plural(len(queries), 'query')} over {plural(env.iteration + 1, 'research iteration')}"
+        + (f" ({shown})." if queries else "."),
+        f"Sources: {len(env.sources)} retrieved, {len(env.scored_sources)} scored, {cited} cited in this report.",
+        f"Claims: {len(prepared.claims)} verified claims kept"
+        + (f", {rejected} left out because they point at no source in range" if rejected else "")
+        + f"; {len(prepared.findings)} shown as Verified Findings.",
+    ]
+    if draft.writer == ENGINE:
+        lines.append("Written by the offline engine: every finding is quoted from a claim, no sentence was generated.")
     else:
-        lines.append("No contradictions were detected among the sources.")
-    lines.append("")
+        lines.append(f"Written by {draft.writer} from the verified claims only. Verification pass: "
+                     f"{plural(draft.sentences_reasked, 'sentence')} re-asked, "
+                     f"{plural(draft.sentences_removed, 'sentence')} removed (unsupported by the cited claims' quotes, "
+                     "citing claims that do not exist, or stating a fact without a citation).")
+    if draft.fallback_reason:
+        lines.append(f"The model's report could not be used ({draft.fallback_reason}); the offline engine wrote it.")
+    if draft.offline_parts and draft.writer != ENGINE:
+        lines.append("Written offline: " + "; ".join(draft.offline_parts) + ".")
+    lines.append("Verified Findings, contradictions, unknowns, confidence, this methodology and the sources "
+                 "are built by the service from the verified claims, never by a model.")
+    return lines
 
-    lines += ["## Gaps", ""]
-    lines += [f"- {_escape(g)}" for g in gaps] if gaps else ["None: every checklist item is satisfied."]
-    lines.append("")
 
-    lines += ["## Sources", ""]
-    output_sources: list[OutputSource] = []
-    for n, index in enumerate(citer.order, start=1):
-        source = sources[index]
-        quotes = citer.quotes[index] or [_fallback_quote(source, envelope.claims)]
-        locators = [loc for loc, _ in quotes if loc]
-        where = f" ({'; '.join(locators)})" if locators else ""
-        lines.append(f"[{n}] {_escape(source.title)} — {_escape(source.url)}{where}")
-        lines += [f'> "{_escape(q)}"' for _, q in quotes]
-        lines.append("")
-        output_sources.append(OutputSource(
-            id=f"src_{n}", type=source.retrieval_method.value, title=source.title,
-            url=source.url, snippet=quotes[0][1],
-        ))
-    if not citer.order:
-        lines += ["No source was cited.", ""]
+def writer_note(envelope: JobEnvelope, draft: Draft) -> str:
+    plan_engine = envelope.plan.engine if envelope.plan else ENGINE
+    if draft.writer == ENGINE:
+        return OFFLINE_NOTE if plan_engine == ENGINE else f"> Planned by {plan_engine}. " + OFFLINE_NOTE[2:]
+    note = (f"> Written by {draft.writer} from verified claims; every cited sentence was checked against the quotes "
+            f"of the claims it cites ({plural(draft.sentences_removed, 'sentence')} removed).")
+    if draft.offline_parts:
+        note += " Written offline: " + "; ".join(draft.offline_parts) + "."
+    return note
 
-    answer = "\n".join(lines).rstrip() + "\n"
+
+# -- the result -----------------------------------------------------------------------------
+
+
+def _engine(envelope: JobEnvelope, draft: Draft) -> str:
+    plan_engine = envelope.plan.engine if envelope.plan else ENGINE
+    if draft.writer == ENGINE:
+        return ENGINE if plan_engine == ENGINE else f"{plan_engine}+offline"[:40]
+    return (draft.writer + ("+offline" if draft.offline_parts else ""))[:40]
+
+
+def assemble(prepared: Prepared, draft: Draft, *, partial_reason: str | None,
+             council: Sequence[CouncilReview] = ()) -> ResearchResult:
+    """The job's result from the prepared facts and a written body."""
+    envelope = prepared.envelope
+    sources = envelope.scored_sources
+    confidence = envelope.confidence or JobConfidenceCalculator().calculate(envelope.claims, sources)
+    facts = ReportFacts(
+        question=" ".join(envelope.request.question.split()),
+        refined_question=envelope.plan.refined_question if envelope.plan else None,
+        sources=sources, claims=prepared.claims, all_claims=envelope.claims, checklist=prepared.checklist,
+        confidence=confidence, findings=prepared.findings, unknowns=unknowns(prepared),
+        methodology=[], writer_note=writer_note(envelope, draft), partial_reason=partial_reason, council=council,
+    )
+    # The methodology counts cited sources, which only rendering knows: render twice
+    # is wasteful, so count first from a dry run of the same renderer.
+    _, dry_sources = render(facts, draft.body)
+    facts.methodology = methodology(prepared, draft, len(dry_sources))
+    answer, output_sources = render(facts, draft.body)
+    gaps = knowledge_gaps(prepared.checklist) if prepared.checklist else list(envelope.knowledge_gaps)
     iterations_used = envelope.iteration + 1
     ran_out = iterations_used >= envelope.request.max_iterations
     output = ResearchOutput(
-        trace_id=envelope.job_id,
-        answer=answer,
-        sources=output_sources,
+        trace_id=envelope.job_id, answer=answer, sources=output_sources,
         checklist_coverage=ChecklistCoverage(
-            satisfied=[i.description for i in checklist if i.status is CoverageStatus.SATISFIED],
-            gaps=gaps,
+            satisfied=[i.description for i in prepared.checklist if i.status is CoverageStatus.SATISFIED], gaps=gaps,
         ),
         iterations_used=iterations_used,
         status="max_iterations_reached" if gaps and ran_out else "completed",
     )
     return ResearchResult(
-        report=answer,
-        output=output,
-        scored_sources=list(sources),
-        claims=list(envelope.claims),
-        confidence=confidence,
-        usage=envelope.usage,
-        partial=partial_reason is not None,
-        partial_reason=partial_reason,
-        # What did model work: the planner's engine when it used one (the report
-        # itself is always the extractive engine's, see OFFLINE_NOTE).
-        engine=ENGINE if plan_engine == ENGINE else f"{plan_engine}+offline"[:40],
+        report=answer, output=output, scored_sources=list(sources), claims=list(envelope.claims),
+        confidence=confidence, usage=envelope.usage, partial=partial_reason is not None,
+        partial_reason=partial_reason, engine=_engine(envelope, draft),
+        verified_findings=list(prepared.findings), sentences_removed=draft.sentences_removed,
+        offline_parts=list(draft.offline_parts), council=list(council),
     )
+
+
+def build_report(envelope: JobEnvelope, *, partial_reason: str | None, findings_max: int = DEFAULT_FINDINGS_MAX,
+                 council: Sequence[CouncilReview] = (), fallback_reason: str | None = None) -> ResearchResult:
+    """The offline report of a job (no model)."""
+    prepared = prepare(envelope, findings_max=findings_max)
+    draft = Draft(body=offline_body(prepared), offline_parts=["the whole report"], fallback_reason=fallback_reason)
+    return assemble(prepared, draft, partial_reason=partial_reason, council=council)

@@ -151,27 +151,32 @@ def test_sections_per_checklist_item(result: ResearchResult) -> None:
     for item in CHECKLIST:
         assert f"\n## {item.description}\n" in result.report
     gpu_section = result.report.split("## Energy use of GPUs", 1)[1].split("\n## ", 1)[0]
-    assert "No evidence was found for this item." in gpu_section
+    assert "Coverage: not covered." in gpu_section
+    assert "No verified finding answers this item." in gpu_section
 
 
-def test_contradictions_section(result: ResearchResult) -> None:
+def test_contradictions_section_pairs_both_sides_with_citations(result: ResearchResult) -> None:
     section = result.report.split("\n## Contradictions\n", 1)[1].split("\n## ", 1)[0]
     disputed = [c for c in result.claims if c.contradiction_flag]
     assert disputed
     _, entries = body_and_sources(result.report)
     for claim in disputed:
-        line = next(l for l in section.splitlines() if l.startswith(f'- "{claim.text}"'))
-        against = re.search(r"disputed by ((?:\[\d+\])+)", line)
-        assert against is not None
-        numbers = [int(n) for n in re.findall(r"\d+", against.group(1))]
+        block = section.split(f'- **Claim:** "{claim.text}"', 1)[1].split("- **Claim:**", 1)[0]
+        against = re.findall(r"\*Disputed by\* \[(\d+)\]: \"([^\"]+)\"", block)
+        assert against
         urls = {result.scored_sources[i].url for i in claim.contradicting_indices}
-        assert {result.output.sources[n - 1].url for n in numbers} == urls
-        assert all(entries[n] for n in numbers)
+        assert {result.output.sources[int(n) - 1].url for n, _ in against} == urls
+        for n, quote in against:  # the disputing side quotes its own source
+            assert entries[int(n)]
+            source = next(s for s in SOURCES if s.url == result.output.sources[int(n) - 1].url)
+            assert quote in source.text
+        assert re.search(r"\*Supported by\* (\[\d+\])+: ", block)
 
 
-def test_gaps_section(result: ResearchResult) -> None:
-    section = result.report.split("\n## Gaps\n", 1)[1].split("\n## ", 1)[0]
-    assert "- Energy use of GPUs" in section
+def test_unknowns_section_lists_open_items_and_what_was_searched(result: ResearchResult) -> None:
+    section = result.report.split("\n## What remains unknown\n", 1)[1].split("\n## ", 1)[0]
+    assert "- Energy use of GPUs (no search targeted it directly)" in section
+    assert re.search(r"- Isolation of processes by the operating system \(partly covered\) \(searched: `", section)
     assert result.output.checklist_coverage.gaps == knowledge_gaps(
         make_envelope().plan.checklist)  # type: ignore[union-attr]
     assert "Energy use of GPUs" in result.output.checklist_coverage.gaps
@@ -228,7 +233,7 @@ def test_status_completed_when_iterations_remain_or_no_gaps() -> None:
     res = build_report(make_envelope(checklist=covered), partial_reason=None)
     assert res.output.checklist_coverage.gaps == []
     assert res.output.status == "completed"
-    assert "None: every checklist item is satisfied." in res.report
+    assert "Nothing on the checklist is left open" in res.report
 
 
 def test_partial_report() -> None:
@@ -248,5 +253,8 @@ def test_empty_envelope() -> None:
     assert res.confidence.confidence == 0.0
     assert res.output.status == "completed"
     assert res.output.iterations_used == 1
-    assert "## Contradictions" in res.report and "## Gaps" in res.report
+    for heading in ("## Executive summary", "## Verified Findings", "## Contradictions", "## What remains unknown",
+                    "## Confidence", "## Methodology", "## Sources"):
+        assert heading in res.report
     assert "No source was cited." in res.report
+    assert res.verified_findings == [] and res.sentences_removed == 0

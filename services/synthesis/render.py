@@ -1,0 +1,350 @@
+"""The report's markdown, rendered deterministically from its structure.
+
+What the model (or the offline writer) contributes is prose, sentence by sentence,
+each sentence with the ids of the claims it rests on. Everything else is code's:
+
+* ``[n]`` markers are computed from claim ids -> the claims' supporting sources;
+  sources are numbered in order of first citation, and the Sources list holds exactly
+  the cited sources, each with the quoted passages and their ``char:s-e`` locators.
+  Any ``[n]`` found in text (a model's own marker, a title, a quote) is stripped from
+  prose or escaped (``\\[n\\]``) so it can never pass for a citation.
+* Headings, coverage, Verified Findings, contradictions, unknowns, confidence,
+  methodology and council sections come from data, not from model text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobConfidence, ScoredSource
+from shared.events import CouncilReview, OutputSource, VerifiedFinding
+from shared.locators import locate
+from shared.text import jaccard, sentence_spans, terms
+
+from services.scoring.engine import valid_indices
+
+__all__ = [
+    "Body",
+    "Citations",
+    "Paragraph",
+    "ReportFacts",
+    "Section",
+    "Sentence",
+    "citation_numbers",
+    "escape",
+    "render",
+    "strip_markers",
+]
+
+_CITATION = re.compile(r"(?<!\\)\[(\d+)\]")
+_BRACKETED_NUMBER = re.compile(r"\[(\d+)\]")
+# A marker a model may write itself: [3], [3, 4], [3-5], [3][4], [^3], [S3], [src_3].
+_MODEL_MARKER = re.compile(r"\s*\[\^?\s*(?:src_|S)?\d+(?:\s*[,;–-]\s*(?:src_|S)?\d+)*\s*\]", re.IGNORECASE)
+
+
+def citation_numbers(markdown: str) -> set[int]:
+    """Every citation number used in ``markdown`` (escaped ``\\[n\\]`` excluded)."""
+    return {int(m.group(1)) for m in _CITATION.finditer(markdown)}
+
+
+def escape(text: str) -> str:
+    """``text`` on one line with every ``[n]`` escaped."""
+    return _BRACKETED_NUMBER.sub(r"\\[\1\\]", " ".join(text.split()))
+
+
+def strip_markers(text: str) -> str:
+    """Prose with the citation markers its writer put in removed (ours are added from
+    claim ids), anything else that looks like one escaped."""
+    return escape(_MODEL_MARKER.sub("", text))
+
+
+def pct(value: float) -> str:
+    return f"{round(value * 100)}%"
+
+
+_PLURALS = {"query": "queries"}
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {_PLURALS.get(noun, noun + 's')}"
+
+
+# -- the structure --------------------------------------------------------------------
+
+
+@dataclass
+class Sentence:
+    text: str
+    claim_ids: list[str] = field(default_factory=list)
+
+
+Paragraph = list[Sentence]
+
+
+@dataclass
+class Section:
+    """The answer to one checklist item (``item`` None: findings no item claims)."""
+
+    item: ChecklistItem | None
+    paragraphs: list[Paragraph] = field(default_factory=list)
+    findings: list[Claim] = field(default_factory=list)  # offline: listed as quoted bullets
+    offline: bool = False
+    see_also: list[tuple[Claim, str]] = field(default_factory=list)  # (claim, heading it is listed under)
+
+
+@dataclass
+class Body:
+    summary: list[Paragraph]
+    sections: list[Section]
+    summary_offline: bool = False
+
+
+@dataclass
+class ReportFacts:
+    """Everything the renderer shows besides the body."""
+
+    question: str
+    refined_question: str | None
+    sources: Sequence[ScoredSource]
+    claims: Sequence[Claim]  # the citable claims
+    all_claims: Sequence[Claim]  # every claim scoring kept (for fallback quotes)
+    checklist: Sequence[ChecklistItem]  # with the coverage shown (see coverage.py)
+    confidence: JobConfidence
+    findings: Sequence[VerifiedFinding]
+    unknowns: Sequence[tuple[str, list[str]]]  # (open item or gap, queries run for it)
+    methodology: Sequence[str]
+    writer_note: str
+    partial_reason: str | None = None
+    council: Sequence[CouncilReview] = ()
+
+
+# -- citations --------------------------------------------------------------------------
+
+
+class Citations:
+    """Numbers sources in order of first citation and keeps the quotes shown for them."""
+
+    def __init__(self, sources: Sequence[ScoredSource], claims: Sequence[Claim]) -> None:
+        self.sources = sources
+        self._by_id = {s.id: i for i, s in enumerate(sources)}
+        self.claims = {c.id: c for c in claims}
+        self.order: list[int] = []  # source indices; position + 1 is the number
+        self.quotes: dict[int, list[tuple[str, str]]] = {}  # index -> [(locator, quote)]
+
+    def number(self, index: int) -> int:
+        if index not in self.quotes:
+            self.order.append(index)
+            self.quotes[index] = []
+        return self.order.index(index) + 1
+
+    def add_quote(self, index: int, locator: str, quote: str) -> None:
+        if (locator, quote) not in self.quotes[index]:
+            self.quotes[index].append((locator, quote))
+
+    def claim_sources(self, claim: Claim) -> list[int]:
+        """The sources a claim cites: its supporting sources, and any source one of its
+        citations names."""
+        cited = [self._by_id[c.source_id] for c in claim.citations if c.source_id in self._by_id]
+        return valid_indices([*claim.supporting_indices, *cited], len(self.sources))
+
+    def cite_claims(self, claim_ids: Sequence[str]) -> str:
+        """``[n][m]`` for the sources of the claims named (unknown ids cite nothing);
+        the claims' quotes are recorded for the Sources list."""
+        indices: list[int] = []
+        for cid in dict.fromkeys(claim_ids):
+            claim = self.claims.get(cid)
+            if claim is None:
+                continue
+            own = self.claim_sources(claim)
+            for i in own:
+                self.number(i)
+            for citation in claim.citations:
+                i = self._by_id.get(citation.source_id)
+                if i is not None and i in own:
+                    self.add_quote(i, citation.locator, citation.quote)
+            indices.extend(own)
+        return self.cite_sources(indices)
+
+    def cite_sources(self, indices: Sequence[int]) -> str:
+        numbers = sorted({self.number(i) for i in valid_indices(indices, len(self.sources))})
+        return "".join(f"[{n}]" for n in numbers)
+
+
+def fallback_quote(source: ScoredSource, claims: Sequence[Claim]) -> tuple[str, str]:
+    """A quote for a source cited without one of its own (e.g. only as contradicting):
+    one of its citations elsewhere, else its first evidence snippet, else the first
+    sentence of its excerpt, located in the canonical text when the excerpt's offset is known."""
+    for claim in claims:
+        for citation in claim.citations:
+            if citation.source_id == source.id:
+                return citation.locator, citation.quote
+    if source.digest is not None and source.digest.evidence_snippets:
+        snippet = source.digest.evidence_snippets[0]
+        return snippet.locator, snippet.text
+    spans = sentence_spans(source.text)
+    if not spans:
+        return "", source.text
+    start, end = spans[0]
+    where = locate(source.excerpt_start + start, source.excerpt_start + end, source.page_starts) \
+        if source.excerpt_start is not None else ""
+    return where, source.text[start:end]
+
+
+def _disputing_quote(claim: Claim, index: int, source: ScoredSource, all_claims: Sequence[Claim]) -> tuple[str, str]:
+    """What the disputing source says: its cited passage closest in terms to the claim."""
+    own = set(terms(claim.text))
+    best: tuple[float, str, str] | None = None
+    for other in all_claims:
+        for citation in other.citations:
+            if citation.source_id == source.id:
+                score = jaccard(own, set(terms(citation.quote)))
+                if best is None or score > best[0]:
+                    best = (score, citation.locator, citation.quote)
+    return (best[1], best[2]) if best else fallback_quote(source, all_claims)
+
+
+# -- sections ---------------------------------------------------------------------------
+
+
+def _prose(paragraphs: Sequence[Paragraph], citer: Citations) -> list[str]:
+    lines: list[str] = []
+    for paragraph in paragraphs:
+        parts = []
+        for s in paragraph:
+            text = strip_markers(s.text)
+            marks = citer.cite_claims(s.claim_ids)
+            parts.append(f"{text} {marks}".rstrip() if marks else text)
+        if parts:
+            lines += [" ".join(parts), ""]
+    return lines
+
+
+def _bullet(claim: Claim, citer: Citations) -> str:
+    return f'- "{escape(claim.text)}" (confidence {pct(claim.confidence_score)}) {citer.cite_claims([claim.id])}'
+
+
+def _status_of(item: ChecklistItem) -> str:
+    return {CoverageStatus.SATISFIED: "covered", CoverageStatus.PARTIAL: "partly covered",
+            CoverageStatus.UNSATISFIED: "not covered"}[item.status]
+
+
+def _section(section: Section, citer: Citations) -> list[str]:
+    if section.item is None:
+        lines = ["## Other findings", ""]
+    else:
+        lines = [f"## {escape(section.item.description)}", "", f"Coverage: {_status_of(section.item)}.", ""]
+    lines += _prose(section.paragraphs, citer)
+    if section.findings:
+        lines += [_bullet(c, citer) for c in section.findings] + [""]
+    if section.see_also:
+        lines += [f'- "{escape(c.text)}" {citer.cite_claims([c.id])} (listed under "{escape(h)}")'
+                  for c, h in section.see_also] + [""]
+    if not section.paragraphs and not section.findings and not section.see_also:
+        lines += ["No verified finding answers this item.", ""]
+    return lines
+
+
+def _verified_findings(findings: Sequence[VerifiedFinding], citer: Citations) -> list[str]:
+    lines = ["## Verified Findings", ""]
+    if not findings:
+        return lines + ["No claim met the bar for a verified finding (a verified quote, no contradicting source).", ""]
+    lines += ["Chosen by the service, not the model: the strongest claims whose quotes were checked "
+              "against the archived source texts.", ""]
+    for n, f in enumerate(findings, start=1):
+        lines.append(f'{n}. "{escape(f.text)}" (confidence {pct(f.confidence)}) {citer.cite_claims([f.claim_id])}')
+        for c in f.citations:
+            mark = citer.cite_sources([i for i, s in enumerate(citer.sources) if s.id == c.source_id])
+            lines.append(f'   > "{escape(c.quote)}" {mark} `{c.locator}`')
+    return lines + [""]
+
+
+def _contradictions(facts: ReportFacts, citer: Citations) -> list[str]:
+    lines = ["## Contradictions", ""]
+    pairs: list[str] = []
+    n_sources = len(facts.sources)
+    for claim in facts.claims:
+        against = valid_indices(claim.contradicting_indices, n_sources) if claim.contradiction_flag else []
+        if not against:
+            continue
+        pairs.append(f'- **Claim:** "{escape(claim.text)}"')
+        pairs.append(f"  - *Supported by* {citer.cite_claims([claim.id])}: "
+                     + "; ".join(f'"{escape(c.quote)}"' for c in claim.citations[:2]))
+        for i in against:
+            source = facts.sources[i]
+            locator, quote = _disputing_quote(claim, i, source, facts.all_claims)
+            mark = citer.cite_sources([i])
+            citer.add_quote(i, locator, quote)
+            pairs.append(f'  - *Disputed by* {mark}: "{escape(quote)}"')
+    return lines + (pairs or ["No contradictions were detected among the sources."]) + [""]
+
+
+def _unknowns(facts: ReportFacts) -> list[str]:
+    lines = ["## What remains unknown", ""]
+    if not facts.unknowns:
+        return lines + ["Nothing on the checklist is left open: every item is covered by verified findings.", ""]
+    for what, queries in facts.unknowns:
+        searched = "; ".join(f"`{escape(q).replace('`', '')}`" for q in queries)
+        lines.append(f"- {escape(what)}" + (f" (searched: {searched})" if searched else " (no search targeted it directly)"))
+    return lines + [""]
+
+
+def _council(reviews: Sequence[CouncilReview]) -> list[str]:
+    if not reviews:
+        return []
+    lines = ["## Council review", ""]
+    for r in reviews:
+        what = "the research plan" if r.subject == "brief" else "the verified findings"
+        if r.agree is None:
+            lines.append(f"- {escape(r.model)} gave no verdict on {what}: {escape(r.error or 'no answer')}.")
+            continue
+        verdict = "agrees with" if r.agree else "**disagrees** with"
+        reasons = "; ".join(escape(x) for x in r.reasons if x.strip())
+        lines.append(f"- {escape(r.model)} {verdict} {what}" + (f": {reasons}" if reasons else "."))
+    return lines + [""]
+
+
+def _sources(facts: ReportFacts, citer: Citations) -> tuple[list[str], list[OutputSource]]:
+    lines = ["## Sources", ""]
+    out: list[OutputSource] = []
+    for n, index in enumerate(citer.order, start=1):
+        source = facts.sources[index]
+        quotes = citer.quotes[index] or [fallback_quote(source, facts.all_claims)]
+        locators = [loc for loc, _ in quotes if loc]
+        where = f" ({'; '.join(locators)})" if locators else ""
+        lines.append(f"[{n}] {escape(source.title)} — {escape(source.url)}{where}")
+        lines += [f'> "{escape(q)}"' for _, q in quotes]
+        lines.append("")
+        out.append(OutputSource(id=f"src_{n}", type=source.retrieval_method.value, title=source.title,
+                                url=source.url, snippet=quotes[0][1]))
+    if not citer.order:
+        lines += ["No source was cited.", ""]
+    return lines, out
+
+
+def render(facts: ReportFacts, body: Body) -> tuple[str, list[OutputSource]]:
+    """The markdown report and the cited sources in citation order (``src_n`` is ``[n]``)."""
+    citer = Citations(facts.sources, facts.claims)
+    lines: list[str] = [f"# {escape(facts.question)}", "", facts.writer_note, ""]
+    if facts.refined_question and facts.refined_question != facts.question:
+        lines += [f"Refined question: {escape(facts.refined_question)}", ""]
+    if facts.partial_reason is not None:
+        lines += [f"**Partial report:** {escape(facts.partial_reason) or 'no reason was given.'}", ""]
+    lines += ["## Executive summary", ""] + _prose(body.summary, citer)
+    if not body.summary:
+        lines += ["No claim relevant to the question could be verified.", ""]
+    for section in body.sections:
+        lines += _section(section, citer)
+    lines += _verified_findings(facts.findings, citer)
+    lines += _contradictions(facts, citer)
+    lines += _unknowns(facts)
+    c = facts.confidence
+    lines += ["## Confidence", "",
+              f"Confidence: {pct(c.confidence)} ({plural(c.claim_count, 'claim')} from {plural(c.source_count, 'source')})",
+              ""]
+    lines += _council(facts.council)
+    lines += ["## Methodology", ""] + [f"- {m}" for m in facts.methodology] + [""]
+    source_lines, output_sources = _sources(facts, citer)
+    lines += source_lines
+    return "\n".join(lines).rstrip() + "\n", output_sources

@@ -1,0 +1,154 @@
+"""The report written by the model, kept only as far as the claims bear it out.
+
+The model gets the refined question, the checklist with its coverage, the verified
+claims (id, text, confidence, contradiction flag) and the sources, each inside a
+data block, and answers with a :class:`ReportDraft`: an executive summary and one
+section per checklist item, sentence by sentence, each sentence with the claim ids
+it rests on. Then code disposes (verify.py): sentences that fail the check are
+re-asked once and otherwise removed. What the model left empty or lost entirely is
+written offline, and the report says which parts: a summary with no surviving
+sentence, a section for an item that claims address but the model did not answer.
+No model, an answer that fails validation, or a spent token budget: the whole
+report is written offline.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from shared.envelope import JobEnvelope
+from shared.events import CouncilReview, ResearchResult
+from shared.llm import JobLLM, LLMInvalidOutput
+from shared.prompting import block
+
+from services.synthesis import prompts
+from services.synthesis.render import Body, Section, Sentence
+from services.synthesis.report import (
+    Draft,
+    Prepared,
+    addresses,
+    assemble,
+    offline_body,
+    offline_section,
+    offline_summary,
+    placement,
+    prepare,
+)
+from services.synthesis.schemas import DraftParagraph, ReportDraft
+from services.synthesis.verify import Verdict, claims_block, verify_sentences
+
+__all__ = ["REPORT_TOOL", "write_report"]
+
+log = logging.getLogger(__name__)
+
+REPORT_TOOL = "write_report"
+REPORT_MAX_TOKENS = 8_192
+# Handed to the LLM layer as the "offline answer": it comes back only when no model
+# call was made (no provider, or the job's token budget is spent).
+_NO_DRAFT = ReportDraft.model_construct(executive_summary=[], sections=[])
+
+
+def report_prompt(prepared: Prepared) -> str:
+    env = prepared.envelope
+    question = env.plan.refined_question if env.plan else env.request.question
+    checklist = "\n".join(
+        block("checklist_item", item.description, id=item.id, coverage=item.status.value,
+              evidence=", ".join(c.id for c in prepared.claims if addresses(item, c)) or "none")
+        for item in prepared.checklist
+    ) or "(no checklist: answer the question as a whole)"
+    cited = {c.source_id for claim in prepared.claims for c in claim.citations}
+    sources = "\n".join(block("source", f"{s.title} ({s.url})", id=s.id)
+                        for s in env.scored_sources if s.id in cited) or "(none)"
+    return prompts.REPORT_PROMPT.format(question=block("question", question), checklist=checklist,
+                                        claims=claims_block(prepared.claims), sources=sources)
+
+
+async def _ask(prepared: Prepared, llm: JobLLM) -> tuple[ReportDraft | None, str | None]:
+    """The model's draft, or None and why not."""
+    try:
+        draft = await llm.structured(
+            ReportDraft, system=prompts.REPORT_SYSTEM, prompt=report_prompt(prepared), tool_name=REPORT_TOOL,
+            offline=lambda: _NO_DRAFT, max_tokens=REPORT_MAX_TOKENS,
+        )
+    except LLMInvalidOutput as exc:
+        log.warning("the model's report is unusable (%s): writing it offline", exc)
+        return None, f"its answer did not validate: {exc}"
+    if draft is _NO_DRAFT:
+        return None, "the job's token budget was spent" if llm.budget_hit else "no model is configured"
+    return draft, None
+
+
+def _flatten(draft: ReportDraft, known_items: set[str]) -> tuple[list[Sentence], list[tuple[str, int, int]], int]:
+    """Every sentence with where it goes: ("summary" or an item id, paragraph, index).
+    Sections for checklist items that do not exist are dropped; their sentences counted."""
+    sentences: list[Sentence] = []
+    where: list[tuple[str, int, int]] = []
+    dropped = 0
+
+    def add(part: str, paragraphs: Sequence[DraftParagraph]) -> None:
+        for p, paragraph in enumerate(paragraphs):
+            for s in paragraph.sentences:
+                sentences.append(Sentence(text=s.text, claim_ids=list(s.claim_ids)))
+                where.append((part, p, len(sentences)))
+
+    add("summary", draft.executive_summary)
+    seen: set[str] = set()
+    for section in draft.sections:
+        if section.checklist_item_id not in known_items or section.checklist_item_id in seen:
+            dropped += sum(len(p.sentences) for p in section.paragraphs)
+            continue
+        seen.add(section.checklist_item_id)
+        add(section.checklist_item_id, section.paragraphs)
+    return sentences, where, dropped
+
+
+def _paragraphs(part: str, sentences: Sequence[Sentence], where: Sequence[tuple[str, int, int]],
+                verdict: Verdict) -> list[list[Sentence]]:
+    out: dict[int, list[Sentence]] = {}
+    for pos, (p_part, p, _) in enumerate(where):
+        if p_part == part and pos in verdict.kept:
+            out.setdefault(p, []).append(verdict.kept[pos])
+    return [out[p] for p in sorted(out)]
+
+
+def _body(prepared: Prepared, sentences: Sequence[Sentence], where: Sequence[tuple[str, int, int]],
+          verdict: Verdict) -> tuple[Body, list[str]]:
+    offline_parts: list[str] = []
+    summary = _paragraphs("summary", sentences, where, verdict)
+    if not summary:
+        summary = offline_summary(prepared)
+        offline_parts.append("the executive summary")
+    placed = placement(prepared.checklist, prepared.claims)
+    sections: list[Section] = []
+    for item in prepared.checklist:
+        paragraphs = _paragraphs(item.id, sentences, where, verdict)
+        if paragraphs:
+            sections.append(Section(item=item, paragraphs=paragraphs))
+        elif any(addresses(item, c) for c in prepared.claims):
+            sections.append(offline_section(item, prepared, placed))
+            offline_parts.append(f'the section "{item.description}"')
+        else:
+            sections.append(Section(item=item))
+    return Body(summary=summary, sections=sections, summary_offline="the executive summary" in offline_parts), offline_parts
+
+
+async def write_report(envelope: JobEnvelope, llm: JobLLM, *, partial_reason: str | None, findings_max: int,
+                       min_support: float, council: Sequence[CouncilReview] = ()) -> ResearchResult:
+    """The job's result, its prose written by the model where the model's sentences
+    survive verification and offline elsewhere."""
+    prepared = prepare(envelope, findings_max=findings_max)
+    draft, why_not = (None, "no model is configured") if llm.offline else await _ask(prepared, llm)
+    if draft is None:
+        body = offline_body(prepared)
+        fallback = None if llm.offline else why_not
+        return assemble(prepared, Draft(body=body, offline_parts=["the whole report"], fallback_reason=fallback),
+                        partial_reason=partial_reason, council=council)
+    sentences, where, dropped = _flatten(draft, {i.id for i in prepared.checklist})
+    verdict = await verify_sentences(sentences, prepared.claims, llm, min_support=min_support)
+    body, offline_parts = _body(prepared, sentences, where, verdict)
+    written = Draft(body=body, writer=llm.label, offline_parts=offline_parts,
+                    sentences_removed=len(verdict.removed) + dropped, sentences_reasked=verdict.reasked)
+    return assemble(prepared, written, partial_reason=partial_reason, council=council)
+
+

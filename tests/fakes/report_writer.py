@@ -1,0 +1,98 @@
+"""Scripted answers of a model for the synthesis stage's tools (and the council's),
+for the loopback LLM fakes: a responder that reads the real prompt the service sent
+and answers the way a careful model would, or an adversarial one.
+
+* ``write_report``: a sentence per claim, each the claim's own text citing its id;
+  an executive summary from the first claims; a section per checklist item from the
+  claims its ``evidence`` attribute names.
+* ``revise_sentences``: a careful model drops every rejected sentence; an
+  adversarial one rewrites each into another invented fact.
+* ``record_review`` (council): agrees, or disagrees with a fixed reason.
+
+With ``adversarial=True`` every text field of the report also carries invented
+material: an uncited invented sentence, a sentence citing a claim id that does not
+exist, a sentence citing a real claim but stating a figure its quotes do not have,
+and model-written ``[7]`` markers. Anything else falls through to ``schema_responder``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.fakes.llm import RecordedRequest, Step, ToolCall, schema_responder
+
+__all__ = ["INVENTED", "ReportWriter", "blocks"]
+
+_BLOCK = re.compile(r"<(?P<tag>[a-z_]+)(?P<attrs>(?:\s+[a-z_]+=\"[^\"]*\")*)>\n(?P<text>.*?)\n</(?P=tag)>", re.S)
+_ATTR = re.compile(r"([a-z_]+)=\"([^\"]*)\"")
+
+# Sentences no source says; each would fail the verification pass for its own reason.
+INVENTED = (
+    "The Zorblatt Institute measured a 97% improvement in 2031.",  # uncited, a fact
+    "Quantum lighthouses were patented by Ada Lovelace in 1843.",  # cites a bogus id
+    "Every keeper earned 4,500 dollars a year from the Northern Board.",  # cites a real claim it is not in
+)
+
+
+def blocks(prompt: str, tag: str) -> list[tuple[dict[str, str], str]]:
+    """(attributes, text) of every ``<tag …>`` data block in ``prompt``."""
+    return [(dict(_ATTR.findall(m.group("attrs"))), m.group("text"))
+            for m in _BLOCK.finditer(prompt) if m.group("tag") == tag]
+
+
+@dataclass
+class ReportWriter:
+    adversarial: bool = False
+    agree: bool = True
+    reason: str = "The checklist misses the cost of keeping the lights."
+    seen: list[str] = field(default_factory=list)  # tool names answered
+
+    def __call__(self, request: RecordedRequest) -> Step:
+        tool = request.forced_tool or ""
+        self.seen.append(tool)
+        if tool == "write_report":
+            return ToolCall(input=self.report(request.prompt))
+        if tool == "revise_sentences":
+            return ToolCall(input=self.revise(request.prompt))
+        if tool == "record_review":
+            return ToolCall(input={"agree": self.agree, "reasons": [] if self.agree else [self.reason]})
+        return schema_responder(request)
+
+    def _sentence(self, text: str, ids: list[str]) -> dict[str, Any]:
+        return {"text": text + (" [7]" if self.adversarial else ""), "claim_ids": ids}
+
+    def _lies(self, real_id: str | None) -> list[dict[str, Any]]:
+        if not self.adversarial:
+            return []
+        return [
+            {"text": INVENTED[0], "claim_ids": []},
+            {"text": INVENTED[1], "claim_ids": ["cl999"]},
+            {"text": INVENTED[2], "claim_ids": [real_id] if real_id else ["cl998"]},
+        ]
+
+    def report(self, prompt: str) -> dict[str, Any]:
+        claims = [(a["id"], text) for a, text in blocks(prompt, "claim")]
+        summary = [self._sentence(text, [cid]) for cid, text in claims[:2]]
+        first = claims[0][0] if claims else None
+        if not summary:
+            summary = [{"text": "The sources say little about this question.", "claim_ids": []}]
+        sections = []
+        for attrs, _ in blocks(prompt, "checklist_item"):
+            ids = [i.strip() for i in attrs.get("evidence", "").split(",") if i.strip() and i.strip() != "none"]
+            text_of = dict(claims)
+            sentences = [self._sentence(text_of[i], [i]) for i in ids if i in text_of] + self._lies(first)
+            sections.append({"checklist_item_id": attrs["id"],
+                             "paragraphs": [{"sentences": sentences}] if sentences else []})
+        return {"executive_summary": [{"sentences": summary + self._lies(first)}], "sections": sections}
+
+    def revise(self, prompt: str) -> dict[str, Any]:
+        fixes = []
+        for attrs, _ in blocks(prompt, "sentence"):
+            if self.adversarial:
+                fixes.append({"number": int(attrs["number"]), "text": "It was 12 times safer, said the Smith report.",
+                              "claim_ids": ["cl1"]})
+            else:
+                fixes.append({"number": int(attrs["number"]), "text": "", "claim_ids": []})
+        return {"fixes": fixes}
