@@ -29,12 +29,16 @@ def _settings() -> CliSettings:
 
 def cmd_service(args: argparse.Namespace) -> int:
     from services.supervisor import SERVICES
+    from shared.lifeline import SUPERVISOR_PID_ENV, watch_parent
 
     settings = _settings()
     if args.name not in SERVICES:
         raise ConfigurationError(f"unknown service {args.name!r}; choose one of: {', '.join(SERVICES)}")
     if not settings.nats_url:
         raise ConfigurationError("NATS_URL is not set: a lone service joins a running system (or use `deepresearch up`)")
+    supervisor = os.environ.get(SUPERVISOR_PID_ENV, "")
+    if supervisor.isdigit():
+        watch_parent(int(supervisor))  # stop with `deepresearch up`, however it ends
     if args.name == "gateway":
         if not settings.database_url:
             raise ConfigurationError("DATABASE_URL is not set: the gateway needs PostgreSQL (or use `deepresearch up`)")
@@ -66,11 +70,14 @@ def cmd_up(args: argparse.Namespace) -> int:
     with running_system(
         data_dir=settings.data_dir, nats_url=settings.nats_url, database_url=settings.database_url,
         host=settings.gateway_host, port=settings.gateway_port,
+        backoff_s=settings.research_restart_backoff_s, backoff_max_s=settings.research_restart_backoff_max_s,
     ) as system:
         url = system.url
         print(f"deepresearch is up: gateway {url} (API docs {url}/docs); Ctrl-C stops it", file=sys.stderr, flush=True)
+        for name, reason in (system.ready.get("failing_services") or {}).items():
+            print(f"  warning: {name} is {reason}; it is retried, see {url}/readyz", file=sys.stderr, flush=True)
         while not stop["now"]:
-            system.poll()  # restarts a service that died
+            system.poll()  # restarts a service that died, after its back-off delay
             time.sleep(0.5)
     print("deepresearch stopped", file=sys.stderr)
     return 0

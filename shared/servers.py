@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.errors import ConfigurationError
+from shared.lifeline import die_with_parent, guarded_command
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,44 @@ def _stop(proc: subprocess.Popen[bytes] | None, sig: int, timeout: float) -> Non
         proc.wait(5)
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process (the postgres system user's, say)
+    return True
+
+
+def _process_owns(pid: int, program: str, folder: Path) -> bool:
+    """Whether live ``pid`` is ``program`` working on ``folder`` (and not an unrelated
+    process that reuses a dead server's pid). Where we cannot tell, assume it is."""
+    if not _pid_alive(pid):
+        return False
+    proc = Path(f"/proc/{pid}")
+    if proc.is_dir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink(proc / "cwd")
+        except PermissionError:
+            return True
+        except OSError:  # it exited while we looked
+            return _pid_alive(pid)
+        # The postmaster changes into its data folder; nats-server names its store.
+        return program in cmdline and (str(folder) in cmdline or Path(cwd) == folder)
+    r = subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True)
+    return r.returncode != 0 or (program in r.stdout and str(folder) in r.stdout)
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        first = path.read_text().split("\n", 1)[0].strip()
+    except FileNotFoundError:
+        return None
+    return int(first) if first.isdigit() else None
+
+
 def nats_server_binary() -> str:
     candidates = [Path(sysconfig.get_path("scripts")) / "nats-server", Path(sys.executable).parent / "nats-server"]
     for c in candidates:
@@ -92,6 +131,8 @@ class NatsServer:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
         log_file = self.store_dir / "nats-server.log"
+        pid_file = self.store_dir / "nats-server.pid"
+        self._clear_stale_pid(pid_file)
         cmd = [
             nats_server_binary(),
             "--addr", LOOPBACK,
@@ -99,11 +140,31 @@ class NatsServer:
             "--jetstream",
             "--store_dir", str(self.store_dir),
             "--log", str(log_file),
+            "--pid", str(pid_file),
         ]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        # It dies with us (SIGTERM: a clean JetStream shutdown) even if we are SIGKILLed.
+        self.proc = subprocess.Popen(
+            guarded_command(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM),
+        )
         _wait_for_port(self.port, self.proc, "nats-server", timeout, log_file)
         log.info("nats-server listening at %s (store %s)", self.url, self.store_dir)
         return self
+
+    def _clear_stale_pid(self, pid_file: Path) -> None:
+        """JetStream does not lock its store: two servers on one folder would corrupt
+        it. A live nats-server of this store left by an earlier run is an error naming
+        it; a pid file whose process is gone (or is something else now) is removed."""
+        pid = _read_pid(pid_file)
+        if pid is None:
+            return
+        if _process_owns(pid, "nats-server", self.store_dir):
+            raise ConfigurationError(
+                f"a nats-server (pid {pid}) from an earlier run still uses {self.store_dir}; "
+                f"stop it (kill {pid}) and start again"
+            )
+        log.warning("removing the stale pid file %s (pid %s is not running nats-server here)", pid_file, pid)
+        pid_file.unlink(missing_ok=True)
 
     def stop(self) -> None:
         _stop(self.proc, signal.SIGTERM, 10)
@@ -162,15 +223,19 @@ class PostgresServer:
         log_file = self.data_dir / "postgres.log"
         with contextlib.suppress(FileNotFoundError):
             log_file.unlink()
+        self._clear_stale_lock(pgdata, socket_dir)
         log_fh = open(log_file, "ab")  # noqa: SIM115 - handed to the child process
         self._chown(log_file)
+        # The postmaster dies with us (SIGINT: PostgreSQL's fast shutdown, which ends
+        # its backends and leaves no lock behind) even if we are SIGKILLed.
         self.proc = subprocess.Popen(
-            [
+            guarded_command([
                 str(bin_dir / "postgres"), "-D", str(pgdata),
                 "-p", str(self.port), "-h", LOOPBACK, "-k", str(socket_dir),
                 "-c", "max_connections=300", "-c", "fsync=on",
-            ],
+            ], signal.SIGINT),
             stdin=subprocess.DEVNULL, stdout=log_fh, stderr=log_fh, user=self._run_as, start_new_session=True,
+            preexec_fn=die_with_parent(signal.SIGINT),
         )
         log_fh.close()
         _wait_for_port(self.port, self.proc, "postgres", timeout, log_file)
@@ -178,6 +243,28 @@ class PostgresServer:
         self.create_database(self.database)
         log.info("postgres listening at %s:%s (data %s)", LOOPBACK, self.port, self.data_dir)
         return self
+
+    def _clear_stale_lock(self, pgdata: Path, socket_dir: Path) -> None:
+        """Recover a data folder whose previous postmaster died without cleaning up.
+
+        PostgreSQL itself refuses to start when ``postmaster.pid`` names a live process,
+        even an unrelated one that reuses the dead server's pid. A postgres still
+        serving this folder is an error naming it; any other pid file is stale and is
+        removed with the socket lock files it left.
+        """
+        pid_file = pgdata / "postmaster.pid"
+        pid = _read_pid(pid_file)
+        if pid is None:
+            return
+        if _process_owns(pid, "postgres", pgdata.resolve()):
+            raise ConfigurationError(
+                f"a PostgreSQL server (pid {pid}) from an earlier run still uses {pgdata}; "
+                f"stop it (kill -INT {pid}) and start again"
+            )
+        log.warning("removing the stale %s (pid %s is not a postgres of this folder)", pid_file, pid)
+        pid_file.unlink(missing_ok=True)
+        for stale in socket_dir.glob(".s.PGSQL.*"):
+            stale.unlink(missing_ok=True)
 
     def _wait_ready(self, bin_dir: Path, timeout: float) -> None:
         deadline = time.monotonic() + timeout

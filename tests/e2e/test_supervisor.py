@@ -1,0 +1,154 @@
+"""`deepresearch up` as a supervisor: its children die with it, however it ends, its
+data folder recovers, and a service that keeps crashing is retried and reported while
+the others go on."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+
+from shared.servers import free_port
+
+
+def _env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "DATABASE_URL", "RESEARCH_GATEWAY_URL")}
+    return {**env, "RESEARCH_DATA_DIR": str(data_dir), "LLM_PROVIDER": "offline", **extra}
+
+
+def _up(data_dir: Path, port: int, **extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "services.cli", "up"], env=_env(data_dir, GATEWAY_PORT=str(port), **extra),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _readyz(port: int) -> httpx.Response | None:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1)
+    except httpx.HTTPError:
+        return None
+
+
+def _wait(port: int, proc: subprocess.Popen[str], ok, timeout: float = 90) -> httpx.Response:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"`up` exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+        r = _readyz(port)
+        if r is not None and ok(r):
+            return r
+        time.sleep(0.3)
+    raise AssertionError(f"gateway on {port} never reached the expected state; last: {r.text if r else None}")
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_sigkill_of_up_takes_every_child_down_and_the_folder_starts_again(tmp_root: Path) -> None:
+    data = tmp_root / "sup-kill"
+    port = free_port()
+    first = _up(data, port)
+    try:
+        _wait(port, first, lambda r: r.status_code == 200)
+        children = psutil.Process(first.pid).children(recursive=True)
+        commands = [" ".join(c.cmdline()) for c in children]
+        assert any("nats-server" in c for c in commands) and any("postgres" in c for c in commands), commands
+        assert sum("services.cli service" in c for c in commands) == 6, commands
+        first.kill()  # SIGKILL: no handler, no clean-up of its own
+        first.wait(10)
+        _, alive = psutil.wait_procs(children, timeout=15)
+        assert not alive, [" ".join(p.cmdline()) for p in alive]
+        assert _readyz(port) is None  # the old gateway no longer answers
+    finally:
+        if first.poll() is None:
+            first.kill()
+
+    # The same folder, again: no stale postmaster.pid or lock stands in the way.
+    port2 = free_port()
+    second = _up(data, port2)
+    try:
+        body = _wait(port2, second, lambda r: r.status_code == 200).json()
+        assert body["ready"] and body["nats"] and body["postgres"]
+    finally:
+        _stop(second)
+    assert second.returncode == 0
+
+
+def test_a_stale_postmaster_pid_naming_a_live_unrelated_process_is_recovered(tmp_root: Path) -> None:
+    """PostgreSQL alone refuses a postmaster.pid whose pid is alive, even when the pid
+    now belongs to some other process, as happens after a crash and pid reuse."""
+    data = tmp_root / "sup-stale"
+    port = free_port()
+    first = _up(data, port)
+    try:
+        _wait(port, first, lambda r: r.status_code == 200)
+    finally:
+        _stop(first)
+    pgdata = data / "postgres" / "pgdata"
+    assert not (pgdata / "postmaster.pid").exists()
+    stranger = subprocess.Popen(["sleep", "120"])
+    try:
+        # A crashed server's pid file (its content as PostgreSQL writes it), now
+        # naming a live process that is not a postgres of this folder.
+        lines = [str(stranger.pid), str(pgdata), str(int(time.time())), "5432", str(data / "postgres" / "sock"), "127.0.0.1", "  1234   5678", "ready   "]
+        (pgdata / "postmaster.pid").write_text("\n".join(lines) + "\n")
+        port2 = free_port()
+        second = _up(data, port2)
+        try:
+            _wait(port2, second, lambda r: r.status_code == 200)
+        finally:
+            _stop(second)
+        assert second.returncode == 0
+    finally:
+        stranger.kill()
+
+
+def test_a_crash_looping_stage_is_retried_and_named_in_readyz_while_the_rest_run(tmp_root: Path) -> None:
+    data = tmp_root / "sup-loop"
+    port = free_port()
+    # An invalid digest setting: only the digest service validates it, and exits at start-up.
+    proc = _up(data, port, DIGEST_POLICY="sometimes", RESEARCH_RESTART_BACKOFF_S="0.2", RESEARCH_RESTART_BACKOFF_MAX_S="2")
+    try:
+        r = _wait(port, proc, lambda r: "digest" in r.json().get("failing_services", {}), timeout=120)
+        assert r.status_code == 503
+        body = r.json()
+        assert body["nats"] and body["postgres"] and not body["ready"]
+        assert "crash-looping" in body["failing_services"]["digest"]
+        assert set(body["failing_services"]) == {"digest"}
+
+        status = json.loads((data / "supervisor.json").read_text())
+        assert status["supervisor_pid"] == proc.pid
+        assert status["services"]["digest"]["state"] == "crash_looping"
+        assert status["services"]["digest"]["last_exit_code"] not in (None, 0)
+        for name in ("gateway", "decomposition", "retrieval", "scoring", "synthesis"):
+            assert status["services"][name]["state"] == "running", status
+            assert status["services"][name]["restarts"] == 0, status
+
+        # Still retried (restarts keep growing), never giving up, the others untouched.
+        restarts = status["services"]["digest"]["restarts"]
+        time.sleep(5)
+        assert proc.poll() is None
+        later = json.loads((data / "supervisor.json").read_text())
+        assert later["services"]["digest"]["restarts"] > restarts
+        alive = [" ".join(c.cmdline()) for c in psutil.Process(proc.pid).children(recursive=True)]
+        for name in ("gateway", "decomposition", "retrieval", "scoring", "synthesis"):
+            assert any(f"service {name}" in c for c in alive), alive
+    finally:
+        _stop(proc)
+    assert proc.returncode == 0
+    assert "digest is crash-looping" in (proc.stderr.read() if proc.stderr else "")
+    assert not (data / "supervisor.json").exists()
