@@ -51,6 +51,7 @@ class System:
     extra: dict[str, int] = field(default_factory=dict)  # more processes of a stage
     corpus: Path | None = None
     corpus_name: str = "testdocs"
+    nats_url: str | None = None  # an external NATS (a cluster's seed list); None: start one
     nats: NatsServer | None = None
     dsn: str = ""
     url: str = ""
@@ -58,7 +59,9 @@ class System:
 
     def start(self) -> System:
         self.root.mkdir(parents=True, exist_ok=True)
-        self.nats = NatsServer(self.root / "nats").start()
+        if self.nats_url is None:
+            self.nats = NatsServer(self.root / "nats").start()
+            self.nats_url = self.nats.url
         self.dsn = _create_database(self.postgres, "t_" + uuid.uuid4().hex[:12])
         data_dir = self.root / "data"
         if self.corpus is not None:
@@ -66,7 +69,7 @@ class System:
         port = free_port()
         env = {
             **os.environ,
-            "NATS_URL": self.nats.url,
+            "NATS_URL": self.nats_url,
             "DATABASE_URL": self.dsn,
             "RESEARCH_DATA_DIR": str(data_dir),
             "GATEWAY_HOST": "127.0.0.1",
@@ -151,11 +154,11 @@ class System:
 
     def events(self, job_id: str | None = None, *, settle_s: float = 0.3) -> list[dict[str, Any]]:
         """Every event in the events stream (of one job, or all), in stream order."""
-        assert self.nats is not None
+        assert self.nats_url is not None
         subject = subjects.job_events_filter(job_id) if job_id else subjects.EVENTS_WILDCARD
 
         async def read() -> list[dict[str, Any]]:
-            nc = await nats.connect(self.nats.url)  # type: ignore[union-attr]
+            nc = await nats.connect(servers=self.nats_url.split(","))  # type: ignore[union-attr]
             try:
                 js = nc.jetstream()
                 sub = await js.subscribe(subject, stream=subjects.EVENTS_STREAM, ordered_consumer=True)
