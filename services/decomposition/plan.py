@@ -29,6 +29,15 @@ from shared.envelope import (
 )
 from shared.text import STOPWORDS, normalize_query, terms
 
+from services.decomposition.phrasing import (
+    VERBS,
+    Clause,
+    parse_clause,
+    resolve_pronouns,
+    split_clauses,
+    statement,
+)
+
 MAX_SUB_QUESTIONS = 8
 CHECKLIST_MIN = 3
 CHECKLIST_MAX = 7
@@ -217,6 +226,13 @@ def _comparison_sides(tokens: list[str]) -> tuple[str, str] | None:
             if left and right and len(left) <= 5:
                 return " ".join(left), " ".join(right)
     for i, low in enumerate(lows):
+        # "How do tuples differ from lists", "use asyncio instead of a thread pool"
+        if (low == "from" and i > 0 and lows[i - 1] in ("differ", "differs", "different")) or (
+                low == "of" and i > 0 and lows[i - 1] == "instead"):
+            left = _walk_back(tokens, i - 1)
+            right = _walk_forward(tokens, i + 1)
+            if left and right:
+                return " ".join(left), " ".join(right)
         if low in ("vs", "versus", "or") or (
             low in ("compare", "compared") and i + 1 < len(lows) and lows[i + 1] in ("to", "with")
         ):
@@ -275,20 +291,73 @@ def _context_phrase(context: str | None) -> str:
     return " ".join(kept[:6])
 
 
+def _shape(question: str) -> tuple[list[str], tuple[str, str] | None]:
+    """(enumerated items, comparison sides) of a question; both empty for a plain one."""
+    tokens = " ".join(question.split()).split(" ")
+    items = _list_items(tokens)
+    return items, (None if items else _comparison_sides(tokens))
+
+
+def _read_clauses(question: str) -> list[Clause]:
+    """The questions asked in ``question``, read; a pronoun in a later one that stands
+    for what the first defines ("What is the GIL and what does it prevent?") is
+    replaced by it, so each can be asked and answered alone."""
+    texts = split_clauses(question)
+    if not texts:
+        return []
+    first = parse_clause(texts[0])
+    anchor = first.subject if first.kind == "definition" else None
+    return [first, *(parse_clause(resolve_pronouns(t, anchor)) for t in texts[1:])]
+
+
+def _subject(clauses: list[Clause], question: str) -> str:
+    """What a plain question is about: its first clause's subject ("the purpose of X"
+    is about X), else its topic."""
+    for clause in clauses:
+        if clause.kind in ("definition", "wh", "yes-no") and clause.subject and \
+                clause.subject.lower() not in ("you", "i", "we", "one", "a program", "a user"):
+            subject = clause.subject
+            m = re.match(r"^the (?:purpose|role|meaning|use|uses|goal|function) of (.+)$", subject, re.I)
+            return m.group(1) if m else subject
+    return _topic(question)
+
+
+# Verbs whose clause ends in a place or manner ("work in Python"), not in an object.
+_INTRANSITIVE = frozenset({"work", "behave", "happen", "occur", "exist", "matter", "function"})
+
+
+def _object(clause: Clause) -> str | None:
+    """The noun phrase a wh-question's verb acts on ("protect against transaction ID
+    wraparound" -> "transaction ID wraparound"), when it ends the clause."""
+    if clause.kind != "wh" or not clause.rest or clause.verb in _INTRANSITIVE:
+        return None
+    tokens = clause.rest.split(" ")
+    phrase = _walk_back(tokens, len(tokens), limit=4)
+    if not phrase or any(w.lower() in VERBS or w.lower().endswith("ed") for w in phrase):
+        return None
+    out = " ".join(phrase)
+    return None if clause.subject and out.lower() == clause.subject.lower() else out
+
+
+def _as_question(clause: Clause) -> str:
+    return clause.text[:1].upper() + clause.text[1:] + "?"
+
+
 def offline_sub_questions(question: str, context: str | None) -> str:
     """What the decomposition LLM would answer: a JSON array of numbered sub-questions.
 
-    Comparisons ("X vs Y", "between X and Y", "X or Y", "compare X and Y") get a
-    definition of each side, three comparison aspects and a when-to-choose question;
-    enumerations ("X, Y and Z") a definition per item and the comparison questions;
-    anything else definition, mechanism, advantages, limitations and evidence.
-    A context adds one question tying the subject to it. A blank question gets "[]".
+    Comparisons ("X vs Y", "between X and Y", "X or Y", "compare X and Y", "X differ
+    from Y", "X instead of Y") get a definition of each side, how they differ, how
+    they compare in cost and performance, and when to choose which; enumerations ("X,
+    Y and Z") a definition per item and the comparison questions. A plain question
+    asking several things ("How does X work, and which settings control it?") is
+    split into its questions; then its subject's definition, workings, examples and
+    limitations are asked, each unless a question already asks it. A context adds
+    one question tying the subject to it. A blank question gets "[]".
     """
     if not question.strip():
         return "[]"
-    tokens = " ".join(question.split()).split(" ")
-    items = _list_items(tokens)
-    sides = None if items else _comparison_sides(tokens)
+    items, sides = _shape(question)
     subs: list[str]
     if items:
         listed = _enumerate(items[:4])
@@ -301,20 +370,32 @@ def offline_sub_questions(question: str, context: str | None) -> str:
         subs = [
             f"What {_be(a)} {a}?",
             f"What {_be(b)} {b}?",
+            f"How do {a} and {b} differ?",
             f"How do {a} and {b} compare in cost and performance?",
-            f"How do {a} and {b} compare in isolation and safety?",
-            f"How do {a} and {b} compare in communication and sharing?",
             f"When is it better to choose {a}, and when {b}?",
         ]
     else:
-        subject = _topic(question)
-        subs = [
-            f"What is meant by {subject}?",
-            f"What are the mechanisms behind {subject}?",
-            f"What are the advantages of {subject}?",
-            f"What are the limitations and risks of {subject}?",
-            f"What evidence and examples exist for {subject}?",
-        ]
+        clauses = _read_clauses(question)
+        subject = _subject(clauses, question)
+        first = clauses[0]
+        obj = _object(first)
+        plural = _plural(subject)
+        if len(clauses) > 1:
+            # Its own questions say what it needs; the first one's object is defined.
+            subs = [_as_question(c) for c in clauses]
+            if obj:
+                subs.append(f"What {_be(obj)} {obj}?")
+        else:
+            subs = []
+            if first.kind != "definition":
+                subs.append(f"What {'are' if plural else 'is'} {subject}?")
+            if obj:
+                subs.append(f"What {_be(obj)} {obj}?")
+            if first.kind == "definition":
+                subs.append(f"How {'do' if plural else 'does'} {subject} work?")
+            subs.append(f"What are examples of {subject}?")
+            if first.kind == "definition":
+                subs.append(f"What are the limitations of {subject}?")
     scope = _context_phrase(context)
     if scope:
         subs.append(f"How {'do' if _plural(subject) else 'does'} {subject} apply to {scope}?")
@@ -347,20 +428,19 @@ def key_terms(question: str) -> list[str]:
     return out
 
 
-# Rewrites of question-shaped sub-questions into checklist statements; the first
-# match wins, so specific shapes come before "What is X?".
+# Rewrites of the offline planner's own sub-question templates into checklist titles;
+# the first match wins. Any other question is turned around by phrasing.statement
+# ("How does X work?" -> "How X works", "What is X?" -> "Definition of X").
 _CHECKLIST_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^What (?:is|are) meant by (.+)$", re.I), r"Definition of \1"),
-    (re.compile(r"^What are the mechanisms behind (.+)$", re.I), r"Mechanisms behind \1"),
-    (re.compile(r"^What are the advantages of (.+)$", re.I), r"Advantages of \1"),
-    (re.compile(r"^What are the limitations and risks of (.+)$", re.I), r"Limitations and risks of \1"),
-    (re.compile(r"^What evidence and examples exist for (.+)$", re.I), r"Evidence and examples for \1"),
+    (re.compile(r"^What are examples of (.+)$", re.I), r"Examples of \1"),
+    (re.compile(r"^What are the limitations of (.+)$", re.I), r"Limitations of \1"),
     (re.compile(r"^How do (.+?) and (.+?) compare in (.+)$", re.I), r"\1 versus \2: \3"),
+    (re.compile(r"^How do (.+?) and (.+?) differ$", re.I), r"How \1 and \2 differ"),
     (re.compile(r"^When is it better to choose (.+?), and when (.+)$", re.I), r"When to choose \1 or \2"),
     (re.compile(r"^How do (.+) compare$", re.I), r"Comparison of \1"),
     (re.compile(r"^When should each of (.+) be chosen$", re.I), r"When to choose each of \1"),
     (re.compile(r"^How (?:does|do) (.+) apply to (.+)$", re.I), r"\1 in the context of \2"),
-    (re.compile(r"^What (?:is|are) (?!the\b)(.+)$", re.I), r"Definition of \1"),
 ]
 
 
@@ -370,27 +450,35 @@ def _checklist_description(sub_question: str) -> str:
         if pattern.match(text):
             out = pattern.sub(replacement, text, count=1)
             return out[:1].upper() + out[1:]
-    return text
+    return statement(text) or text
 
 
 def offline_checklist(refined: str, sub_questions: list[str]) -> list[ChecklistItem]:
-    """Seed 001 step 2 offline: 3 to 7 items, ids ``c1``..``cN``.
+    """Seed 001 step 2 offline: 3 to 7 items, ids ``c1``..``cN``, each a title that
+    reads as what the answer must cover ("How PostgreSQL protects against
+    transaction ID wraparound", "Which settings control it").
 
-    ``sub_questions`` is :func:`parse_sub_questions`' output, so its first item (the
-    original question) is skipped: it is the whole answer, not one part of it.
+    ``sub_questions`` is :func:`parse_sub_questions`' output: its first item is the
+    original question. A plain question asking one thing is an item itself (what it
+    asks is the heart of the answer); one asking several is covered by the
+    sub-questions it was split into; a comparison or enumeration is covered by its
+    sides' items. Items are padded with the subject's examples, limitations and
+    definition up to three.
     """
+    question = sub_questions[0] if sub_questions else refined
+    items, sides = _shape(question)
+    clauses = [] if items or sides else _read_clauses(question)
+    own = [clauses[0].statement] if len(clauses) == 1 and clauses[0].statement else []
     descriptions: list[str] = []
     seen: set[str] = set()
-    for sub in sub_questions[1:]:
-        desc = _checklist_description(sub)
+    for desc in [*own, *(_checklist_description(sub) for sub in sub_questions[1:])]:
         key = normalize_query(desc)
         if key and key not in seen:
             seen.add(key)
             descriptions.append(desc)
-    subject = " ".join(key_terms(refined)[:5]) or refined
-    for pad in (f"Evidence and examples for {subject}",
-                f"Limitations and open questions about {subject}",
-                f"Definition and scope of {subject}"):
+    subject = _subject(clauses, question) if clauses else (
+        _enumerate(items[:4]) if items else f"{sides[0]} and {sides[1]}" if sides else refined)
+    for pad in (f"Examples of {subject}", f"Limitations of {subject}", f"Definition of {subject}"):
         if len(descriptions) >= CHECKLIST_MIN:
             break
         if normalize_query(pad) not in seen:

@@ -155,14 +155,22 @@ def test_offline_enumeration_defines_each_item() -> None:
 
 
 def test_offline_plain_question_aspects() -> None:
-    subs = _subs("How does photosynthesis work?")
-    assert subs[1:] == [
-        "What is meant by photosynthesis?",
-        "What are the mechanisms behind photosynthesis?",
-        "What are the advantages of photosynthesis?",
-        "What are the limitations and risks of photosynthesis?",
-        "What evidence and examples exist for photosynthesis?",
+    # The question itself asks how it works: not asked again.
+    assert _subs("How does photosynthesis work?")[1:] == [
+        "What is photosynthesis?",
+        "What are examples of photosynthesis?",
     ]
+    assert _subs("What is a decorator in Python?")[1:] == [
+        "How does a decorator in Python work?",
+        "What are examples of a decorator in Python?",
+        "What are the limitations of a decorator in Python?",
+    ]
+
+
+def test_offline_question_asking_two_things_is_split() -> None:
+    subs = _subs("What is the GIL and what does it prevent?")
+    # The pronoun stands for what the first question defines: each can be asked alone.
+    assert subs[1:3] == ["What is the GIL?", "What does the GIL prevent?"]
 
 
 def test_offline_context_adds_a_scoped_question_and_stays_within_cap() -> None:
@@ -206,16 +214,82 @@ def test_checklist_from_comparison() -> None:
 def test_checklist_pads_to_three_items() -> None:
     items = offline_checklist(Q, [Q])
     assert [i.description for i in items] == [
-        "Evidence and examples for trade-offs threads processes",
-        "Limitations and open questions about trade-offs threads processes",
-        "Definition and scope of trade-offs threads processes",
+        "Examples of threads and processes",
+        "Limitations of threads and processes",
+        "Definition of threads and processes",
     ]
     items = offline_checklist(Q, [Q, "What is a thread?"])
     assert [i.description for i in items] == [
         "Definition of a thread",
-        "Evidence and examples for trade-offs threads processes",
-        "Limitations and open questions about trade-offs threads processes",
+        "Examples of threads and processes",
+        "Limitations of threads and processes",
     ]
+
+
+# -- checklist titles read as what the answer must cover ---------------------------------
+
+
+def _titles(question: str) -> list[str]:
+    return [i.description for i in first_plan(ResearchRequest(question=question)).checklist]
+
+
+def test_titles_of_a_question_asking_two_things() -> None:
+    titles = _titles("How does PostgreSQL protect against transaction ID wraparound, and which settings control it?")
+    assert titles[:2] == ["How PostgreSQL protects against transaction ID wraparound", "Which settings control it"]
+    assert "Definition of transaction ID wraparound" in titles
+    assert not any("Definition of PostgreSQL protect" in t for t in titles)
+
+
+@pytest.mark.parametrize(("question", "first"), [
+    ("What is the global interpreter lock in CPython?", "Definition of the global interpreter lock in CPython"),
+    ("What are generators?", "Definition of generators"),
+    ("What is the purpose of __slots__ in a class?", "The purpose of __slots__ in a class"),
+    ("How does asyncio run coroutines concurrently?", "How asyncio runs coroutines concurrently"),
+    ("How do generator functions work in Python?", "How generator functions work in Python"),
+    ("How does the multiprocessing package side-step the GIL?", "How the multiprocessing package side-steps the GIL"),
+    ("How can I speed up a Python loop?", "How to speed up a Python loop"),
+    ("What does the dataclass decorator generate?", "What the dataclass decorator generates"),
+    ("Why do databases need connection pooling?", "Why databases need connection pooling"),
+    ("Why is the GIL a problem for CPU-bound programs?", "Why the GIL is a problem for CPU-bound programs"),
+    ("When are default argument values evaluated?", "When default argument values are evaluated"),
+    ("Can asyncio run blocking code?", "Whether asyncio can run blocking code"),
+    ("List the settings that control autovacuum", "The settings that control autovacuum"),
+    ("Explain how the GIL works", "How the GIL works"),
+])
+def test_titles_of_plain_questions(question: str, first: str) -> None:
+    titles = _titles(question)
+    assert titles[0] == first
+    assert 3 <= len(titles) <= 7
+    assert not any(t.endswith("?") for t in titles)
+
+
+def test_titles_of_two_questions_joined_by_and() -> None:
+    assert _titles("What does the with statement do and how do context managers work?")[:2] == [
+        "What the with statement does", "How context managers work"]
+    assert _titles("What is a virtual environment and how do you create one?")[:2] == [
+        "Definition of a virtual environment", "How to create a virtual environment"]
+
+
+@pytest.mark.parametrize(("question", "a", "b"), [
+    ("How do tuples differ from lists in Python?", "tuples", "lists"),
+    ("When should a program use asyncio instead of a thread pool?", "asyncio", "thread pool"),
+    ("Compare TCP and UDP", "TCP", "UDP"),
+])
+def test_titles_of_comparisons(question: str, a: str, b: str) -> None:
+    titles = _titles(question)
+    assert titles[:3] == [f"Definition of {a}", f"Definition of {b}", f"How {a} and {b} differ"]
+    assert f"When to choose {a} or {b}" in titles
+
+
+def test_titles_of_lists() -> None:
+    titles = _titles("How do Python, Go and Rust handle memory management?")
+    assert titles[:3] == ["Definition of Python", "Definition of Go", "Definition of Rust"]
+    assert "Comparison of Python, Go and Rust" in titles
+
+
+def test_titles_keep_an_unparsed_question_readable() -> None:
+    # No known verb: the question's own words, without the question mark.
+    assert _titles("How does the flux capacitor frobnicate?")[0] == "How does the flux capacitor frobnicate"
 
 
 def test_checklist_caps_at_seven() -> None:
