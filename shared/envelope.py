@@ -212,9 +212,9 @@ class Claim(_CamelWire):
     citations: list[Citation] = Field(default_factory=list)
 
 
-MAX_REJECTED_CLAIMS = 40  # kept per job (the latest); bounds the envelope
-REJECTED_TEXT_MAX_CHARS = 400
-REJECTED_REASON_MAX_CHARS = 300
+MAX_REJECTED_CLAIMS = 20  # kept per job (the latest); bounds the envelope
+REJECTED_TEXT_MAX_CHARS = 300
+REJECTED_REASON_MAX_CHARS = 200
 
 
 class RejectedClaim(_CamelWire):

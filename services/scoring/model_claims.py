@@ -59,6 +59,11 @@ __all__ = [
 MAX_SOURCES_PER_CALL = 8  # sources (with their snippets) in one model call
 MAX_SNIPPETS_PER_SOURCE = 8  # an excerpt can have many sentences; a digest has at most 5 snippets
 MAX_CLAIMS_PER_CALL = 15  # claims read from one answer; the rest are ignored (and logged)
+# Bounds on what a kept claim carries, so that the envelope (at most 20 claims, next to
+# 40 sources at their own bounds) stays under NATS's 1 MiB message limit.
+MAX_CLAIM_CHARS = 400  # a longer "claim" is not one sentence; it is rejected
+MAX_SNIPPET_CHARS = 400  # as the digest's evidence snippets; longer excerpt sentences are not offered
+MAX_CITATIONS_PER_CLAIM = 4  # supporting snippets read from one claim; the rest are ignored (and logged)
 SUMMARY_MAX_CHARS = 1_500
 MODEL = "model"
 OFFLINE = "offline"
@@ -90,6 +95,7 @@ def build_snippets(scored: Sequence[ScoredSource], *, per_source: int = MAX_SNIP
             at = source.excerpt_start
             pieces = [(source.text[s:e], locate(at + s, at + e, source.page_starts) if at is not None else "")
                       for s, e in sentence_spans(source.text) if is_statement(source.text[s:e])]
+        pieces = [(text, locator) for text, locator in pieces if len(text) <= MAX_SNIPPET_CHARS]
         for n, (text, locator) in enumerate(pieces[:per_source], start=1):
             snippet = Snippet(f"{source_label(index)}.e{n}", index, text, locator)
             out[snippet.id] = snippet
@@ -196,6 +202,9 @@ def check_model_claims(
         if not text:
             reject("empty claim")
             continue
+        if len(text) > MAX_CLAIM_CHARS:
+            reject(f"longer than {MAX_CLAIM_CHARS} characters: not one claim")
+            continue
         if not supporting:
             reject("cites no snippet")
             continue
@@ -203,6 +212,10 @@ def check_model_claims(
         if unknown:
             reject(f"cites unknown snippet {', '.join(unknown[:5])}")
             continue
+        if len(supporting) > MAX_CITATIONS_PER_CLAIM:
+            log.info("claim %r cites %d snippets; the first %d are its citations",
+                     text[:60], len(supporting), MAX_CITATIONS_PER_CLAIM)
+            supporting = supporting[:MAX_CITATIONS_PER_CLAIM]
         checks = [(snippets[i], verifier.quote(snippets[i].source_index, snippets[i].text, snippets[i].locator))
                   for i in supporting]
         failed = [(s, c) for s, c in checks if not c.ok]

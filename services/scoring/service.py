@@ -40,7 +40,7 @@ from shared.settings import StageSettings
 from shared.stage import StageContext, stage_app
 from shared.subjects import Stage
 
-MAX_CLAIMS = 30  # kept per pass (the most confident); bounds the envelope and the report
+MAX_CLAIMS = 20  # kept per pass (the most confident), as the offline engine; bounds the envelope
 
 settings = StageSettings()
 broker, app, runner = stage_app(Stage.SCORE, settings)

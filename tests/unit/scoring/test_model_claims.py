@@ -13,6 +13,9 @@ from services.scoring.claims import extract_claims
 from services.scoring.coverage import apply_judgements, judge_coverage, offline_coverage
 from services.scoring.engine import SourceScorer
 from services.scoring.model_claims import (
+    MAX_CITATIONS_PER_CLAIM,
+    MAX_CLAIM_CHARS,
+    MAX_SNIPPET_CHARS,
     Verifier,
     batches,
     build_snippets,
@@ -23,16 +26,19 @@ from services.scoring.model_claims import (
     verify_offline_claims,
 )
 from services.scoring.schemas import ClaimDraft, ClaimsAnswer, ItemJudgement
-from services.scoring.service import merge_rejected, rank_claims
+from services.scoring.service import MAX_CLAIMS, merge_rejected, rank_claims
 from shared.envelope import (
     MAX_REJECTED_CLAIMS,
     ChecklistItem,
+    Citation,
     Claim,
     CoverageStatus,
     CredibilityTier,
     DigestPayload,
     EvidenceSnippet,
+    JobEnvelope,
     RejectedClaim,
+    ResearchRequest,
     RetrievalMethod,
     ScoredSource,
     Source,
@@ -41,10 +47,13 @@ from shared.envelope import (
 from shared.errors import PermanentError
 from shared.llm import LLMEngine, make_engine
 from shared.locators import parse_locator
-from shared.settings import StageSettings
+from shared.settings import DigestSettings, StageSettings
+from shared.subjects import Stage
 from shared.text import canonicalize, is_statement, sentence_spans, text_hash
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import ToolCall
+from tests.unit.shared.test_envelope_size import NATS_MAX_PAYLOAD
+from tests.unit.shared.test_envelope_size import _source as _largest_source
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 QUESTION = "How did automation change lighthouse keeping?"
@@ -178,9 +187,11 @@ def test_added_numbers_names_and_content_are_rejected_with_reasons(setup: tuple[
         _draft("The last keeper left Fair Isle South in 1998, after 42 years of service.", [e1]),
         _draft("The last keeper left Fair Isle North in 1998.", [e1]),
         _draft("Automation cut maintenance budgets and improved sailor safety statistics dramatically.", [e1]),
+        _draft("The last keeper left. " * 30, [e1]),
     ], build_snippets(scored), verifier, [], iteration=0)
     assert kept == []
     reasons = [r.reason for r in rejected]
+    assert reasons[3] == "longer than 400 characters: not one claim"
     assert reasons[0] == "not grounded in its quotes: number 42 not in its quotes"
     assert reasons[1] == "not grounded in its quotes: name North not in its quotes"
     assert reasons[2].startswith("not grounded in its quotes: only ")
@@ -252,7 +263,25 @@ def test_rejected_claims_are_bounded_and_deduplicated() -> None:
     merged = merge_rejected(old, new)
     assert len(merged) == MAX_REJECTED_CLAIMS
     assert merged[-2].text == "claim 0" and merged[-2].iteration == 1
-    assert len(merged[-1].text) <= 400 and len(merged[-1].reason) <= 300 and len(merged[-1].cited) == 10
+    assert len(merged[-1].text) <= 300 and len(merged[-1].reason) <= 200 and len(merged[-1].cited) == 10
+
+
+def test_the_largest_envelope_with_model_claims_and_rejections_fits_a_nats_message() -> None:
+    settings = DigestSettings()
+    sources = [_largest_source(n, settings) for n in range(settings.research_max_sources_per_job)]
+    scored = [ScoredSource(**s.model_dump(), authority_score=0.5, recency_score=0.5, relevance_component=0.5,
+                           credibility_score=0.5, composite_score=0.5) for s in sources]
+    citation = Citation(source_id=sources[0].id, locator="page:123:char:1000000-1000400", quote="é" * MAX_SNIPPET_CHARS)
+    claims = [Claim(id=f"cl{n}", text="é" * MAX_CLAIM_CHARS, supporting_indices=list(range(MAX_CITATIONS_PER_CLAIM)),
+                    contradicting_indices=list(range(10, 20)), checklist_item_ids=[f"c{i}" for i in range(7)],
+                    citations=[citation] * MAX_CITATIONS_PER_CLAIM) for n in range(MAX_CLAIMS)]
+    rejected = [RejectedClaim.of("é" * 5_000, "é" * 5_000, iteration=9, engine="model", cited=["s40.e8"] * 50)
+                for _ in range(MAX_REJECTED_CLAIMS)]
+    env = JobEnvelope(job_id="j", user_id="u", stage=Stage.SYNTHESIZE, request=ResearchRequest(question="q" * 4_000),
+                      deadline_at=NOW, sources=sources, scored_sources=scored, claims=claims,
+                      rejected_claims=rejected, queries_run=["q" * 200] * 200)
+    size = len(env.model_dump_json().encode())
+    assert size < NATS_MAX_PAYLOAD, f"{size} bytes"
 
 
 # -- coverage ------------------------------------------------------------------------------
