@@ -144,20 +144,21 @@ async def test_plan_is_parsed_validated_and_follows_seed_000(anthropic: Anthropi
     assert usage.by_stage["plan"].models == ["claude-sonnet-5-5"]
 
 
-@pytest.mark.parametrize("junk", [
-    ToolCall(input={"sub_questions": "1. a\n2. b"}),  # wrong shape
-    ToolCall(input={"sub_questions": []}),  # empty
-    ToolCall(input={"sub_questions": [{"kind": "independent"}]}, stop_reason="max_tokens"),  # truncated
-    ToolCall(input=["not", "an", "object"]),
+@pytest.mark.parametrize(("junk", "calls"), [
+    (ToolCall(input={"sub_questions": "1. a\n2. b"}), 3),  # wrong shape: asked again, junk again
+    (ToolCall(input={"sub_questions": []}), 3),  # empty
+    (ToolCall(input={"sub_questions": [{"kind": "independent"}]}, stop_reason="max_tokens"), 3),  # truncated
+    (ToolCall(input=["not", "an", "object"]), 3),
 ])
-async def test_junk_sub_questions_fall_back_to_the_question(anthropic: AnthropicFake, junk: ToolCall) -> None:
-    anthropic.tool(BRIEF).script(junk)
+async def test_junk_sub_questions_fall_back_to_the_question(anthropic: AnthropicFake, junk: ToolCall, calls: int) -> None:
+    anthropic.tool(BRIEF).script(junk, junk)
     llm = _engine(anthropic).bind("plan", Usage())
     plan = await plan_first(ResearchRequest(question=Q), llm, max_sub_questions=8)
     assert [s.text for s in plan.sub_questions] == [Q]
     assert {q.provider for q in plan.queries} == set(RetrievalMethod)
     assert [c.description for c in plan.checklist] == BRIEF["checklist"]  # the brief still counts
-    assert llm.usage().by_stage["plan"].calls == 2
+    assert llm.usage().by_stage["plan"].calls == calls
+    assert llm.usage().total_tokens == anthropic.total_tokens  # the re-ask's tokens count too
 
 
 async def test_junk_brief_uses_the_offline_brief(anthropic: AnthropicFake) -> None:
@@ -329,7 +330,8 @@ async def test_openai_server_that_ignores_tools_and_lies_about_finish_reason() -
 
 
 async def test_openai_truncated_arguments_fall_back(openai_compat: OpenAIFake) -> None:
-    openai_compat.tool(BRIEF).script(ToolCall(raw='{"sub_questions": [{"question": "What surv', stop_reason="length"))
+    cut = ToolCall(raw='{"sub_questions": [{"question": "What surv', stop_reason="length")
+    openai_compat.tool(BRIEF).script(cut, cut)
     plan = await plan_first(ResearchRequest(question=Q), _engine(openai_compat).bind("plan", Usage()), max_sub_questions=8)
     assert [s.text for s in plan.sub_questions] == [Q]
 
