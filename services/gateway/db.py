@@ -7,10 +7,30 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 ALEMBIC_INI = Path(__file__).with_name("alembic.ini")
+
+# SQLSTATE classes that say "the server could not serve you now", not "this statement
+# is wrong": connection exceptions, insufficient resources, operator intervention
+# (shutdown, cannot connect now), transaction rollbacks (serialization, deadlock).
+_UNAVAILABLE_SQLSTATE_CLASSES = ("08", "53", "57", "40")
+_UNAVAILABLE_SQLSTATES = ("55000",)  # e.g. the database does not accept connections
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """True when ``exc`` says PostgreSQL (or the way to it) is unavailable, so the same
+    work may succeed later; False when the work itself is at fault (bad data)."""
+    if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError | sa_exc.DisconnectionError | sa_exc.TimeoutError | OSError | TimeoutError):
+        return not isinstance(getattr(exc, "orig", None), ValueError)  # asyncpg's DataError is an "interface" error
+    if isinstance(exc, sa_exc.DBAPIError):
+        if exc.connection_invalidated:
+            return True
+        state = str(getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None) or "")
+        return state[:2] in _UNAVAILABLE_SQLSTATE_CLASSES or state in _UNAVAILABLE_SQLSTATES
+    return False
 
 
 def make_engine(database_url: str) -> AsyncEngine:

@@ -1,23 +1,30 @@
 """The gateway's side of the job lifecycle: admission, events from the stages,
-dead letters, expiry. The gateway is the only writer of job state; stages report
-through events and this module persists them."""
+dead letters, expiry, and the outbox relay that announces what they commit. The
+gateway is the only writer of job state; stages report through events and this module
+persists them.
+
+Every background loop runs under :func:`services.gateway.loops.supervise`: no exception
+ends it, and ``/readyz`` names a loop that keeps failing.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from datetime import timedelta
 
+import nats.errors
 import nats.js.errors
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
+from nats.js.api import ConsumerConfig, DeliverPolicy
 from pydantic import ValidationError
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from services.gateway import jobs
+from services.gateway import db, jobs, outbox
+from services.gateway.loops import LoopHealth, Loops
 from services.gateway.models import Job
 from shared import subjects
 from shared.envelope import JobEnvelope, ResearchRequest
@@ -26,17 +33,35 @@ from shared.events import (
     JobCompleted,
     JobFailed,
     JobStatus,
-    JobStatusChanged,
     ProgressEvent,
     StageEvent,
     StageState,
     parse_event,
 )
 from shared.settings import GatewaySettings
-from shared.stage import MSG_ID, publish_event, publish_json
+from shared.stage import MSG_ID
 from shared.subjects import Stage
 
+__all__ = ["Lifecycle", "is_outage"]
+
 log = logging.getLogger(__name__)
+
+EVENTS_FILTER = f"{subjects.EVENTS_PREFIX}.*.*"
+FETCH_BATCH = 20
+
+
+# Events that move a job to another status: one that cannot be read fails its job.
+OUTCOME_KINDS = frozenset({"completed", "failed", "clarification"})
+
+
+class UnreadableEvent(ValueError):
+    """An outcome event that does not parse."""
+
+
+def is_outage(exc: BaseException) -> bool:
+    """An error that says the database (or the network to it) is unavailable, not that
+    this particular message is bad: waiting helps, giving up on the message would not."""
+    return db.is_unavailable(exc)
 
 
 class Lifecycle:
@@ -44,23 +69,35 @@ class Lifecycle:
         self.settings = settings
         self.sessions = sessions
         self.js = js
+        self.loops = Loops()
         self._kick = asyncio.Event()
+        self._relay_kick = asyncio.Event()
         self._admission_lock = asyncio.Lock()
+        self._events_sub: JetStreamContext.PullSubscription | None = None
+        self._deadletter_sub: JetStreamContext.PullSubscription | None = None
 
-    # -- transitions -------------------------------------------------------------
+    # -- loops -------------------------------------------------------------------------
 
-    async def announce(self, t: jobs.Transition | None) -> None:
-        """Emit the status event of a persisted transition."""
-        if t is None:
-            return
-        event = JobStatusChanged(job_id=t.job_id, status=t.status, previous=t.previous, reason=t.reason)
-        await publish_event(self.js, event, f"{t.job_id}:status:{t.status.value}")
-        if t.status.terminal:
-            self.kick()
+    def start(self) -> None:
+        """Start every background loop (the lifespan stops them with ``loops.stop()``)."""
+        s = self.settings
+        self.loops.start("outbox-relay", self.relay_once, interval_s=s.gateway_outbox_interval_s, wake=self._relay_kick)
+        self.loops.start("admission", self.admit_once, interval_s=s.research_admission_interval_s, wake=self._kick)
+        self.loops.start("expiry", self.expire_once, interval_s=min(30.0, s.research_job_ttl_s / 4))
+        # A fetch waits up to a second for messages, so these passes pace themselves.
+        self.loops.start("events", self.events_once, interval_s=0.01)
+        self.loops.start("dead-letters", self.dead_letters_once, interval_s=0.01)
+        self.kick()
 
     def kick(self) -> None:
-        """Ask the admission loop to look for free slots now."""
+        """Ask the admission loop to look for free slots, and the relay to publish."""
         self._kick.set()
+        self._relay_kick.set()
+
+    async def relay_once(self) -> int:
+        return await outbox.relay_once(self.sessions, self.js)
+
+    # -- transitions requested through the API ---------------------------------------------
 
     async def stop_stages(self, job_id: str, status: JobStatus) -> None:
         """Tell every stage to drop this job; a key for a job that turns out to be
@@ -69,14 +106,21 @@ class Lifecycle:
         await kv.put(job_id, status.value.encode())
 
     async def cancel(self, job_id: str) -> jobs.Transition | None:
-        # The stages first, so in-flight work stops as soon as possible.
+        # The stages first, so in-flight work stops as soon as possible (and a cancel
+        # that cannot reach them fails before anything is committed).
         await self.stop_stages(job_id, JobStatus.CANCELLED)
         async with self.sessions() as session:
             t = await jobs.cancel_job(session, job_id=job_id)
-        await self.announce(t)
+        self.kick()
         return t
 
-    # -- admission -----------------------------------------------------------------
+    async def clarify(self, job_id: str, answer: str) -> jobs.Transition | None:
+        async with self.sessions() as session:
+            t = await jobs.answer_clarification(session, job_id=job_id, answer=answer)
+        self.kick()
+        return t
+
+    # -- admission and expiry -------------------------------------------------------------
 
     def envelope_for(self, job: Job) -> JobEnvelope:
         started = job.started_at or job.created_at
@@ -94,49 +138,144 @@ class Lifecycle:
         )
 
     async def admit_once(self) -> int:
+        """Admit what fits; the plan commands and status events go out through the
+        outbox, so admission itself needs only PostgreSQL."""
         async with self._admission_lock, self.sessions() as session:
-            admitted = await jobs.admit(session, max_concurrency=self.settings.research_max_concurrency)
-            for job in admitted:
-                envelope = self.envelope_for(job)
-                # A job resumed after clarification plans again: a new Msg-Id, or
-                # JetStream would drop it as a duplicate of the first plan command.
-                msg_id = envelope.msg_id + (":clarified" if job.clarification is not None else "")
-                await publish_json(self.js, subjects.PLAN, envelope, msg_id)
-            await session.commit()
-        for job in admitted:
-            await self.announce(jobs.Transition(job.id, job.status, JobStatus.QUEUED))
+            admitted = await jobs.admit(session, max_concurrency=self.settings.research_max_concurrency, envelope_for=self.envelope_for)
+        if admitted:
+            self._relay_kick.set()
         return len(admitted)
 
-    async def admission_loop(self) -> None:
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._kick.wait(), self.settings.research_admission_interval_s)
-            self._kick.clear()
-            try:
-                await self.admit_once()
-            except (SQLAlchemyError, OSError, TimeoutError) as exc:
-                log.warning("admission pass failed, will retry: %s", exc)
+    async def expire_once(self) -> int:
+        ttl_s = self.settings.research_job_ttl_s
+        async with self.sessions() as session:
+            candidates = await jobs.expiry_candidates(session, ttl_s=ttl_s)
+        if not candidates:
+            return 0
+        # Stages first: a job is expired only once they have been told to drop it.
+        for job_id in candidates:
+            await self.stop_stages(job_id, JobStatus.EXPIRED)
+        async with self.sessions() as session:
+            expired = await jobs.expire_jobs(session, job_ids=candidates, ttl_s=ttl_s)
+        self.kick()
+        return len(expired)
 
-    async def expiry_loop(self) -> None:
-        interval_s = min(30.0, self.settings.research_job_ttl_s / 4)
+    # -- consumers ---------------------------------------------------------------------------
+
+    async def _fetch(self, sub: JetStreamContext.PullSubscription) -> list[Msg]:
+        try:
+            return await sub.fetch(FETCH_BATCH, timeout=1.0)
+        except nats.errors.TimeoutError:
+            return []
+
+    async def events_once(self) -> None:
+        """One fetch from the gateway's durable on the events stream."""
+        if self._events_sub is None:
+            self._events_sub = await self.js.pull_subscribe(
+                EVENTS_FILTER, durable=subjects.GATEWAY_EVENTS_DURABLE, stream=subjects.EVENTS_STREAM,
+                config=ConsumerConfig(
+                    ack_wait=30, deliver_policy=DeliverPolicy.ALL,
+                    # A margin over our own limit: the handler fails the job on its last
+                    # attempt, so the server's cap is only reached if the process died.
+                    max_deliver=self.settings.gateway_event_max_deliver + 2,
+                ),
+            )
+        try:
+            msgs = await self._fetch(self._events_sub)
+        except Exception:
+            self._events_sub = None  # the consumer or its stream may be gone: subscribe again
+            raise
+        health = self.loops.health.get("events")
+        for msg in msgs:
+            await self.handle_event(msg, health)
+
+    async def _until_stored(self, what: str, action, msg: Msg, health: LoopHealth | None) -> None:  # noqa: ANN001
+        """Run ``action`` until it no longer fails for want of the database, keeping
+        ``msg`` ours meanwhile: an outage does not use up its deliveries."""
+        failures = 0
         while True:
             try:
+                await action()
+                return
+            except Exception as exc:
+                if not is_outage(exc):
+                    raise
+                failures += 1
+                if health is not None:
+                    health.failed(exc)
+                delay = min(30.0, 0.5 * 2 ** min(failures, 10))
+                log.error("%s: database unavailable (%d), retrying in %.1fs", what, failures, delay, exc_info=exc)
+                try:
+                    await msg.in_progress()
+                except Exception as nats_exc:  # noqa: BLE001 - the redelivery is then counted; logged
+                    log.warning("%s: could not extend the ack deadline: %s", what, nats_exc)
+                await asyncio.sleep(delay)
+
+    async def handle_event(self, msg: Msg, health: LoopHealth | None = None) -> None:
+        """Persist one event. A message that fails for a reason of its own is retried
+        with a growing delay; on its last allowed delivery its job fails with the
+        reason and the message is terminated, so a poison event costs a few log lines,
+        not a loop, and never holds a slot."""
+        what = f"event {msg.subject}"
+        try:
+            await self._until_stored(what, lambda: self.apply_event(msg.data, msg.subject), msg, health)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a retry or a FAILED job
+            delivered = msg.metadata.num_delivered if msg.metadata else 1
+            limit = self.settings.gateway_event_max_deliver
+            if delivered < limit:
+                delay = min(30.0, self.settings.gateway_event_retry_delay_s * 2 ** (delivered - 1))
+                log.error("%s could not be stored (delivery %d of %d), retrying in %.1fs", what, delivered, limit, delay, exc_info=exc)
+                await msg.nak(delay=delay)
+                return
+            log.error("%s could not be stored after %d deliveries: failing its job", what, delivered, exc_info=exc)
+            job_id = msg.subject.split(".")[2]
+            kind = msg.subject.split(".")[3]
+            reason = f"the gateway could not store the job's {kind} event after {delivered} attempts: {type(exc).__name__}: {exc}"[:2000]
+
+            async def fail() -> None:
                 async with self.sessions() as session:
-                    expired = await jobs.expire_jobs(session, ttl_s=self.settings.research_job_ttl_s)
-                for t in expired:
-                    await self.stop_stages(t.job_id, JobStatus.EXPIRED)
-                    await self.announce(t)
-            except (SQLAlchemyError, OSError, TimeoutError) as exc:
-                log.warning("expiry pass failed, will retry: %s", exc)
-            await asyncio.sleep(interval_s)
+                    await jobs.fail_job(session, job_id=job_id, reason=reason)
+
+            await self._until_stored(f"failing job {job_id}", fail, msg, health)
+            await self.stop_stages(job_id, JobStatus.FAILED)
+            self.kick()
+            await msg.term()
+            return
+        await msg.ack()
+
+    async def dead_letters_once(self) -> None:
+        """One fetch of MAX_DELIVERIES advisories of the stage consumers."""
+        if self._deadletter_sub is None:
+            self._deadletter_sub = await self.js.pull_subscribe(
+                subjects.MAX_DELIVERIES_ADVISORY, durable=subjects.GATEWAY_DEADLETTER_DURABLE, stream=subjects.DEADLETTER_STREAM,
+                config=ConsumerConfig(ack_wait=30, deliver_policy=DeliverPolicy.ALL),
+            )
+        try:
+            msgs = await self._fetch(self._deadletter_sub)
+        except Exception:
+            self._deadletter_sub = None
+            raise
+        for msg in msgs:
+            try:
+                await self.apply_dead_letter(msg.data)
+            except Exception as exc:  # noqa: BLE001 - redelivered until the job is failed
+                log.error("dead letter %s not handled yet, retrying", msg.metadata.sequence.stream if msg.metadata else "?", exc_info=exc)
+                await msg.nak(delay=min(30.0, 2.0 * (msg.metadata.num_delivered if msg.metadata else 1)))
+                continue
+            await msg.ack()
 
     # -- events from the stages ---------------------------------------------------------
 
-    async def apply_event(self, data: bytes) -> None:
+    async def apply_event(self, data: bytes, subject: str = "") -> None:
         try:
             event = parse_event(data)
         except ValidationError as exc:
-            log.error("dropping an event that is not a job event: %s", exc)
+            kind = subject.split(".")[3] if subject.count(".") == 3 else ""
+            if kind in OUTCOME_KINDS:
+                # The job's outcome is in there: dropping it would leave the job
+                # running until it expired. Retried, then the job fails with this.
+                raise UnreadableEvent(f"unreadable {kind} event: {exc.errors()[0].get('msg', exc)}") from exc
+            log.error("dropping an unreadable %s event (it changes no job state): %s", kind or "job", exc)
             return
         async with self.sessions() as session:
             match event:
@@ -147,23 +286,18 @@ class Lifecycle:
                 case StageEvent(state=StageState.DONE, usage=usage) if usage is not None and usage.calls:
                     await jobs.record_usage(session, job_id=event.job_id, usage=usage)
                 case ClarificationRequested():
-                    await self.announce(await jobs.await_input(session, job_id=event.job_id, questions=event.questions, usage=event.usage))
+                    await jobs.await_input(session, job_id=event.job_id, questions=event.questions, usage=event.usage)
                     self.kick()
                 case StageEvent(state=StageState.RETRYING):
                     await jobs.record_retry(session, job_id=event.job_id, stage=event.stage.value, delivery=event.delivery, error=event.error or "")
                 case JobCompleted():
-                    await self.announce(await jobs.complete_job(session, job_id=event.job_id, result=event.result))
+                    if await jobs.complete_job(session, job_id=event.job_id, result=event.result):
+                        self.kick()
                 case JobFailed():
-                    await self.announce(await jobs.fail_job(session, job_id=event.job_id, reason=event.reason))
+                    if await jobs.fail_job(session, job_id=event.job_id, reason=event.reason):
+                        self.kick()
                 case _:
                     pass  # our own status events, stage done/skipped: nothing to persist
-
-    async def clarify(self, job_id: str, answer: str) -> jobs.Transition | None:
-        async with self.sessions() as session:
-            t = await jobs.answer_clarification(session, job_id=job_id, answer=answer)
-        await self.announce(t)
-        self.kick()
-        return t
 
     async def apply_dead_letter(self, data: bytes) -> None:
         """A stage command hit max_deliver (its process crashed or timed out on every
@@ -191,4 +325,5 @@ class Lifecycle:
             job = await jobs.get_job(session, job_id=job_id)
             last = f"; last error: {job.error}" if job and job.error else ""
             reason = f"{consumer} gave up after {deliveries} deliveries{last}"
-            await self.announce(await jobs.fail_job(session, job_id=job_id, reason=reason))
+            if await jobs.fail_job(session, job_id=job_id, reason=reason):
+                self.kick()

@@ -1,65 +1,52 @@
 """The gateway service.
 
-Consumes: ``research.events.*.*`` (durable, shared by all gateway processes) and the
-MAX_DELIVERIES advisories captured in the dead-letter stream.
+Consumes: ``research.events.*.*`` (durable, shared by all gateway processes; an
+event that cannot be stored after GATEWAY_EVENT_MAX_DELIVER attempts fails its job) and
+the MAX_DELIVERIES advisories captured in the dead-letter stream.
 Emits: ``research.stage.plan`` commands when a job is admitted, and
-``research.events.<job_id>.status`` on every lifecycle transition.
+``research.events.<job_id>.status`` on every lifecycle transition, both through the
+outbox relay.
 Guarantees: it is the only writer of research_jobs / research_results /
 research_sources; at most RESEARCH_MAX_CONCURRENCY jobs are PROCESSING across all
-gateway processes, started in submission order; every transition is persisted, then
-emitted.
+gateway processes, started in submission order; every transition is persisted together
+with its status event, which is then published at least once (deduplicated by its
+Nats-Msg-Id); an answer never contradicts the database (202: stored, 503: not stored).
+The consumers, admission, expiry and the relay are supervised loops (see loops.py):
+``/readyz`` answers 503 naming any loop that keeps failing.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import contextlib
 import ipaddress
 from collections.abc import AsyncIterator
 
+import nats.errors
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from faststream.middlewares import AckPolicy
-from faststream.nats import JStream, NatsBroker, NatsMessage, PullSub
-from nats.js.api import ConsumerConfig, DeliverPolicy
+from faststream.nats import NatsBroker
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from services.gateway import db
-from services.gateway.api import router
+from services.gateway.api import OPENAPI_SECURITY, ErrorBody, router
 from services.gateway.lifecycle import Lifecycle
-from shared import subjects, topology
+from shared import topology
 from shared.errors import ConfigurationError
 from shared.logs import configure_logging
 from shared.settings import GatewaySettings
 
+log = logging.getLogger(__name__)
+
 settings = GatewaySettings()
 configure_logging(settings.log_level)
 # Per-message consume logs at DEBUG: at INFO they drown everything else.
+# The broker holds the connection (with its reconnect policy); the gateway's consumers
+# are its own supervised pull loops (lifecycle.py), which survive any error.
 broker = NatsBroker(settings.nats_servers, graceful_timeout=10, log_level=logging.DEBUG)
-_consumer = dict(ack_policy=AckPolicy.NACK_ON_ERROR, pull_sub=PullSub(batch_size=20, timeout=1.0))
-
-
-@broker.subscriber(
-    f"{subjects.EVENTS_PREFIX}.*.*",
-    stream=JStream(subjects.EVENTS_STREAM, declare=False),
-    durable=subjects.GATEWAY_EVENTS_DURABLE,
-    config=ConsumerConfig(ack_wait=30, deliver_policy=DeliverPolicy.ALL),
-    **_consumer,
-)
-async def on_job_event(msg: NatsMessage) -> None:
-    await app.state.lifecycle.apply_event(msg.body)
-
-
-@broker.subscriber(
-    subjects.MAX_DELIVERIES_ADVISORY,
-    stream=JStream(subjects.DEADLETTER_STREAM, declare=False),
-    durable=subjects.GATEWAY_DEADLETTER_DURABLE,
-    config=ConsumerConfig(ack_wait=30, deliver_policy=DeliverPolicy.ALL),
-    **_consumer,
-)
-async def on_dead_letter(msg: NatsMessage) -> None:
-    await app.state.lifecycle.apply_dead_letter(msg.body)
 
 
 def check_bind(host: str, api_keys: dict[str, str]) -> None:
@@ -89,14 +76,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     await topology.declare(settings.nats_servers, ttl_s=settings.research_job_ttl_s, replicas=settings.research_stream_replicas)
     await broker.start()
     app.state.lifecycle = life = Lifecycle(settings, db.make_sessions(engine), broker.connection.jetstream())
-    tasks = [asyncio.create_task(life.admission_loop()), asyncio.create_task(life.expiry_loop())]
-    life.kick()
+    life.start()
     try:
         yield
     finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await life.loops.stop()
         await broker.stop()
         await engine.dispose()
 
@@ -108,6 +92,54 @@ app = FastAPI(
     lifespan=lifespan,
 )
 app.include_router(router)
+
+
+def _openapi() -> dict:
+    """FastAPI's document plus the bearer scheme every /api route requires."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    from fastapi.openapi.utils import get_openapi
+
+    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    components = schema.setdefault("components", {})
+    components.setdefault("securitySchemes", {}).update(OPENAPI_SECURITY)
+    components.setdefault("schemas", {})["ErrorBody"] = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
+    for path, ops in schema.get("paths", {}).items():
+        if not path.startswith("/api/"):
+            continue
+        for method, op in ops.items():
+            op["security"] = [{name: []} for name in OPENAPI_SECURITY]
+            codes = [401, 422, 503]
+            if "{job_id}" in path:
+                codes.append(404)
+            if method == "post" or path.endswith(("/result", "/verify")):
+                codes.append(409)
+            if method == "post" and path == "/api/research/jobs":
+                codes.append(429)
+            for code in codes:
+                op.setdefault("responses", {})[str(code)] = {
+                    "description": ERROR_DESCRIPTIONS[code],
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+                    **({"headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait"}}} if code in (429, 503) else {}),
+                }
+            streaming = op.get("responses", {}).get("200", {}).get("content", {})
+            if "text/event-stream" in streaming:
+                streaming.pop("application/json", None)
+    app.openapi_schema = schema
+    return schema
+
+
+ERROR_DESCRIPTIONS = {
+    401: "Missing or invalid API key",
+    404: "No such job for this user",
+    409: "The job is not in a state that allows this (or the Idempotency-Key was used for another request)",
+    422: "The request is invalid; the message names the field",
+    429: "Too many submissions; see Retry-After",
+    503: "NATS or PostgreSQL unavailable; nothing was stored; see Retry-After",
+}
+
+
+app.openapi = _openapi  # type: ignore[method-assign]
 
 
 @app.exception_handler(RequestValidationError)
@@ -122,6 +154,33 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
         {"message": "; ".join(parts), "detail": [{k: e[k] for k in ("loc", "msg", "type") if k in e} for e in errors]},
         status_code=422,
     )
+
+
+RETRY_AFTER_S = 5
+
+
+async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
+    """NATS or PostgreSQL did not answer: nothing was stored (every write commits
+    before it answers), so the client may retry."""
+    if isinstance(exc, DBAPIError) and not db.is_unavailable(exc):
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return JSONResponse({"message": f"internal error ({type(exc).__name__})", "detail": None}, status_code=500)
+    log.warning("%s %s: dependency unavailable: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
+    return JSONResponse(
+        {"message": f"temporarily unavailable ({type(exc).__name__}); nothing was stored, retry later", "detail": str(exc)[:500]},
+        status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
+
+
+for _exc in (nats.errors.Error, DBAPIError, SQLAlchemyTimeoutError, OSError, TimeoutError):
+    app.add_exception_handler(_exc, _unavailable)
+
+
+@app.exception_handler(StarletteHTTPException)
+async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """Every error answers with the same body: a message, and FastAPI's detail."""
+    message = exc.detail if isinstance(exc.detail, str) else "; ".join(str(d.get("msg", d)) if isinstance(d, dict) else str(d) for d in exc.detail)
+    return JSONResponse({"message": message, "detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
 
 
 def main() -> None:
