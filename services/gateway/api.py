@@ -17,6 +17,7 @@ from sqlalchemy import text as sql_text
 
 from services.digest.archive import Archive, SnippetCheck, archive_key, check_snippet
 from services.gateway import jobs
+from services.gateway.claims import ClaimsListing, claims_listing
 from services.gateway.lifecycle import Lifecycle
 from services.gateway.models import JobPublic
 from shared import subjects
@@ -191,6 +192,20 @@ async def get_sources(job_id: str, user: User, life: Life) -> dict[str, Any]:
     async with life.sessions() as session:
         rows = await jobs.get_sources(session, job_id=job_id)
     return {"job_id": job_id, "sources": [r.model_dump(exclude={"id", "job_id"}) for r in rows]}
+
+
+@router.get("/api/research/jobs/{job_id}/claims", response_model=ClaimsListing, tags=["jobs"])
+async def get_claims(job_id: str, user: User, life: Life) -> ClaimsListing:
+    """The job's claims: verified ones (confidence, citations with verified locators,
+    checklist items) and the ones the check rejected, each with its reason."""
+    job = await _owned_job(life, job_id, user)
+    if job.status != JobStatus.COMPLETED:
+        raise HTTPException(409, f"job is {job.status.value}: claims are listed once it has completed")
+    async with life.sessions() as session:
+        result = await jobs.get_result(session, job_id=job_id)
+    if result is None:
+        raise HTTPException(409, "the job's result is not stored yet")
+    return claims_listing(job_id, result.claims, result.rejected_claims)
 
 
 class SourceVerification(BaseModel):

@@ -236,6 +236,7 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
         .values(
             job_id=job_id, report=result.report, output=result.output.model_dump(mode="json"),
             citations=citations, claims=[c.model_dump(mode="json") for c in result.claims],
+            rejected_claims=[r.model_dump(mode="json") for r in result.rejected_claims],
             confidence=result.confidence.model_dump(mode="json"),
             token_usage={
                 "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,

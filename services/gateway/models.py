@@ -100,6 +100,9 @@ class Result(SQLModel, table=True):
     output: dict[str, Any] = Field(sa_column=sa.Column(JSONB, nullable=False))
     citations: list[dict[str, Any]] = Field(sa_column=sa.Column(JSONB, nullable=False))
     claims: list[dict[str, Any]] = Field(sa_column=sa.Column(JSONB, nullable=False))
+    # Proposed claims the deterministic check refused, with their reasons (GET …/claims).
+    rejected_claims: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=sa.Column(JSONB, nullable=False, server_default=sa.text("'[]'::jsonb")))
     confidence: dict[str, Any] = Field(sa_column=sa.Column(JSONB, nullable=False))
     token_usage: dict[str, Any] = Field(sa_column=sa.Column(JSONB, nullable=False))
     engine: str = Field(max_length=40)
