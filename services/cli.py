@@ -83,6 +83,29 @@ def cmd_up(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- env -------------------------------------------------------------------------
+
+
+def cmd_env(args: argparse.Namespace) -> int:
+    """Print the running system's URLs (with credentials) as shell assignments, so
+    `eval "$(deepresearch env)"` lets another shell join it, e.g. with a further
+    `deepresearch service retrieval`."""
+    import shlex
+
+    from shared.supervision import connection_path, read_connection
+
+    settings = _settings()
+    values = read_connection(settings.data_dir)
+    if values is None:
+        raise ConfigurationError(
+            f"no `deepresearch up` is running on {settings.data_dir} (no live {connection_path(settings.data_dir).name}); "
+            "start it, or set RESEARCH_DATA_DIR to its folder"
+        )
+    for key, value in values.items():
+        print(f"export {key}={shlex.quote(value)}")
+    return 0
+
+
 # -- index -----------------------------------------------------------------------
 
 
@@ -250,6 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     up = sub.add_parser("up", help="run the gateway and the five stage services (and servers when needed)")
     up.set_defaults(func=cmd_up)
+
+    env = sub.add_parser("env", help="print the URLs (with credentials) of the system `up` runs on this data folder, as shell exports")
+    env.set_defaults(func=cmd_env)
 
     svc = sub.add_parser("service", help="run one service alone (needs NATS_URL; the gateway also DATABASE_URL)")
     svc.add_argument("name", help="gateway, decomposition, retrieval, digest, scoring or synthesis")

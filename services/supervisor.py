@@ -29,7 +29,7 @@ import httpx
 
 from shared.lifeline import SUPERVISOR_PID_ENV, die_with_parent
 from shared.servers import ensure_servers, free_port
-from shared.supervision import CRASH_LOOPING, status_path, write_status
+from shared.supervision import CRASH_LOOPING, connection_path, status_path, write_connection, write_status
 
 log = logging.getLogger(__name__)
 
@@ -223,10 +223,13 @@ def running_system(
             env, log_dir=data_dir / "logs" if quiet else None, backoff_s=backoff_s, backoff_max_s=backoff_max_s,
             status_file=status_path(data_dir),
         )
+        conn_file = connection_path(data_dir)
         try:
             sup.start()
             sup.url = f"http://{host}:{port}"
             sup.ready = wait_ready(sup.url, procs=sup)
+            write_connection(conn_file, {"NATS_URL": nats, "DATABASE_URL": dsn or "", "RESEARCH_GATEWAY_URL": sup.url})
             yield sup
         finally:
+            conn_file.unlink(missing_ok=True)
             sup.stop()

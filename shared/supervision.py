@@ -15,11 +15,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["STATUS_FILE", "CRASH_LOOPING", "status_path", "write_status", "read_status", "failing_services"]
+__all__ = [
+    "STATUS_FILE", "CONNECTION_FILE", "CRASH_LOOPING", "status_path", "write_status", "read_status",
+    "failing_services", "connection_path", "write_connection", "read_connection",
+]
 
 log = logging.getLogger(__name__)
 
 STATUS_FILE = "supervisor.json"
+CONNECTION_FILE = "connection.env"
+"""``NATS_URL``, ``DATABASE_URL`` (with credentials) and ``RESEARCH_GATEWAY_URL`` of the
+running system, mode 0600, for ``deepresearch env`` and for joining more processes."""
 CRASH_LOOPING = "crash_looping"
 """A service's state after it exited soon after each of its last few starts."""
 
@@ -77,3 +83,28 @@ def failing_services(data_dir: Path) -> dict[str, str]:
                 f"(last exit code {svc.get('last_exit_code')}, {svc.get('restarts')} restarts)"
             )
     return failing
+
+
+def connection_path(data_dir: Path) -> Path:
+    return Path(data_dir) / CONNECTION_FILE
+
+
+def write_connection(path: Path, values: dict[str, str]) -> None:
+    """Write ``KEY=value`` lines readable only by us: the URLs carry passwords."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.writelines(f"{key}={value}\n" for key, value in values.items())
+    os.replace(tmp, path)
+
+
+def read_connection(data_dir: Path) -> dict[str, str] | None:
+    """The running system's URLs, or None when no live supervisor owns the folder."""
+    if read_status(data_dir) is None:
+        return None
+    try:
+        text = connection_path(data_dir).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)

@@ -4,15 +4,19 @@ the others go on."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import stat
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import asyncpg
 import httpx
+import nats
 import psutil
 
 from shared.servers import free_port
@@ -49,6 +53,23 @@ def _wait(port: int, proc: subprocess.Popen[str], ok, timeout: float = 90) -> ht
     raise AssertionError(f"gateway on {port} never reached the expected state; last: {r.text if r else None}")
 
 
+def _cli_env(data_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "services.cli", "env"], env=_env(data_dir), capture_output=True, text=True, timeout=60)
+
+
+async def _use(nats_url: str, database_url: str) -> None:
+    nc = await nats.connect(nats_url, allow_reconnect=False, connect_timeout=3)
+    try:
+        await nc.jetstream().account_info()
+    finally:
+        await nc.close()
+    conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        assert await conn.fetchval("SELECT count(*) FROM research_jobs") >= 0  # the gateway's tables are there
+    finally:
+        await conn.close()
+
+
 def _stop(proc: subprocess.Popen[str]) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -73,6 +94,8 @@ def test_sigkill_of_up_takes_every_child_down_and_the_folder_starts_again(tmp_ro
         _, alive = psutil.wait_procs(children, timeout=15)
         assert not alive, [" ".join(p.cmdline()) for p in alive]
         assert _readyz(port) is None  # the old gateway no longer answers
+        stale = _cli_env(data)  # its connection file is left behind, but names no live system
+        assert stale.returncode == 2 and "no `deepresearch up` is running" in stale.stderr
     finally:
         if first.poll() is None:
             first.kill()
@@ -83,6 +106,13 @@ def test_sigkill_of_up_takes_every_child_down_and_the_folder_starts_again(tmp_ro
     try:
         body = _wait(port2, second, lambda r: r.status_code == 200).json()
         assert body["ready"] and body["nats"] and body["postgres"]
+        # `deepresearch env` hands out the URLs with their credentials; they work.
+        printed = _cli_env(data)
+        assert printed.returncode == 0, printed.stderr
+        urls = dict(line.removeprefix("export ").split("=", 1) for line in printed.stdout.splitlines())
+        assert urls["RESEARCH_GATEWAY_URL"] == f"http://127.0.0.1:{port2}"
+        assert stat.S_IMODE((data / "connection.env").stat().st_mode) == 0o600
+        asyncio.run(_use(urls["NATS_URL"].strip("'"), urls["DATABASE_URL"].strip("'")))
     finally:
         _stop(second)
     assert second.returncode == 0
