@@ -47,6 +47,9 @@ OFFLINE_NOTE = (
     "finding is a sentence quoted from a source, grouped by checklist item."
 )
 SUMMARY_FINDINGS = 3
+# Notes earlier stages leave when a step of theirs was done offline (scoring's claims
+# and coverage): the methodology repeats them, so the report says every offline part.
+UPSTREAM_OFFLINE_NOTES = ("claims:", "coverage:")
 DEFAULT_FINDINGS_MAX = 5
 
 
@@ -185,15 +188,19 @@ def methodology(prepared: Prepared, draft: Draft, cited: int) -> list[str]:
     env = prepared.envelope
     queries = queries_of(env)
     shown = "; ".join(f"`{q.replace('`', '')}`" for q in queries[:6]) + ("; …" if len(queries) > 6 else "")
-    rejected = len(env.claims) - len(prepared.claims)
+    out_of_range = len(env.claims) - len(prepared.claims)
     lines = [
         f"Searched: {plural(len(queries), 'query')} over {plural(env.iteration + 1, 'research iteration')}"
         + (f" ({shown})." if queries else "."),
         f"Sources: {len(env.sources)} retrieved, {len(env.scored_sources)} scored, {cited} cited in this report.",
-        f"Claims: {len(prepared.claims)} verified claims kept"
-        + (f", {rejected} left out because they point at no source in range" if rejected else "")
+        f"Claims: {len(prepared.claims)} verified claims kept, {len(env.rejected_claims)} rejected by the claim check "
+        "(a quote that does not verify, or text its quotes do not support)"
+        + (f", {out_of_range} left out because they point at no source in range" if out_of_range else "")
         + f"; {len(prepared.findings)} shown as Verified Findings.",
     ]
+    upstream = [n for n in env.notes if n.startswith(UPSTREAM_OFFLINE_NOTES)]
+    if upstream:
+        lines.append("Earlier stages: " + "; ".join(upstream) + ".")
     if draft.writer == ENGINE:
         lines.append("Written by the offline engine: every finding is quoted from a claim, no sentence was generated.")
     else:

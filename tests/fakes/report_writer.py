@@ -7,7 +7,11 @@ and answers the way a careful model would, or an adversarial one.
   claims its ``evidence`` attribute names.
 * ``revise_sentences``: a careful model drops every rejected sentence; an
   adversarial one rewrites each into another invented fact.
-* ``record_review`` (council): agrees, or disagrees with a fixed reason.
+* ``record_review`` (council): agrees, or disagrees with a fixed reason; per model
+  name when ``disagreeing`` names some (a council member shares its provider's fake).
+* ``record_claims`` / ``record_coverage`` (scoring), so that a whole job has verified
+  claims: one claim per evidence snippet, its text the snippet's own, answering every
+  checklist item; each item satisfied by the claims shown.
 
 With ``adversarial=True`` every text field of the report also carries invented
 material: an uncited invented sentence, a sentence citing a claim id that does not
@@ -47,6 +51,7 @@ class ReportWriter:
     adversarial: bool = False
     agree: bool = True
     reason: str = "The checklist misses the cost of keeping the lights."
+    disagreeing: tuple[str, ...] = ()  # model names that disagree whatever ``agree`` says
     seen: list[str] = field(default_factory=list)  # tool names answered
 
     def __call__(self, request: RecordedRequest) -> Step:
@@ -57,8 +62,28 @@ class ReportWriter:
         if tool == "revise_sentences":
             return ToolCall(input=self.revise(request.prompt))
         if tool == "record_review":
-            return ToolCall(input={"agree": self.agree, "reasons": [] if self.agree else [self.reason]})
+            agree = self.agree and request.body.get("model") not in self.disagreeing
+            return ToolCall(input={"agree": agree, "reasons": [] if agree else [self.reason]})
+        if tool == "record_claims":
+            return ToolCall(input=self.claims(request.prompt))
+        if tool == "record_coverage":
+            return ToolCall(input=self.coverage(request.prompt))
         return schema_responder(request)
+
+    @staticmethod
+    def _items(prompt: str) -> list[str]:
+        listed = "\n".join(text for _, text in blocks(prompt, "checklist"))
+        return [line.split(":", 1)[0].strip() for line in listed.splitlines() if ":" in line]
+
+    def claims(self, prompt: str) -> dict[str, Any]:
+        items = self._items(prompt)
+        return {"claims": [{"text": text, "supporting": [a["id"]], "checklist_item_ids": items}
+                           for a, text in blocks(prompt, "snippet")]}
+
+    def coverage(self, prompt: str) -> dict[str, Any]:
+        ids = [a["id"] for a, _ in blocks(prompt, "claim")]
+        return {"items": [{"item_id": i, "status": "satisfied" if ids else "open", "claim_ids": ids[:3],
+                           "reason": "the claims shown answer it"} for i in self._items(prompt)]}
 
     def _sentence(self, text: str, ids: list[str]) -> dict[str, Any]:
         return {"text": text + (" [7]" if self.adversarial else ""), "claim_ids": ids}
