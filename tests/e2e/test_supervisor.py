@@ -182,3 +182,34 @@ def test_a_crash_looping_stage_is_retried_and_named_in_readyz_while_the_rest_run
     assert proc.returncode == 0
     assert "digest is crash-looping" in (proc.stderr.read() if proc.stderr else "")
     assert not (data / "supervisor.json").exists()
+
+
+def _orphans_of_killed_parent(inner: str) -> list[psutil.Process]:
+    """Run ``inner`` (a shell command line) under an intermediate shell, SIGKILL that
+    shell once ``inner`` runs, and return every process that was below it."""
+    shell = subprocess.Popen(["sh", "-c", f"{inner} & wait"], cwd=Path(__file__).resolve().parents[2])
+    deadline = time.monotonic() + 20
+    while len(kids := psutil.Process(shell.pid).children(recursive=True)) < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.5)  # let it import, start its own child and start watching
+    kids = psutil.Process(shell.pid).children(recursive=True)
+    assert kids, "the inner command never started"
+    shell.kill()
+    shell.wait(5)
+    return kids
+
+
+def test_a_service_whose_supervisor_vanished_stops_itself_without_pdeathsig(tmp_root: Path) -> None:
+    """The portable half: no PR_SET_PDEATHSIG here, only the parent-pid watch."""
+    code = "import os, time; from shared.lifeline import watch_parent; watch_parent(os.getppid(), grace_s=2, interval_s=0.1); time.sleep(60)"
+    orphans = _orphans_of_killed_parent(f"{sys.executable} -c '{code}'")
+    _, alive = psutil.wait_procs(orphans, timeout=5)
+    assert not alive
+
+
+def test_the_lifeline_wrapper_signals_its_server_when_its_parent_vanishes(tmp_root: Path) -> None:
+    """How non-Linux systems start nats-server and PostgreSQL: under the wrapper."""
+    orphans = _orphans_of_killed_parent(f"{sys.executable} -m shared.lifeline $$ {int(signal.SIGTERM)} -- sleep 300")
+    assert any(p.name() == "sleep" for p in orphans), orphans  # the "server" below the wrapper
+    _, alive = psutil.wait_procs(orphans, timeout=10)
+    assert not alive, alive
