@@ -15,7 +15,8 @@ import asyncpg
 import nats
 import pytest
 
-from shared.servers import CREDENTIALS_FILE, Credentials, PostgresServer, _postgres_bin_dir, ensure_servers
+from shared.errors import ConfigurationError
+from shared.servers import CREDENTIALS_FILE, Credentials, NatsServer, PostgresServer, _postgres_bin_dir, ensure_servers
 
 pytestmark = pytest.mark.integration
 
@@ -163,3 +164,24 @@ async def _count(dsn: str) -> int:
         return int(await conn.fetchval("SELECT count(*) FROM kept"))
     finally:
         await conn.close()
+
+
+def test_a_server_still_alive_on_the_folder_is_named_instead_of_started_twice(tmp_root: Path) -> None:
+    """A leftover of an earlier run that still serves the folder: starting a second
+    server on it would corrupt it (JetStream has no lock of its own), so it is refused
+    with the pid to stop."""
+    data = tmp_root / f"twice-{uuid.uuid4().hex[:6]}"
+    nats_a = NatsServer(data / "nats").start()
+    pg_a = PostgresServer(data / "postgres").start()
+    try:
+        assert nats_a.proc is not None and pg_a.proc is not None
+        with pytest.raises(ConfigurationError, match=rf"nats-server \(pid {nats_a.proc.pid}\)"):
+            NatsServer(data / "nats").start()
+        with pytest.raises(ConfigurationError, match=rf"PostgreSQL server \(pid {pg_a.proc.pid}\)"):
+            PostgresServer(data / "postgres").start()
+    finally:
+        pg_a.stop()
+        nats_a.stop()
+    # Once they are gone, the folder starts normally.
+    nats_b = NatsServer(data / "nats").start()
+    nats_b.stop()
