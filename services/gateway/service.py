@@ -149,6 +149,8 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
     parts = []
     for e in errors:
         loc = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
+        if e.get("type") == "string_unicode":  # a lone surrogate (\\ud800) in JSON text
+            e["msg"] = "must not contain unpaired surrogate characters (\\ud800-\\udfff)"
         parts.append(f"{loc}: {e.get('msg')}")
     return JSONResponse(
         {"message": "; ".join(parts), "detail": [{k: e[k] for k in ("loc", "msg", "type") if k in e} for e in errors]},
