@@ -78,18 +78,20 @@ def _tokens(text: str) -> list[tuple[str, int, int]]:
     return [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
-def _best_window(canonical: str, quote: str) -> tuple[float, int, int]:
+def _best_window(canonical: str, quote: str, cutoff: float) -> tuple[float, int, int] | float:
     """(Jaccard, start, end) of the canonical window whose token set is closest to the
     quote's; windows are runs of tokens from 0.8 to 1.25 times the quote's length, the
-    range within which a Jaccard of 0.8 is reachable. (0.0, 0, 0) when none shares a token."""
+    range within which a Jaccard of 0.8 is reachable. When no window can reach
+    ``cutoff`` because too few of the quote's words occur in the text at all, just the
+    share of them that does (no scan)."""
     q = _tokens(quote)
     q_set = {t for t, _, _ in q}
     doc = _tokens(canonical)
-    if not q_set or not doc:
-        return 0.0, 0, 0
-    # The window's tokens cannot cover more of the quote than the whole text does.
-    if len(q_set & {t for t, _, _ in doc}) / len(q_set) == 0:
-        return 0.0, 0, 0
+    # A window's Jaccard is at most the share of the quote's words it holds, which is
+    # at most the share the whole text holds.
+    present = len(q_set & {t for t, _, _ in doc}) / len(q_set) if q_set else 0.0
+    if present < cutoff or not doc:
+        return present
     n = len(q)
     sizes = sorted({max(1, min(len(doc), round(n * f))) for f in (0.8, 0.9, 1.0, 1.1, 1.25)})
     best = (0.0, 0, 0)
@@ -141,7 +143,10 @@ def verify_quote(
         how: Literal["exact", "normalized"] = "exact" if match is Match.EXACT else "normalized"
         return QuoteCheck(ok=True, locator=locate_span(start, end, page_starts),
                           text=canonical[start:end], how=how)
-    score, start, end = _best_window(canonical, quote)
+    best = _best_window(canonical, quote, min_jaccard)
+    if isinstance(best, float):
+        return QuoteCheck(ok=False, reason=f"quote not found in the source (only {best:.0%} of its words occur in it)")
+    score, start, end = best
     if score >= min_jaccard:
         return QuoteCheck(ok=True, locator=locate_span(start, end, page_starts), text=canonical[start:end],
                           how="near_verbatim", jaccard=round(score, 3))

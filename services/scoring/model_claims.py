@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from services.scoring import prompts
@@ -130,7 +130,7 @@ def claims_prompt(question: str, checklist: Sequence[ChecklistItem], scored: Seq
 # -- the archived texts --------------------------------------------------------------
 
 
-async def load_canonical_texts(get: Callable[[str], object], keys: Sequence[str]) -> dict[str, str | None]:
+async def load_canonical_texts(get: Callable[[str], Awaitable[str]], keys: Sequence[str]) -> dict[str, str | None]:
     """The canonical texts by key (``get`` is TextStore.get), read concurrently, once
     per key. A text missing or corrupt in the store maps to None (its claims are then
     rejected with that reason); a store that does not answer raises, so the stage retries."""
@@ -138,7 +138,7 @@ async def load_canonical_texts(get: Callable[[str], object], keys: Sequence[str]
 
     async def one(key: str) -> str | None:
         try:
-            return await get(key)  # type: ignore[misc]
+            return await get(key)
         except PermanentError as exc:
             log.warning("canonical text %s unavailable, claims citing it will be rejected: %s", key, exc)
             return None

@@ -63,8 +63,11 @@ def test_paraphrase_beyond_the_jaccard_threshold_is_rejected() -> None:
     quote = "The final lighthouse keeper departed from Fair Isle in 1998 after more than a century."
     check = verify_quote(CANON, quote, None)
     assert not check.ok and check.locator is None
-    assert check.jaccard is not None and check.jaccard < 0.8
-    assert "Jaccard" in (check.reason or "")
+    assert check.reason == "quote not found in the source (only 60% of its words occur in it)"
+    # Every word is in the source, but no passage holds them together.
+    check = verify_quote(CANON, "The last keeper used compressed air to sound horns.", None)
+    assert not check.ok and check.jaccard is not None and check.jaccard < 0.8
+    assert "closest passage has token Jaccard" in (check.reason or "")
 
 
 def test_threshold_is_a_parameter() -> None:
