@@ -8,19 +8,26 @@ citations, and is deterministic.
 Guarantees:
 
 * Every claim is a sentence quoted from a source: each citation's ``quote`` is an
-  evidence snippet verbatim (so its ``char:s-e`` locator still verifies), and the
-  claim text is that quote with whitespace collapsed and footnote markers such as
-  "[3]" removed (so a report can print it without inventing citation numbers).
+  evidence snippet or an excerpt sentence verbatim (so its ``char:s-e`` locator still
+  verifies), and the claim text is that quote with whitespace collapsed and footnote
+  markers such as "[3]" removed (so a report can print it without inventing citation
+  numbers).
 * Indices point into the ``scored_sources`` list given; a source never both supports
   and contradicts the same claim.
-* At most ``max_claims`` claims, ids ``cl1``, ``cl2``... in order of relevance.
+* At most ``max_claims`` claims, ids ``cl1``, ``cl2``... best first.
+* Each claim's ``checklist_item_ids`` are the items it answers by the coverage rule
+  (:func:`claim_matches_item`), the same rule :func:`assess_coverage` applies, so a
+  SATISFIED item always has claims that answer it.
 
-Terms are shared.text.terms (which keeps -ss/-us/-is words whole, so "process"
-and "processes" meet).
+Candidates are a source's digest snippets and, when the excerpt's place in the
+canonical text is known, the excerpt's own sentences: the excerpt is the passage the
+search matched, the digest the best sentences of the whole document. Terms are
+shared.text.terms (Snowball stems: "processes" and "process" meet).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,6 +40,9 @@ MAX_CLAIMS = 20
 DUPLICATE_JACCARD = 0.5
 SAME_SUBJECT_JACCARD = 0.35
 MIN_WORDS = 3
+# Longer "sentences" are tables, lists or code run together by the splitter: they state
+# too much to be one finding.
+MAX_WORDS = 80
 
 # Words that say what kind of information is wanted rather than what it is about:
 # "Definition of threads" is about threads. Stemmed by shared.text.terms itself, so
@@ -40,7 +50,7 @@ MIN_WORDS = 3
 META_TERMS = frozenset(terms("""
     definition meant mechanism advantage limitation risk evidence example comparison
     versus choose context open question key fact scope work aspect overview role main
-    detail information specific
+    detail information specific differ difference compare
 """))
 
 _FOOTNOTE = re.compile(r"\s*\[\d+\]")
@@ -89,25 +99,46 @@ def claim_matches_item(claim_terms: set[str], item: set[str]) -> bool:
     return len(claim_terms & item) >= min(2, len(item))
 
 
+def _pieces(source: ScoredSource) -> list[tuple[str, str, float]]:
+    """(quote, locator, relevance) of a source's candidate sentences: its digest
+    snippets, then the sentences of its excerpt (located through the excerpt's offset;
+    without that offset, only a source without digest offers them, unlocated)."""
+    pieces: list[tuple[str, str, float]] = []
+    seen: set[str] = set()
+    if source.digest is not None:
+        for e in source.digest.evidence_snippets:
+            pieces.append((e.text, e.locator, e.relevance_score))
+            seen.add(e.text)
+    at = source.excerpt_start
+    if source.digest is not None and source.digest.evidence_snippets and at is None:
+        return pieces
+    for s, e in sentence_spans(source.text):
+        quote = source.text[s:e]
+        if quote in seen or not is_statement(quote):
+            continue
+        seen.add(quote)
+        locator = locate(at + s, at + e, source.page_starts) if at is not None else ""
+        pieces.append((quote, locator, source.relevance_score))
+    return pieces
+
+
+def _looks_like_code(text: str) -> bool:
+    """Code or markup run into a sentence ("tup: tuple[*Ts] # Syntax error"): too many
+    characters that are neither letters, digits, spaces nor ordinary punctuation."""
+    plain = sum(ch.isalnum() or ch.isspace() or ch in ".,;:'’\"“”()-?!" for ch in text)
+    return plain < 0.93 * len(text)
+
+
 def _candidates(scored_sources: Sequence[ScoredSource]) -> list[_Candidate]:
     out: list[_Candidate] = []
     for index, source in enumerate(scored_sources):
-        if source.digest is not None and source.digest.evidence_snippets:
-            pieces = [(e.text, e.locator, e.relevance_score) for e in source.digest.evidence_snippets]
-        else:
-            # No digest (too short for DIGEST_POLICY=auto, or skipped): the excerpt's
-            # sentences, located in the canonical text through the excerpt's offset.
-            # A source that does not know that offset gives quotes without locator.
-            at = source.excerpt_start
-            pieces = [(source.text[s:e], locate(at + s, at + e, source.page_starts) if at is not None else "",
-                       source.relevance_score)
-                      for s, e in sentence_spans(source.text) if is_statement(source.text[s:e])]
-        for quote, locator, relevance in pieces:
+        for quote, locator, relevance in _pieces(source):
             text = claim_text(quote)
-            if len(words(text)) < MIN_WORDS:
+            n_words = len(words(text))
+            if n_words < MIN_WORDS or n_words > MAX_WORDS:
                 continue
             term_set = frozenset(terms(text))
-            if not term_set:
+            if not term_set or _looks_like_code(text):
                 continue
             out.append(_Candidate(index, len(out), quote, locator, relevance, text,
                                   term_set, has_negation(text)))
@@ -153,6 +184,64 @@ def _mark_contradictions(groups: list[_Group], reps: list[_Candidate]) -> None:
             h.contradicting.update(set(g.supporting) - set(h.supporting))
 
 
+# A sentence that defines or states what something is or does, near its start.
+_STATES = re.compile(r"\b(?:is|are|was|were|means|refers to|allows?|provides?|lets|makes?|"
+                     r"returns?|uses?|runs?|can|must|will|does|do)\b", re.IGNORECASE)
+
+
+def _idf(candidates: Sequence[frozenset[str]]) -> dict[str, float]:
+    """Inverse document frequency of every term over the candidate sentences: a term
+    in every sentence ("python" in Python's docs) tells little about any of them."""
+    df: dict[str, int] = {}
+    for term_set in candidates:
+        for t in term_set:
+            df[t] = df.get(t, 0) + 1
+    n = len(candidates)
+    return {t: math.log(1 + n / d) for t, d in df.items()}
+
+
+def _weight(term_set: set[str] | frozenset[str], idf: dict[str, float]) -> float:
+    return sum(idf.get(t, 0.0) for t in term_set)
+
+
+def _relevance(rep: _Candidate, support: int, source_relevance: float, wanted: set[str],
+               question: set[str], idf: dict[str, float]) -> float:
+    """How well a sentence answers the question, before any checklist item:
+
+    * the share of the question's subject weight it carries (idf-weighted, so rare
+      terms count more), counted twice;
+    * the share of all wanted terms (question and sub-questions) it carries, over the
+      square root of its length, so a short sentence that says the thing beats a long
+      one that mentions everything;
+    * a bonus when it names a wanted term in its first words and states something of
+      it ("Tuples are immutable", "A context manager is an object that...");
+    * the search relevance of its source, and a little for each further source;
+    * a penalty for a sentence that only announces what follows (ends with ":").
+    """
+    q_share = _weight(rep.terms & question, idf) / (_weight(question, idf) or 1.0)
+    density = _weight(rep.terms & wanted, idf) / (_weight(wanted, idf) or 1.0) / math.sqrt(len(rep.terms))
+    opening = rep.text.split(" ")[:4]
+    leads = bool(set(terms(" ".join(opening))) & wanted) and bool(_STATES.search(" ".join(rep.text.split(" ")[:8])))
+    return (2 * q_share + 3 * density + (0.5 if leads else 0.0) + 0.5 * source_relevance
+            + 0.1 * (support - 1) - (0.75 if rep.text.rstrip().endswith(":") else 0.0))
+
+
+def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float]) -> float:
+    """How squarely a sentence answers one checklist item: the share of the item's
+    subject weight it carries, twice, and one more when it opens with the subject
+    ("Tuples are immutable" answers "Definition of tuples")."""
+    share = _weight(rep.terms & subject, idf) / (_weight(subject, idf) or 1.0)
+    head = rep.text.split(" ")
+    first = terms(" ".join(head[:3]))
+    if first and first[0] in subject and _STATES.search(" ".join(head[:5])):
+        opens = 1.5  # "Tuples are immutable", "A context manager is an object"
+    elif set(first) & subject:
+        opens = 0.5
+    else:
+        opens = 0.0
+    return 2 * share + opens
+
+
 def extract_claims(
     question: str,
     sub_questions: Sequence[str],
@@ -163,10 +252,12 @@ def extract_claims(
 ) -> list[Claim]:
     """Claims from the sources' evidence, unscored (ClaimScorer scores them).
 
-    Relevance: a claim is kept when it shares a subject term (META_TERMS aside) with
-    the question or a sub-question, and ranked by 2 x terms shared with the question
-    + terms shared with the sub-questions + number of supporting sources + their mean
-    composite score; ties keep extraction order.
+    A claim is kept when it shares a subject term (META_TERMS aside) with the question
+    or a sub-question. Each checklist item first gets its own best answers (claims
+    that answer it by the coverage rule, ranked by :func:`_answers` and half of
+    :func:`_relevance`), in turns, so that every item the sources can answer
+    is answered; the remaining places go to the most relevant claims. Claims are then
+    listed best first; ties keep extraction order.
     """
     candidates = _candidates(scored_sources)
     groups = _group(candidates)
@@ -175,20 +266,55 @@ def extract_claims(
 
     q_terms = set(terms(question)) - META_TERMS
     s_terms = set().union(*(terms(s) for s in sub_questions)) - META_TERMS
-    ranked: list[tuple[float, int, _Group, _Candidate]] = []
+    wanted = q_terms | s_terms
+    idf = _idf([c.terms for c in candidates])
+    subjects = [(item.id, item_terms(item.description)) for item in checklist]
+
+    scored: list[tuple[float, int]] = []  # (relevance, group index)
     for order, (group, rep) in enumerate(zip(groups, reps, strict=True)):
-        if not rep.terms & (q_terms | s_terms):
+        if not rep.terms & wanted:
             continue
         supporting = group.supporting
-        mean_composite = sum(scored_sources[i].composite_score for i in supporting) / len(supporting)
-        score = (2 * len(rep.terms & q_terms) + len(rep.terms & s_terms)
-                 + len(supporting) + mean_composite)
-        ranked.append((-score, order, group, rep))
-    ranked.sort(key=lambda r: (r[0], r[1]))
+        source_relevance = max(scored_sources[i].relevance_score for i in supporting)
+        scored.append((_relevance(rep, len(supporting), source_relevance, wanted, q_terms or wanted, idf), order))
+    by_relevance = sorted(scored, key=lambda r: (-r[0], r[1]))
+    relevance = dict((order, value) for value, order in scored)
 
-    subjects = [(item.id, item_terms(item.description)) for item in checklist]
+    chosen: list[int] = []
+    if subjects and max_claims > 0:
+        queues = []
+        for _, subject in subjects:
+            answers = [order for _, order in by_relevance if claim_matches_item(set(reps[order].terms), subject)]
+            answers.sort(key=lambda o: (-_answers(reps[o], subject, idf) - 0.5 * relevance[o], o))
+            queues.append(answers)
+        # Three quarters of the places go to the items in turns; the rest to the
+        # most relevant claims, whichever items they answer.
+        per_item = max(1, (3 * max_claims // 4) // len(subjects))
+        for turn in range(per_item):
+            for answers in queues:
+                for order in answers[turn:]:
+                    if order not in chosen:
+                        chosen.append(order)
+                        break
+                if len(chosen) >= max_claims:
+                    break
+            if len(chosen) >= max_claims:
+                break
+    for _, order in by_relevance:
+        if len(chosen) >= max_claims:
+            break
+        # With a checklist, a claim answering none of it must at least share two
+        # subject terms with the question: one shared word ("Python" in Python's
+        # documentation) is no answer.
+        if order not in chosen and (not subjects or any(claim_matches_item(set(reps[order].terms), it)
+                                                        for _, it in subjects)
+                                    or len(reps[order].terms & q_terms) >= min(2, len(q_terms))):
+            chosen.append(order)
+    chosen.sort(key=lambda o: (-relevance[o], o))
+
     claims: list[Claim] = []
-    for n, (_, _, group, rep) in enumerate(ranked[:max_claims], start=1):
+    for n, order in enumerate(chosen[:max_claims], start=1):
+        group, rep = groups[order], reps[order]
         citations: list[Citation] = []
         for index in group.supporting:
             # Per source, its most relevant member; the representative when it is one.
