@@ -105,6 +105,17 @@ class GatewaySettings(CommonSettings):
     research_max_question_chars: int = Field(4_000, ge=1)
     research_admission_interval_s: float = Field(1.0, gt=0)
 
+    gateway_outbox_interval_s: float = Field(0.5, gt=0)
+    """How often the outbox relay looks for status events and plan commands to publish
+    (it is also woken by every commit of this process)."""
+
+    gateway_event_max_deliver: int = Field(5, ge=1)
+    """Attempts to store one job event before its job fails with the reason (an
+    unavailable database does not use them up)."""
+
+    gateway_event_retry_delay_s: float = Field(1.0, ge=0)
+    """Base delay before a job event that could not be stored is retried (doubles per attempt)."""
+
     @field_validator("database_url")
     @classmethod
     def _asyncpg_dsn(cls, v: str | None) -> str | None:

@@ -79,7 +79,8 @@ def stage_durable(stage: Stage) -> str:
     return f"{stage.value}-{DURABLE_VERSION}"
 
 
-GATEWAY_EVENTS_DURABLE = f"gateway-events-{DURABLE_VERSION}"
+# v2: a finite max_deliver (the gateway fails the job of an event it cannot store).
+GATEWAY_EVENTS_DURABLE = "gateway-events-v2"
 GATEWAY_DEADLETTER_DURABLE = f"gateway-deadletter-{DURABLE_VERSION}"
 
 # -- key-value and object stores ----------------------------------------------

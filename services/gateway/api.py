@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import nats.errors
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from nats.js.api import DeliverPolicy
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -20,16 +21,52 @@ from services.gateway import jobs
 from services.gateway.claims import ClaimsListing, claims_listing
 from services.gateway.lifecycle import Lifecycle
 from services.gateway.models import JobPublic
+from services.gateway.text import is_blank, text_problem
 from shared import subjects
 from shared.envelope import DigestPayload, RetrievalMethod, new_job_id
 from shared.errors import PermanentError, TransientError
 from shared.events import JobStatus, parse_event
 from shared.settings import GatewaySettings
 
-CORPUS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# \Z, not $: "$" also matches before a trailing newline.
+CORPUS_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+CORPUS_NAME_SCHEMA = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"  # the same, as JSON Schema spells it
+QUESTION_MAX_CHARS = 20_000  # a hard cap; RESEARCH_MAX_QUESTION_CHARS (default 4000) is usually lower
+MAX_OFFSET = 1_000_000_000  # far beyond any listing; keeps OFFSET inside PostgreSQL's bigint
+IDEMPOTENCY_KEY = re.compile(r"\A[\x21-\x7e]{1,200}\Z")
 SSE_KEEPALIVE_S = 15.0
+OPENAPI_SECURITY = {"bearerAuth": {"type": "http", "scheme": "bearer", "description": "An API key from RESEARCH_API_KEYS"}}
 
-router = APIRouter()
+
+class ErrorBody(BaseModel):
+    """Every error answer: a message naming the problem, plus FastAPI's detail."""
+
+    message: str
+    detail: Any = None
+
+
+def _valid_ids(request: Request) -> None:
+    """Job ids are UUIDs: anything else (a NUL, a path fragment) is refused before it
+    reaches a query."""
+    job_id = request.path_params.get("job_id")
+    if job_id is None:
+        return
+    try:
+        ok = str(uuid.UUID(job_id)) == job_id.lower()
+    except ValueError:
+        ok = False
+    if not ok:
+        raise HTTPException(422, [{"loc": ["path", "job_id"], "msg": f"job_id {job_id!r} is not a job id (a UUID)", "type": "value_error"}])
+
+
+router = APIRouter(dependencies=[Depends(_valid_ids)])
+
+
+def _storable(field: str, value: str) -> str:
+    problem = text_problem(value)
+    if problem:
+        raise ValueError(f"{field} {problem}")
+    return value
 
 
 class JobCreate(BaseModel):
@@ -37,10 +74,15 @@ class JobCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(description="The research question")
+    question: str = Field(
+        min_length=1, max_length=QUESTION_MAX_CHARS,
+        description="The research question (at most RESEARCH_MAX_QUESTION_CHARS characters, 4000 by default)",
+    )
     context: str | None = Field(None, max_length=20_000, description="The user's needs, domain or constraints")
     max_iterations: int = Field(10, ge=1, le=50, description="Maximum research iterations")
-    corpora: list[str] | None = Field(None, max_length=50, description="Named corpora to search; default: all")
+    corpora: list[Annotated[str, Field(pattern=CORPUS_NAME_SCHEMA)]] | None = Field(
+        None, max_length=50, description="Named corpora to search; default: all"
+    )
     providers: list[RetrievalMethod] | None = Field(
         None, min_length=1, description="Providers to search (web, pubmed, rag); default: every configured one"
     )
@@ -49,10 +91,15 @@ class JobCreate(BaseModel):
     @field_validator("question")
     @classmethod
     def _question(cls, v: str) -> str:
-        v = v.strip()
-        if not v:
-            raise ValueError("question must not be empty")
-        return v
+        _storable("question", v)
+        if is_blank(v):
+            raise ValueError("question must not be empty (it has no visible characters)")
+        return v.strip()
+
+    @field_validator("context")
+    @classmethod
+    def _context(cls, v: str | None) -> str | None:
+        return _storable("context", v) if v is not None else None
 
     @field_validator("providers", mode="before")
     @classmethod
@@ -66,7 +113,7 @@ class JobCreate(BaseModel):
         if v is None:
             return None
         for name in v:
-            if not CORPUS_NAME.match(name):
+            if not CORPUS_NAME.fullmatch(name):
                 raise ValueError(f"invalid corpus name {name!r}: use letters, digits, '.', '_' or '-'")
         return list(dict.fromkeys(v))
 
@@ -121,25 +168,41 @@ async def _owned_job(life: Lifecycle, job_id: str, user: str):  # noqa: ANN202
 
 
 @router.post("/api/research/jobs", status_code=202, response_model=JobAccepted, tags=["jobs"])
-async def submit_job(body: JobCreate, user: User, life: Life, request: Request) -> JobAccepted:
+async def submit_job(
+    body: JobCreate, user: User, life: Life, request: Request,
+    idempotency_key: Annotated[str | None, Header(
+        alias="Idempotency-Key", max_length=200,
+        description="Any printable ASCII token (at most 200): the same user and key get the same job back; "
+        "the same key with a different request is refused (409)",
+    )] = None,
+) -> JobAccepted:
+    """202: the job is stored (it is announced and started by the outbox relay and
+    admission, also if NATS is briefly unavailable). 503 with Retry-After: nothing was
+    stored; retrying is safe, and with an Idempotency-Key never creates a second job."""
     settings = settings_of(request)
     if len(body.question) > settings.research_max_question_chars:
         raise _validation_error("question", f"question is longer than {settings.research_max_question_chars} characters")
+    if idempotency_key is not None and not IDEMPOTENCY_KEY.fullmatch(idempotency_key):
+        raise HTTPException(422, [{"loc": ["header", "Idempotency-Key"], "msg": "Idempotency-Key must be 1-200 printable ASCII characters", "type": "value_error"}])
+    providers = [p.value for p in dict.fromkeys(body.providers)] if body.providers else None
     async with life.sessions() as session:
         try:
-            job = await jobs.create_job(
+            job, _created = await jobs.create_job(
                 session, job_id=new_job_id(), user_id=user, question=body.question, context=body.context,
                 max_iterations=body.max_iterations, corpora=body.corpora,
-                providers=[p.value for p in dict.fromkeys(body.providers)] if body.providers else None, clarify=body.clarify,
+                providers=providers, clarify=body.clarify,
                 rate_max=settings.research_rate_limit_max, rate_window_s=settings.research_rate_limit_window_s,
+                idempotency_key=idempotency_key,
+                request_digest=jobs.request_hash(body.model_dump(mode="json")) if idempotency_key is not None else None,
             )
+        except jobs.IdempotencyConflict as exc:
+            raise HTTPException(409, str(exc)) from exc
         except jobs.RateLimited as exc:
             raise HTTPException(
                 429,
                 f"rate limit: at most {settings.research_rate_limit_max} jobs per {settings.research_rate_limit_window_s}s",
                 headers={"Retry-After": str(exc.retry_after_s)},
             ) from exc
-    await life.announce(jobs.Transition(job.id, JobStatus.QUEUED, None))
     life.kick()
     return JobAccepted(job_id=job.id, status=job.status)
 
@@ -148,7 +211,7 @@ async def submit_job(body: JobCreate, user: User, life: Life, request: Request) 
 async def list_jobs(
     user: User, life: Life,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     status: JobStatus | None = None,
 ) -> JobList:
     async with life.sessions() as session:
@@ -275,8 +338,9 @@ class ClarificationAnswer(BaseModel):
     @field_validator("answer")
     @classmethod
     def _answer(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("answer must not be empty")
+        _storable("answer", v)
+        if is_blank(v):
+            raise ValueError("answer must not be empty (it has no visible characters)")
         return v.strip()
 
 
@@ -299,7 +363,10 @@ async def queue_summary(user: User, life: Life) -> dict[str, Any]:
     return {"counts": mine, "system": everyone, "max_concurrency": life.settings.research_max_concurrency}
 
 
-@router.get("/api/research/jobs/{job_id}/events", tags=["jobs"])
+@router.get(
+    "/api/research/jobs/{job_id}/events", tags=["jobs"], response_class=StreamingResponse,
+    responses={200: {"description": "Server-sent events, one JSON job event per `data:` line", "content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+)
 async def job_events(job_id: str, user: User, life: Life) -> StreamingResponse:
     """Server-sent events: the job's events from the start, then live; the stream
     closes after the terminal status event (COMPLETED, FAILED, CANCELLED, EXPIRED)."""
@@ -371,5 +438,9 @@ async def readyz(request: Request) -> JSONResponse:
             checks["postgres"] = True
         except Exception:  # noqa: BLE001
             pass
-    ready = all(checks.values())
-    return JSONResponse({"ready": ready, **checks}, status_code=200 if ready else 503)
+    # A background loop (admission, the outbox relay, a consumer) that keeps failing
+    # leaves jobs queued or unannounced although both servers answer.
+    loops = life.loops.problems() if life is not None else {}
+    ready = all(checks.values()) and not loops
+    body = {"ready": ready, **checks} | ({"loops": loops} if loops else {})
+    return JSONResponse(body, status_code=200 if ready else 503)

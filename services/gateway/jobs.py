@@ -1,14 +1,18 @@
 """Data access for jobs: keyword-only functions over an AsyncSession.
 
-Every lifecycle transition is a single conditional UPDATE (``... WHERE status IN
-(...)``), so two gateway processes can never both move a job, and a late event for a
-job that already finished changes nothing.
+Every lifecycle transition locks the job's row and moves it only from the statuses it
+expects (``... WHERE status IN (...)``), so two gateway processes (or admission racing a
+cancellation) can never both move a job, and a late event for a job that already
+finished changes nothing. Each transition writes its status event to the outbox in the
+same transaction: it is announced if and only if it was committed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -17,9 +21,12 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from services.gateway import outbox
 from services.gateway.models import Job, Result, SourceRow
-from shared.envelope import Usage, utcnow
-from shared.events import TERMINAL_STATUSES, JobStatus, ResearchResult
+from services.gateway.text import clean, clean_json
+from shared import subjects
+from shared.envelope import JobEnvelope, Usage, utcnow
+from shared.events import TERMINAL_STATUSES, JobStatus, JobStatusChanged, ResearchResult
 
 ADMISSION_LOCK = 7_215_012  # pg_advisory_xact_lock key serializing admission across gateways
 _ACTIVE = (JobStatus.QUEUED, JobStatus.PROCESSING, JobStatus.AWAITING_INPUT)
@@ -37,6 +44,19 @@ STAGE_SPAN = {
 def overall_progress(stage: str, within: float) -> float:
     lo, hi = STAGE_SPAN.get(stage, (0.0, 1.0))
     return round(lo + (hi - lo) * max(0.0, min(1.0, within)), 4)
+
+
+class IdempotencyConflict(Exception):
+    """The Idempotency-Key was used before with a different request."""
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(f"this Idempotency-Key was already used for job {job_id} with a different request")
+        self.job_id = job_id
+
+
+def request_hash(request: dict) -> str:
+    """A stable digest of a submission, to tell a retry from a different request."""
+    return hashlib.sha256(json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class RateLimited(Exception):
@@ -66,11 +86,23 @@ async def create_job(
     clarify: bool = False,
     rate_max: int,
     rate_window_s: int,
-) -> Job:
-    """Insert a QUEUED job, enforcing the per-user submission rate in the same
-    transaction (serialized per user by an advisory lock, so it holds across gateways)."""
+    idempotency_key: str | None = None,
+    request_digest: str | None = None,
+) -> tuple[Job, bool]:
+    """Insert a QUEUED job and its QUEUED status event, enforcing the per-user
+    submission rate in the same transaction (serialized per user by an advisory lock,
+    so it holds across gateways). With an ``idempotency_key`` the user already used,
+    return that job instead (``created`` is False) if the request is the same, or raise
+    IdempotencyConflict. Returns ``(job, created)``."""
     now = utcnow()
     await session.exec(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtext("rate:" + user_id))))  # type: ignore[call-overload]
+    if idempotency_key is not None:
+        earlier = (await session.exec(select(Job).where(Job.user_id == user_id, Job.idempotency_key == idempotency_key))).first()
+        if earlier is not None:
+            # Nothing is written: the caller's session ends the transaction (and the lock).
+            if earlier.request_hash != request_digest:
+                raise IdempotencyConflict(earlier.id)
+            return earlier, False
     window_start = now - timedelta(seconds=rate_window_s)
     recent = (
         await session.exec(
@@ -86,11 +118,13 @@ async def create_job(
     job = Job(
         id=job_id, user_id=user_id, question=question, context=context, max_iterations=max_iterations,
         corpora=corpora, providers=providers, clarify=clarify, status=JobStatus.QUEUED, created_at=now, updated_at=now,
+        idempotency_key=idempotency_key, request_hash=request_digest,
     )
     session.add(job)
+    outbox.enqueue_status(session, JobStatusChanged(job_id=job_id, status=JobStatus.QUEUED))
     await session.commit()
     await session.refresh(job)
-    return job
+    return job, True
 
 
 async def get_job(session: AsyncSession, *, job_id: str, user_id: str | None = None) -> Job | None:
@@ -126,13 +160,20 @@ async def _transition(
     current = (await session.exec(select(Job.status).where(Job.id == job_id).with_for_update())).first()
     if current is None or JobStatus(current) not in from_:
         return None
+    reason = clean(reason) if reason is not None else None
     update: dict = {"status": to, "updated_at": now, **(values or {})}
     if to in TERMINAL_STATUSES:
         update["finished_at"] = now
         if reason is not None:
             update["error"] = reason
-    await session.exec(sa.update(Job).where(col(Job.id) == job_id).values(**update))  # type: ignore[call-overload]
-    return Transition(job_id, to, JobStatus(current), reason)
+    moved = await session.exec(
+        sa.update(Job).where(col(Job.id) == job_id, col(Job.status).in_(from_)).values(**update)  # type: ignore[call-overload]
+    )
+    if moved.rowcount != 1:  # pragma: no cover - the row lock above makes this impossible
+        return None
+    t = Transition(job_id, to, JobStatus(current), reason)
+    outbox.enqueue_status(session, JobStatusChanged(job_id=job_id, status=to, previous=t.previous, reason=reason))
+    return t
 
 
 async def cancel_job(session: AsyncSession, *, job_id: str) -> Transition | None:
@@ -169,7 +210,7 @@ async def record_retry(session: AsyncSession, *, job_id: str, stage: str, delive
     await session.exec(
         sa.update(Job)  # type: ignore[call-overload]
         .where(col(Job.id) == job_id, col(Job.status) == JobStatus.PROCESSING)
-        .values(error=f"{stage} attempt {delivery} failed: {error}", updated_at=utcnow())
+        .values(error=clean(f"{stage} attempt {delivery} failed: {error}"), updated_at=utcnow())
     )
     await session.commit()
 
@@ -197,7 +238,7 @@ async def await_input(session: AsyncSession, *, job_id: str, questions: list[str
     t = await _transition(
         session, job_id=job_id, to=JobStatus.AWAITING_INPUT, from_=(JobStatus.PROCESSING,),
         reason="waiting for answers to clarifying questions",
-        values={"clarifying_questions": questions, "progress": 0.0, **_usage_values(usage)},
+        values={"clarifying_questions": clean_json(questions), "progress": 0.0, **_usage_values(usage)},
     )
     await session.commit()
     return t
@@ -207,7 +248,7 @@ async def answer_clarification(session: AsyncSession, *, job_id: str, answer: st
     """AWAITING_INPUT -> QUEUED with the user's answer; admission starts it again."""
     t = await _transition(
         session, job_id=job_id, to=JobStatus.QUEUED, from_=(JobStatus.AWAITING_INPUT,),
-        reason="clarification received", values={"clarification": answer},
+        reason="clarification received", values={"clarification": clean(answer)},
     )
     await session.commit()
     return t
@@ -221,7 +262,7 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
         session, job_id=job_id, to=JobStatus.COMPLETED, from_=_ACTIVE,
         values={
             "progress": 1.0, "stage": "synthesize", "partial": result.partial,
-            "error": result.partial_reason,
+            "error": clean(result.partial_reason) if result.partial_reason else None,
             "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
             "llm_calls": result.usage.calls,
             "iteration": result.output.iterations_used - 1,
@@ -230,32 +271,35 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
     if t is None:
         await session.rollback()
         return None
-    citations = [s.model_dump(mode="json") for s in result.output.sources]
+    # Cleaned: PostgreSQL rejects NUL in text and JSONB, and a result that can never
+    # be stored would keep its job running until it expired.
+    citations = clean_json([s.model_dump(mode="json") for s in result.output.sources])
     await session.exec(
         pg_insert(Result)  # type: ignore[call-overload]
         .values(
-            job_id=job_id, report=result.report, output=result.output.model_dump(mode="json"),
-            citations=citations, claims=[c.model_dump(mode="json") for c in result.claims],
-            rejected_claims=[r.model_dump(mode="json") for r in result.rejected_claims],
-            confidence=result.confidence.model_dump(mode="json"),
-            token_usage={
+            job_id=job_id, report=clean(result.report), output=clean_json(result.output.model_dump(mode="json")),
+            citations=citations, claims=clean_json([c.model_dump(mode="json") for c in result.claims]),
+            rejected_claims=clean_json([r.model_dump(mode="json") for r in result.rejected_claims]),
+            confidence=clean_json(result.confidence.model_dump(mode="json")),
+            token_usage=clean_json({
                 "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
                 "llm_calls": result.usage.calls,
                 "by_stage": result.usage.model_dump(mode="json")["by_stage"],
-            },
-            engine=result.engine, partial=result.partial, partial_reason=result.partial_reason, created_at=now,
+            }),
+            engine=clean(result.engine), partial=result.partial,
+            partial_reason=clean(result.partial_reason) if result.partial_reason else None, created_at=now,
         )
         .on_conflict_do_nothing(index_elements=["job_id"])
     )
     rows = [
         dict(
-            job_id=job_id, source_id=s.id, url=s.url, title=s.title, retrieval_method=s.retrieval_method.value,
+            job_id=job_id, source_id=clean(s.id), url=clean(s.url), title=clean(s.title), retrieval_method=s.retrieval_method.value,
             credibility_tier=s.credibility_tier.value, domain_authority=s.domain_authority, published_at=s.published_at,
             relevance_score=s.relevance_score, authority_score=s.authority_score, recency_score=s.recency_score,
             relevance_component=s.relevance_component, credibility_score=s.credibility_score,
-            composite_score=s.composite_score, text_hash=s.text_hash, excerpt=s.text,
-            digest=s.digest.model_dump(mode="json") if s.digest else None,
-            fidelity=s.fidelity.model_dump(mode="json") if s.fidelity else None, created_at=now,
+            composite_score=s.composite_score, text_hash=clean(s.text_hash), excerpt=clean(s.text),
+            digest=clean_json(s.digest.model_dump(mode="json")) if s.digest else None,
+            fidelity=clean_json(s.fidelity.model_dump(mode="json")) if s.fidelity else None, created_at=now,
         )
         for s in result.scored_sources
     ]
@@ -265,34 +309,58 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
     return t
 
 
-async def admit(session: AsyncSession, *, max_concurrency: int) -> list[Job]:
-    """Move the oldest QUEUED jobs to PROCESSING while slots are free. Runs under a
-    transaction-scoped advisory lock, so the limit holds across gateway processes.
-    The caller publishes the jobs' plan commands *before* committing: a failed publish
-    rolls the admission back, and a publish repeated after a failed commit is
-    deduplicated by its Nats-Msg-Id."""
+async def admit(session: AsyncSession, *, max_concurrency: int, envelope_for: Callable[[Job], JobEnvelope]) -> list[Job]:
+    """Move the oldest QUEUED jobs to PROCESSING while slots are free, writing each
+    one's plan command and status event to the outbox; commits.
+
+    The count of running jobs is taken under a transaction-scoped advisory lock, so the
+    limit holds across gateway processes (only admission adds PROCESSING jobs). The
+    queued rows are locked (``FOR UPDATE SKIP LOCKED``: a row a cancellation holds is
+    left to it) and moved only if still QUEUED, so a job cancelled meanwhile stays
+    cancelled."""
     await session.exec(sa.select(sa.func.pg_advisory_xact_lock(ADMISSION_LOCK)))  # type: ignore[call-overload]
     running = (await session.exec(select(sa.func.count()).select_from(Job).where(Job.status == JobStatus.PROCESSING))).one()  # type: ignore[call-overload]
     free = max_concurrency - int(running)
     if free <= 0:
+        await session.rollback()
         return []
-    queued = (await session.exec(select(Job).where(Job.status == JobStatus.QUEUED).order_by(col(Job.seq)).limit(free))).all()
+    ids = (
+        await session.exec(
+            select(Job.id).where(Job.status == JobStatus.QUEUED).order_by(col(Job.seq)).limit(free).with_for_update(skip_locked=True)
+        )
+    ).all()
+    if not ids:
+        await session.rollback()
+        return []
     now = utcnow()
-    for job in queued:
-        job.status = JobStatus.PROCESSING
-        job.started_at = now
-        job.updated_at = now
-        job.stage = "plan"
-        session.add(job)
-    await session.flush()
-    return list(queued)
+    moved = await session.exec(
+        sa.update(Job)  # type: ignore[call-overload]
+        .where(col(Job.id).in_(ids), col(Job.status) == JobStatus.QUEUED)
+        .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now, stage="plan", finished_at=None)
+        .returning(Job.id)
+    )
+    admitted_ids = set(moved.scalars().all())
+    admitted = [j for j in (await session.exec(select(Job).where(col(Job.id).in_(admitted_ids)).order_by(col(Job.seq)))).all()]
+    for job in admitted:
+        envelope = envelope_for(job)
+        # A job resumed after clarification plans again: a new Msg-Id, or JetStream
+        # would drop it as a duplicate of the first plan command.
+        msg_id = envelope.msg_id + (":clarified" if job.clarification is not None else "")
+        outbox.enqueue(session, subject=subjects.PLAN, message=envelope, msg_id=msg_id)
+        outbox.enqueue_status(session, JobStatusChanged(job_id=job.id, status=JobStatus.PROCESSING, previous=JobStatus.QUEUED))
+    await session.commit()
+    return admitted
 
 
-async def expire_jobs(session: AsyncSession, *, ttl_s: int) -> list[Transition]:
+async def expiry_candidates(session: AsyncSession, *, ttl_s: int) -> list[str]:
+    """Active jobs older than the TTL (the caller stops their stages, then expires them)."""
     cutoff = utcnow() - timedelta(seconds=ttl_s)
-    ids = (await session.exec(select(Job.id).where(col(Job.status).in_(_ACTIVE), col(Job.created_at) < cutoff))).all()
+    return list((await session.exec(select(Job.id).where(col(Job.status).in_(_ACTIVE), col(Job.created_at) < cutoff))).all())
+
+
+async def expire_jobs(session: AsyncSession, *, job_ids: Sequence[str], ttl_s: int) -> list[Transition]:
     out = []
-    for job_id in ids:
+    for job_id in job_ids:
         t = await _transition(session, job_id=job_id, to=JobStatus.EXPIRED, from_=_ACTIVE, reason=f"expired: older than the {ttl_s}s TTL")
         if t:
             out.append(t)

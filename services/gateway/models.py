@@ -52,10 +52,29 @@ class Job(JobBase, table=True):
     llm_calls: int = 0
     clarifying_questions: list[str] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
     clarification: str | None = Field(default=None, sa_column=sa.Column(sa.Text, nullable=True))
+    # A client's Idempotency-Key and the hash of the request it came with: a retried
+    # submission finds its job instead of creating a second one.
+    idempotency_key: str | None = Field(default=None, max_length=200)
+    request_hash: str | None = Field(default=None, max_length=64)
     created_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False, index=True))
     started_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
     finished_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
     updated_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False))
+
+
+class OutboxMessage(SQLModel, table=True):
+    """A message to publish, written in the same transaction as the state change it
+    announces; the relay publishes it and deletes the row. A crash between commit and
+    publish delays the message, never loses it."""
+
+    __tablename__ = "research_outbox"
+
+    id: int | None = Field(default=None, sa_column=sa.Column(sa.BigInteger, sa.Identity(), primary_key=True))
+    subject: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    # Nats-Msg-Id: the relay's repeated publish after a crash is deduplicated by JetStream.
+    msg_id: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    payload: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    created_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False))
 
 
 class TokenUsagePublic(SQLModel):
