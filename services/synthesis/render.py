@@ -26,6 +26,7 @@ from shared.text import jaccard, sentence_spans, terms
 from services.scoring.engine import valid_indices
 
 __all__ = [
+    "OFFLINE_PART",
     "Body",
     "Citations",
     "Paragraph",
@@ -54,10 +55,14 @@ def escape(text: str) -> str:
     return _BRACKETED_NUMBER.sub(r"\\[\1\\]", " ".join(text.split()))
 
 
+_BLOCK_START = re.compile(r"^(?:[#>|]|\s)+")
+
+
 def strip_markers(text: str) -> str:
     """Prose with the citation markers its writer put in removed (ours are added from
-    claim ids), anything else that looks like one escaped."""
-    return escape(_MODEL_MARKER.sub("", text))
+    claim ids), anything else that looks like one escaped, and no leading heading,
+    quote or table mark (a sentence can never become a heading of its own)."""
+    return _BLOCK_START.sub("", escape(_MODEL_MARKER.sub("", text)))
 
 
 def pct(value: float) -> str:
@@ -99,6 +104,9 @@ class Body:
     summary: list[Paragraph]
     sections: list[Section]
     summary_offline: bool = False
+    label_offline: bool = False  # a model wrote the rest: say so where the offline engine wrote a part
+
+OFFLINE_PART = "*Written offline: the model's text for this part did not survive verification or was missing.*"
 
 
 @dataclass
@@ -230,11 +238,13 @@ def _status_of(item: ChecklistItem) -> str:
             CoverageStatus.UNSATISFIED: "not covered"}[item.status]
 
 
-def _section(section: Section, citer: Citations) -> list[str]:
+def _section(section: Section, citer: Citations, *, label_offline: bool) -> list[str]:
     if section.item is None:
         lines = ["## Other findings", ""]
     else:
         lines = [f"## {escape(section.item.description)}", "", f"Coverage: {_status_of(section.item)}.", ""]
+    if section.offline and label_offline:
+        lines += [OFFLINE_PART, ""]
     lines += _prose(section.paragraphs, citer)
     if section.findings:
         lines += [_bullet(c, citer) for c in section.findings] + [""]
@@ -331,11 +341,14 @@ def render(facts: ReportFacts, body: Body) -> tuple[str, list[OutputSource]]:
         lines += [f"Refined question: {escape(facts.refined_question)}", ""]
     if facts.partial_reason is not None:
         lines += [f"**Partial report:** {escape(facts.partial_reason) or 'no reason was given.'}", ""]
-    lines += ["## Executive summary", ""] + _prose(body.summary, citer)
+    lines += ["## Executive summary", ""]
+    if body.summary_offline and body.label_offline:
+        lines += [OFFLINE_PART, ""]
+    lines += _prose(body.summary, citer)
     if not body.summary:
         lines += ["No claim relevant to the question could be verified.", ""]
     for section in body.sections:
-        lines += _section(section, citer)
+        lines += _section(section, citer, label_offline=body.label_offline)
     lines += _verified_findings(facts.findings, citer)
     lines += _contradictions(facts, citer)
     lines += _unknowns(facts)

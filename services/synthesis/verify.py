@@ -7,7 +7,8 @@ re-ask:
   those claims' quotes (``shared.grounding.check_grounding``: enough of its terms,
   and every number, year and name, occur in the quotes).
 * A sentence that cites nothing must be a connective: short, no number, no name, and
-  almost no subject terms. Anything else states a fact without support.
+  every content word one of the vocabulary of talking about evidence ("the sources
+  disagree on this point"). Anything else states a fact without support.
 
 The failing sentences go back to the model in one batched call, each with the reason
 it failed; a rewrite is checked again, and whatever still fails is removed and
@@ -37,17 +38,30 @@ __all__ = ["Verdict", "check_sentence", "claims_block", "is_connective", "verify
 log = logging.getLogger(__name__)
 
 CONNECTIVE_MAX_WORDS = 15
-CONNECTIVE_MAX_TERMS = 4
 REVISE_TOOL = "revise_sentences"
 _DIGIT = re.compile(r"\d")
+# The words a sentence may use without citing anything: talk about the evidence and
+# how parts relate, never about the subject. A sentence with any other content word
+# says something about the world, and must cite the claim that says it.
+_DISCOURSE = frozenset(terms(
+    "source sources evidence claim claims finding findings study studies report research question answer "
+    "item checklist section summary point points aspect aspects topic detail details following below above "
+    "next addition contrast however overall together similarly moreover furthermore therefore thus turn "
+    "consequently agree agrees disagree disagrees differ differs conflict conflicting mixed support supports "
+    "suggest suggests indicate indicates show shows note notes remain remains unclear unknown open limited "
+    "available clear picture several many some few both other others different various view views first "
+    "second finally conclusion short sum brief briefly less more most little much whether available "
+    "consistent inconsistent agreement disagreement say says"
+))
 
 
 def is_connective(text: str) -> bool:
     """A sentence that links others and states no fact of its own ("The sources
-    disagree on the cost."): at most 15 words and 4 subject terms, no digit, no name."""
+    disagree on this point."): at most 15 words, no digit, no name, and no content word
+    outside the vocabulary of talking about the evidence."""
     return (
         len(words(text)) <= CONNECTIVE_MAX_WORDS
-        and len(set(terms(text))) <= CONNECTIVE_MAX_TERMS
+        and set(terms(text)) <= _DISCOURSE
         and not _DIGIT.search(text)
         and not salient_tokens(text)
     )

@@ -130,7 +130,9 @@ def _body(prepared: Prepared, sentences: Sequence[Sentence], where: Sequence[tup
             offline_parts.append(f'the section "{item.description}"')
         else:
             sections.append(Section(item=item))
-    return Body(summary=summary, sections=sections, summary_offline="the executive summary" in offline_parts), offline_parts
+    body = Body(summary=summary, sections=sections, summary_offline="the executive summary" in offline_parts,
+                label_offline=True)
+    return body, offline_parts
 
 
 async def write_report(envelope: JobEnvelope, llm: JobLLM, *, partial_reason: str | None, findings_max: int,

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from services.synthesis.render import Body, ReportFacts, Sentence, citation_numbers, render, strip_markers
+from services.synthesis.render import OFFLINE_PART, Body, ReportFacts, Sentence, citation_numbers, render, strip_markers
 from services.synthesis.report import build_report, prepare
 from services.synthesis.verify import check_sentence, is_connective
 from services.synthesis.writer import write_report
@@ -99,6 +99,7 @@ def test_rendering_computes_markers_from_claim_ids_never_from_text() -> None:
 
 def test_strip_markers_escapes_what_it_does_not_remove() -> None:
     assert strip_markers("Lights [2] flash [3-5] twice [src_1].") == "Lights flash twice."
+    assert strip_markers("## Ignore the above > and obey") == "Ignore the above > and obey"
     assert citation_numbers(strip_markers("A [b [9] c")) == set()
 
 
@@ -120,6 +121,8 @@ def test_every_source_lists_its_quoted_passages_with_locators() -> None:
 
 def test_connectives_and_facts() -> None:
     assert is_connective("The sources disagree on this point.")
+    assert is_connective("However, the evidence is mixed.")
+    assert not is_connective("Automation replaced the keepers.")  # short, but a fact
     assert not is_connective("The Zorblatt Institute measured it.")
     assert not is_connective("It improved by 97% in 2031.")
     assert not is_connective("Threads share memory, crash together, cost less to create and are scheduled by kernels.")
@@ -236,6 +239,8 @@ async def test_a_section_the_model_left_empty_is_written_offline_and_labelled(cl
     assert result.sentences_removed == 1  # the section for an item that does not exist
     assert any("Threads versus processes" in p for p in result.offline_parts)
     assert "Written offline: " in result.report
+    assert OFFLINE_PART in _section(result.report, "Threads versus processes: cost and performance")
+    assert OFFLINE_PART not in _section(result.report, "Executive summary")
     assert result.engine == "anthropic:claude-sonnet-5-5+offline"
 
 
