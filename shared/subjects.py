@@ -98,12 +98,18 @@ kept DIGEST_ARCHIVE_RETENTION_DAYS so that anyone can verify a locator later."""
 
 DIGEST_CACHE_BUCKET = "research_digest_cache"
 """Key-value store of finished digests shared by every digest process, keyed by
-seed 002's cache key (``:`` written as ``.``)."""
+the digest's cache key (``:`` written as ``.``)."""
 
 SEARCH_CACHE_BUCKET = "research_search_cache"
 """Key-value store of web and PubMed search results shared by every retrieval process;
 key = hash of provider, query and parameters; entries expire after
 RESEARCH_SEARCH_CACHE_TTL_S."""
+
+USAGE_BUCKET = "research_usage"
+"""Key-value store of each job's model spend: key = job id, value = tokens counted
+against RESEARCH_MAX_TOKENS_PER_JOB by every attempt of every stage (a failed attempt's
+calls included), updated by compare-and-set after each call and read when a stage
+takes the job, so a redelivered stage does not start from the envelope's count."""
 
 RATELIMIT_BUCKET = "research_ratelimit"
 """Key-value store of rate limiters held across processes (E-utilities): key = the
@@ -132,6 +138,7 @@ __all__ = [
     "STAGE_WILDCARD",
     "SYNTHESIZE",
     "TEXT_BUCKET",
+    "USAGE_BUCKET",
     "Stage",
     "event_subject",
     "job_events_filter",

@@ -29,7 +29,7 @@ MAX_MSG_BYTES = 1024 * 1024
 # The dedupe window must cover the time between a publish and its retry after a crash
 # (a redelivery after ack_wait); 20 minutes is far above any ack_wait we use.
 DUPLICATE_WINDOW_S = 20 * 60
-TEXT_RETENTION_S = 30 * 86_400  # seed 002: archives are kept 30 days
+TEXT_RETENTION_S = 30 * 86_400  # archived texts are kept 30 days, so a locator can be checked later
 
 
 def stream_configs(ttl_s: float, replicas: int = 1) -> list[StreamConfig]:
@@ -72,6 +72,7 @@ async def ensure_topology(js: JetStreamContext, *, ttl_s: float, replicas: int =
         await js.key_value(subjects.CONTROL_BUCKET)
     except BucketNotFoundError:
         await js.create_key_value(config=KeyValueConfig(bucket=subjects.CONTROL_BUCKET, ttl=ttl_s, storage=StorageType.FILE, replicas=replicas))
+    await _ensure_kv(js, KeyValueConfig(bucket=subjects.USAGE_BUCKET, history=1, ttl=ttl_s, storage=StorageType.FILE, replicas=replicas))
     try:
         await js.object_store(subjects.TEXT_BUCKET)
     except (NotFoundError, BucketNotFoundError):

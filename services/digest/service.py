@@ -25,6 +25,7 @@ from services.digest.breaker import CircuitBreaker
 from services.digest.cache import DigestCache, LocalCache, SharedCache
 from services.digest.digestor import Digestor
 from services.digest.metrics import DigestMetrics
+from shared import metrics as shared_metrics
 from shared import subjects, topology
 from shared.envelope import JobEnvelope
 from shared.settings import DigestSettings
@@ -39,6 +40,7 @@ broker, app, runner = stage_app(Stage.DIGEST, settings)
 breaker = CircuitBreaker()
 local_cache = LocalCache(max_entries=100)
 metrics = DigestMetrics()
+shared_metrics.include(metrics.registry)  # served on the process's RESEARCH_METRICS_PORT endpoint too
 
 
 @app.on_startup
