@@ -16,7 +16,7 @@ import errno
 import logging
 from collections.abc import Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.registry import Collector
 
 __all__ = [
@@ -67,8 +67,8 @@ BUDGET_SKIPS = Counter(
     "research_llm_budget_skips", "Model calls answered offline because the job's token budget had no room for them",
     ["stage"], registry=REGISTRY,
 )
-JOBS = Counter(
-    "research_jobs", "Job status transitions the gateway persisted, by new status",
+JOBS = Gauge(
+    "research_jobs", "Jobs by current status (read from the database by the gateway)",
     ["status"], registry=REGISTRY,
 )
 ADMISSION_WAIT = Histogram(

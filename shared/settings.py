@@ -36,8 +36,10 @@ class CommonSettings(BaseSettings):
     research_job_ttl_s: int = Field(86_400, gt=0)
     """Jobs, their stream messages and control keys expire after this many seconds."""
 
-    research_ack_wait_s: float = Field(30.0, gt=0)
-    """JetStream ack_wait of stage consumers; heartbeats are sent at a third of it."""
+    research_ack_wait_s: float = Field(8.0, gt=0)
+    """JetStream ack_wait of stage consumers; heartbeats are sent at a quarter of it.
+    Also how long a command held by a process that died waits before another process
+    of the stage takes it over (the existing durable is updated at start-up)."""
 
     research_max_deliver: int = Field(5, ge=1)
     """Deliveries of one stage command before the job fails with a reason."""
@@ -52,6 +54,19 @@ class CommonSettings(BaseSettings):
     score or synthesize."""
 
     log_level: str = "INFO"
+
+    research_log_format: Literal["text", "json"] = "text"
+    """Log lines as text or as one JSON object a line; both carry the job id, stage and
+    delivery attempt of lines written while a job is handled."""
+
+    research_metrics_port: int = Field(0, ge=0, le=65535)
+    """Base port of the Prometheus /metrics endpoints; 0: none. Each process binds the
+    base plus its service's offset (gateway 0, plan 1, retrieve 2, digest 3, score 4,
+    synthesize 5); a further process of a service whose port is taken binds a free
+    port and logs it."""
+
+    research_metrics_host: str = "127.0.0.1"
+    """Address the /metrics endpoints bind."""
 
     # -- grounding: what a claim or report sentence must meet to be kept (shared/grounding.py) --
     grounding_quote_min_jaccard: float = Field(QUOTE_MIN_JACCARD, gt=0, le=1)

@@ -3,17 +3,23 @@
 A stage's work is a function ``(envelope, ctx) -> next`` where ``next`` is the envelope
 for the next stage (its ``stage`` field names the subject it goes to) or, from
 synthesis, the :class:`JobCompleted` event. Around it the runner guarantees the
-reliability contract of DESIGN.md:
+reliability contract:
 
 - it never starts work for a cancelled job, and abandons work within about a second
-  when the job is cancelled mid-stage (the control key is polled while work runs);
-- it sends ``in_progress`` heartbeats at a third of ``ack_wait`` so JetStream does not
-  redeliver a message whose first copy still runs;
+  when the job is cancelled mid-stage (one watch of the control bucket per process
+  keeps the set of stopped jobs; a direct read stands in while the watch is down);
+- it sends ``in_progress`` heartbeats every quarter of ``ack_wait`` so JetStream does
+  not redeliver a message whose first copy still runs, while a message whose process
+  died is taken over by another process after at most ``ack_wait`` (8 s by default);
 - it publishes the next command with a deterministic ``Nats-Msg-Id`` *before* acking,
   so a crash in between leads to a redelivery whose publish JetStream deduplicates;
 - a transient error is nacked with a growing delay; a permanent one (or the last
   allowed delivery) publishes a typed ``failed`` event, then terminates the message.
-  A crash on the last delivery is caught by the MAX_DELIVERIES advisory in the gateway.
+  A crash on the last delivery is caught by the MAX_DELIVERIES advisory in the gateway;
+- the job's model spend is kept in the usage bucket across attempts, so a redelivered
+  stage counts what a crashed attempt spent against the job's token budget;
+- every log line written while a job is handled names the job, stage and attempt,
+  and stage outcomes, durations and model use are Prometheus metrics.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import contextlib
 import json
 import logging
 import os
+import random
 import socket
 import time
 import traceback
@@ -30,25 +37,30 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import nats
 from faststream.nats import JStream, NatsBroker, NatsMessage, PullSub
 from faststream.middlewares import AckPolicy
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
-from nats.js.errors import KeyNotFoundError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 from pydantic import BaseModel, ValidationError
 
-from shared import subjects
+from shared import metrics, subjects
 from shared.envelope import JobEnvelope, Usage
 from shared.errors import ConfigurationError, JobCancelled, PermanentError, TransientError
 from shared.events import ClarificationRequested, JobCompleted, JobFailed, ProgressEvent, StageEvent, StageState
 from shared.llm import JobLLM, LLMEngine, make_engine
+from shared.logs import job_context
 from shared.settings import CommonSettings
 from shared.subjects import Stage
 from shared.textstore import TextStore
 
 log = logging.getLogger(__name__)
 
-CANCEL_POLL_S = 0.25
+CANCEL_POLL_S = 0.25  # how often in-flight work looks at the watched set (in memory)
+CANCEL_READ_S = 1.0  # how often it reads the control key itself while the watch is down
+WATCH_RETRY_S = 1.0
+HEARTBEATS_PER_ACK_WAIT = 4
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 MSG_ID = "Nats-Msg-Id"
 
@@ -63,13 +75,127 @@ async def publish_event(js: JetStreamContext, event: BaseModel, msg_id: str) -> 
 
 async def is_cancelled(js: JetStreamContext, job_id: str) -> bool:
     """True once the gateway has stopped the job (its control key holds the terminal
-    status that stopped it: CANCELLED or EXPIRED)."""
+    status that stopped it: CANCELLED or EXPIRED). One read of the bucket."""
     kv = await js.key_value(subjects.CONTROL_BUCKET)
     try:
         entry = await kv.get(job_id)
     except KeyNotFoundError:
         return False
     return bool(entry.value)
+
+
+class ControlWatch:
+    """The jobs the gateway has stopped, kept by one watch of the control bucket per
+    process, so a message in flight costs no request to know whether to go on.
+
+    Until the watch has delivered the bucket's current keys, and whenever it has
+    failed (it is re-established in the background), :meth:`stopped` reads the key
+    itself."""
+
+    def __init__(self) -> None:
+        self._stopped: set[str] = set()
+        self.live = False
+        self._task: asyncio.Task[None] | None = None
+        self._js: JetStreamContext | None = None
+        self._watcher: Any = None
+
+    def start(self, js: JetStreamContext) -> None:
+        if self._task is None or self._task.done():
+            self._js = js
+            self._task = asyncio.create_task(self._run(js), name="control-watch")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def stopped(self, job_id: str) -> bool:
+        if self.live:
+            return job_id in self._stopped
+        assert self._js is not None, "ControlWatch.start() first"
+        return await is_cancelled(self._js, job_id)
+
+    async def _run(self, js: JetStreamContext) -> None:
+        while True:
+            watcher = None
+            try:
+                kv = await js.key_value(subjects.CONTROL_BUCKET)
+                watcher = self._watcher = await kv.watchall()
+                while True:
+                    entry = await watcher.updates(timeout=None)
+                    if entry is None:  # the bucket's current keys are all in
+                        self.live = True
+                        continue
+                    if not hasattr(entry, "key"):  # the watcher was stopped under us
+                        raise ConnectionError("control watch ended")
+                    if entry.operation in ("DEL", "PURGE") or not entry.value:
+                        self._stopped.discard(entry.key)
+                    else:
+                        self._stopped.add(entry.key)
+            except asyncio.CancelledError:
+                self.live = False
+                raise
+            except Exception as exc:  # noqa: BLE001 - any failure: read keys directly, then watch again
+                self.live = False
+                log.warning("control bucket watch failed (%s: %s): reading control keys directly; re-watching in %.0fs",
+                            type(exc).__name__, exc, WATCH_RETRY_S)
+                if watcher is not None:
+                    with contextlib.suppress(Exception):
+                        await watcher.stop()
+                await asyncio.sleep(WATCH_RETRY_S)
+
+
+class KvSpendLedger:
+    """The job's model spend in the usage bucket (key = job id, value = tokens),
+    updated by compare-and-set so concurrent writers never lose an addition."""
+
+    ATTEMPTS = 50
+
+    def __init__(self, js: JetStreamContext) -> None:
+        self._js = js
+        self._kv: Any = None
+        # One writer at a time from this process: only other processes can race it.
+        self._lock = asyncio.Lock()
+
+    async def _bucket(self) -> Any:
+        if self._kv is None:
+            self._kv = await self._js.key_value(subjects.USAGE_BUCKET)
+        return self._kv
+
+    async def spent(self, job_id: str) -> int:
+        kv = await self._bucket()
+        try:
+            entry = await kv.get(job_id)
+        except KeyNotFoundError:
+            return 0
+        return int(entry.value or b"0")
+
+    async def add(self, job_id: str, tokens: int) -> None:
+        kv = await self._bucket()
+        async with self._lock:
+            await self._add(kv, job_id, tokens)
+
+    async def _add(self, kv: Any, job_id: str, tokens: int) -> None:
+        for attempt in range(self.ATTEMPTS):
+            try:
+                entry = await kv.get(job_id)
+            except KeyNotFoundError:
+                revision, current = 0, 0
+            else:
+                revision, current = entry.revision, int(entry.value or b"0")
+            value = str(max(0, current + tokens)).encode()
+            try:
+                if revision:
+                    await kv.update(job_id, value, last=revision)
+                else:
+                    await kv.create(job_id, value)
+                return
+            except KeyWrongLastSequenceError:
+                # Another process wrote in between: read again, after a jittered pause
+                # so that writers in step do not collide again.
+                await asyncio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+        raise TransientError(f"usage key of job {job_id} kept changing under {self.ATTEMPTS} attempts")
 
 
 def parse_chaos(spec: str) -> dict[str, dict[str, float]]:
@@ -125,7 +251,17 @@ class StageRunner:
         # Stage settings configure the LLM layer; a misconfigured provider stops the
         # process at start-up with the setting to fix, not at the first job.
         self.llm = make_engine(settings) if hasattr(settings, "llm_provider") else LLMEngine(None)
+        self.control = ControlWatch()
         self._js: JetStreamContext | None = None
+        self._ledger: KvSpendLedger | None = None
+
+    def consumer_config(self) -> ConsumerConfig:
+        return ConsumerConfig(
+            ack_wait=self.settings.research_ack_wait_s,
+            max_deliver=self.settings.research_max_deliver,
+            deliver_policy=DeliverPolicy.ALL,
+            max_ack_pending=1000,
+        )
 
     def subscriber_options(self) -> dict[str, Any]:
         """Keyword arguments for ``broker.subscriber``: a durable pull consumer that all
@@ -134,20 +270,39 @@ class StageRunner:
             stream=JStream(subjects.JOBS_STREAM, declare=False),
             durable=subjects.stage_durable(self.stage),
             pull_sub=PullSub(batch_size=1, timeout=2.0),
-            config=ConsumerConfig(
-                ack_wait=self.settings.research_ack_wait_s,
-                max_deliver=self.settings.research_max_deliver,
-                deliver_policy=DeliverPolicy.ALL,
-                max_ack_pending=1000,
-            ),
+            config=self.consumer_config(),
             ack_policy=AckPolicy.MANUAL,
         )
+
+    async def update_durable(self, js: JetStreamContext) -> None:
+        """Bring an existing durable to this process's ack_wait and max_deliver. The
+        server keeps a durable's config when a subscriber asks for another one; updating
+        it in place (both fields are editable) keeps its position, where a new durable
+        would deliver the whole stream again."""
+        durable = subjects.stage_durable(self.stage)
+        try:
+            info = await js.consumer_info(subjects.JOBS_STREAM, durable)
+        except NotFoundError:
+            return  # the subscriber creates it with consumer_config()
+        config, wanted = info.config, self.consumer_config()
+        if config.ack_wait == wanted.ack_wait and config.max_deliver == wanted.max_deliver:
+            return
+        log.info("durable %s: ack_wait %ss -> %ss, max_deliver %s -> %s", durable, config.ack_wait, wanted.ack_wait,
+                 config.max_deliver, wanted.max_deliver)
+        config.ack_wait, config.max_deliver = wanted.ack_wait, wanted.max_deliver
+        await js.add_consumer(subjects.JOBS_STREAM, config=config)
 
     @property
     def js(self) -> JetStreamContext:
         if self._js is None:
             self._js = self.broker.connection.jetstream()
         return self._js
+
+    @property
+    def ledger(self) -> KvSpendLedger:
+        if self._ledger is None:
+            self._ledger = KvSpendLedger(self.js)
+        return self._ledger
 
     async def handle(self, msg: NatsMessage, work: Work) -> None:
         raw = msg.raw_message
@@ -157,33 +312,51 @@ class StageRunner:
         except ValidationError as exc:
             await self._poison(msg, exc)
             return
+        with job_context(envelope.job_id, self.stage.value, delivery):
+            await self._handle(msg, envelope, delivery, work)
+
+    async def _handle(self, msg: NatsMessage, envelope: JobEnvelope, delivery: int, work: Work) -> None:
+        stage = self.stage.value
         if envelope.stage != self.stage:
             await self._fail(envelope, f"{self.stage} stage received a {envelope.stage} command", msg)
+            metrics.STAGE_MESSAGES.labels(stage, "failed").inc()
             return
+        self.control.start(self.js)
+        # Read the key itself here: the watch may lag a cancellation by a few
+        # milliseconds, and a stage must never start work for a stopped job.
         if await is_cancelled(self.js, envelope.job_id):
             await self._stage_event(envelope, StageState.SKIPPED, delivery, error="job cancelled")
             await msg.ack()
+            metrics.STAGE_MESSAGES.labels(stage, "cancelled").inc()
             return
 
         await self._stage_event(envelope, StageState.STARTED, delivery)
         started = time.monotonic()
-        ctx = StageContext(self.stage, envelope, self.js, TextStore(self.js), self.settings,
-                           llm=self.llm.bind(self.stage.value, envelope.usage))
-        heartbeat = asyncio.create_task(self._heartbeat(msg))
+        llm = self.llm.bind(stage, envelope.usage, job_id=envelope.job_id,
+                            ledger=None if self.llm.offline else self.ledger)
+        await llm.load()
+        ctx = StageContext(self.stage, envelope, self.js, TextStore(self.js), self.settings, llm=llm)
+        heartbeat = asyncio.create_task(self._heartbeat(msg), name=f"heartbeat-{envelope.msg_id}")
+        outcome = "retried"
         try:
             result = await self._run_cancellable(envelope, ctx, work)
         except JobCancelled:
+            outcome = "cancelled"
             await self._stage_event(envelope, StageState.SKIPPED, delivery, error="job cancelled")
             await msg.ack()
             return
         except PermanentError as exc:
+            outcome = "failed"
             await self._fail(envelope, f"{self.stage} stage: {exc}", msg)
             return
         except Exception as exc:  # noqa: BLE001 - every other error is retried, then fails the job
-            await self._retry_or_fail(envelope, exc, delivery, msg)
+            outcome = await self._retry_or_fail(envelope, exc, delivery, msg)
             return
         finally:
             heartbeat.cancel()
+            if outcome != "done":
+                metrics.STAGE_MESSAGES.labels(stage, outcome).inc()
+                metrics.STAGE_DURATION.labels(stage, outcome).observe(time.monotonic() - started)
 
         if isinstance(result, JobEnvelope):
             result = ctx.llm.apply(result)
@@ -192,9 +365,12 @@ class StageRunner:
             await publish_event(self.js, result, f"{envelope.job_id}:completed")
         else:
             await publish_event(self.js, result, f"{envelope.msg_id}:{result.type}")
-        await self._stage_event(envelope, StageState.DONE, delivery, duration_s=time.monotonic() - started,
-                                usage=ctx.llm.usage())
+        duration = time.monotonic() - started
+        await self._stage_event(envelope, StageState.DONE, delivery, duration_s=duration, usage=ctx.llm.usage())
         await msg.ack_sync()
+        log.info("%s stage done in %.2fs (%d model calls)", self.stage, duration, len(ctx.llm.calls))
+        metrics.STAGE_MESSAGES.labels(stage, "done").inc()
+        metrics.STAGE_DURATION.labels(stage, "done").observe(duration)
 
     async def _run_cancellable(self, envelope: JobEnvelope, ctx: StageContext, work: Work) -> JobEnvelope | JobCompleted | ClarificationRequested:
         async def chaos_then_work() -> JobEnvelope | JobCompleted | ClarificationRequested:
@@ -205,13 +381,19 @@ class StageRunner:
             return await work(envelope, ctx)
 
         task = asyncio.create_task(chaos_then_work())
+        last_read = time.monotonic()
         try:
             while True:
                 done, _ = await asyncio.wait({task}, timeout=CANCEL_POLL_S)
                 if done:
                     return task.result()
-                if await is_cancelled(self.js, envelope.job_id):
-                    raise JobCancelled(envelope.job_id)
+                # In memory while the watch is live; otherwise a read of the key, at
+                # most once a second.
+                if self.control.live or time.monotonic() - last_read >= CANCEL_READ_S:
+                    last_read = time.monotonic()
+                    if await self.control.stopped(envelope.job_id):
+                        log.info("job stopped by the gateway: abandoning the %s stage", self.stage)
+                        raise JobCancelled(envelope.job_id)
         finally:
             if not task.done():
                 task.cancel()
@@ -219,24 +401,37 @@ class StageRunner:
                     await task
 
     async def _heartbeat(self, msg: NatsMessage) -> None:
-        interval = self.settings.research_ack_wait_s / 3
+        """``in_progress`` every quarter of ack_wait. A heartbeat that cannot be sent,
+        or that comes late because the event loop was blocked, is logged: either may
+        let JetStream hand the message to another process while this one still works."""
+        ack_wait = self.settings.research_ack_wait_s
+        interval = ack_wait / HEARTBEATS_PER_ACK_WAIT
+        last = time.monotonic()
         while True:
             await asyncio.sleep(interval)
-            with contextlib.suppress(Exception):
+            now = time.monotonic()
+            if now - last > ack_wait / 2:
+                log.warning("heartbeat %.1fs late (event loop blocked?); ack_wait is %.1fs", now - last - interval, ack_wait)
+            last = now
+            try:
                 await msg.in_progress()
+            except Exception as exc:  # noqa: BLE001 - keep beating: the next one may get through
+                log.warning("heartbeat not sent (%s: %s): the command may be redelivered after %.1fs",
+                            type(exc).__name__, exc, ack_wait)
 
-    async def _retry_or_fail(self, envelope: JobEnvelope, exc: Exception, delivery: int, msg: NatsMessage) -> None:
+    async def _retry_or_fail(self, envelope: JobEnvelope, exc: Exception, delivery: int, msg: NatsMessage) -> str:
         reason = f"{type(exc).__name__}: {exc}"
         if not isinstance(exc, TransientError):
             log.error("unexpected error in %s for job %s\n%s", self.stage, envelope.job_id, traceback.format_exc())
         if delivery >= self.settings.research_max_deliver:
             await self._fail(envelope, f"{self.stage} stage failed after {delivery} attempts: {reason}", msg)
-            return
+            return "failed"
         retry_after = getattr(exc, "retry_after_s", None)
         delay = retry_after if retry_after is not None else self.settings.research_retry_delay_s * 2 ** (delivery - 1)
         log.warning("%s stage: job %s attempt %d failed (%s); retrying in %.1fs", self.stage, envelope.job_id, delivery, reason, delay)
         await self._stage_event(envelope, StageState.RETRYING, delivery, error=reason)
         await msg.nack(delay=delay)
+        return "retried"
 
     async def _fail(self, envelope: JobEnvelope, reason: str, msg: NatsMessage) -> None:
         log.error("%s stage: job %s failed: %s", self.stage, envelope.job_id, reason)
@@ -253,6 +448,7 @@ class StageRunner:
             pass
         reason = f"malformed {self.stage} command: {exc.error_count()} validation error(s): {exc.errors()[0]['msg']}"
         log.error("%s stage: %s (job %r)", self.stage, reason, job_id)
+        metrics.STAGE_MESSAGES.labels(self.stage.value, "malformed").inc()
         if job_id:
             await publish_event(self.js, JobFailed(job_id=job_id, stage=self.stage, reason=reason), f"{job_id}:failed")
         await msg.reject()
@@ -269,18 +465,33 @@ class StageRunner:
 def stage_app(stage: Stage, settings: CommonSettings) -> tuple[NatsBroker, Any, StageRunner]:
     """The broker, FastStream app and runner of one stage service."""
     from faststream import FastStream
+    from faststream.nats.prometheus import NatsPrometheusMiddleware
 
     from shared import topology
     from shared.logs import configure_logging
 
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.research_log_format)
     # The CLI refuses to start a lone service without NATS_URL; the fallback is only
     # what importing the module (tests, docs generation) needs.
-    broker = NatsBroker(settings.nats_servers, graceful_timeout=settings.research_ack_wait_s, log_level=logging.DEBUG)
+    broker = NatsBroker(
+        settings.nats_servers, graceful_timeout=settings.research_ack_wait_s, log_level=logging.DEBUG,
+        middlewares=[NatsPrometheusMiddleware(registry=metrics.REGISTRY, app_name=stage.value)],
+    )
     app = FastStream(broker)
+    runner = StageRunner(broker, stage, settings)
 
     @app.on_startup
     async def _declare() -> None:
         await topology.declare(settings.nats_servers, ttl_s=settings.research_job_ttl_s, replicas=settings.research_stream_replicas)
+        nc = await nats.connect(servers=settings.nats_servers, connect_timeout=5, max_reconnect_attempts=3)
+        try:
+            await runner.update_durable(nc.jetstream())
+        finally:
+            await nc.drain()
+        metrics.serve(stage.value, settings.research_metrics_port, settings.research_metrics_host)
 
-    return broker, app, StageRunner(broker, stage, settings)
+    @app.on_shutdown
+    async def _stop_watch() -> None:
+        await runner.control.stop()
+
+    return broker, app, runner

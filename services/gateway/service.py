@@ -21,8 +21,10 @@ import logging
 import contextlib
 import ipaddress
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import nats.errors
+import sqlalchemy as sa
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -34,15 +36,17 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from services.gateway import db
 from services.gateway.api import OPENAPI_SECURITY, ErrorBody, router
 from services.gateway.lifecycle import Lifecycle
-from shared import topology
+from services.gateway.models import Job
+from shared import metrics, topology
 from shared.errors import ConfigurationError
+from shared.events import JobStatus
 from shared.logs import configure_logging
 from shared.settings import GatewaySettings
 
 log = logging.getLogger(__name__)
 
 settings = GatewaySettings()
-configure_logging(settings.log_level)
+configure_logging(settings.log_level, settings.research_log_format)
 # Per-message consume logs at DEBUG: at INFO they drown everything else.
 # The broker holds the connection (with its reconnect policy); the gateway's consumers
 # are its own supervised pull loops (lifecycle.py), which survive any error.
@@ -64,6 +68,32 @@ def check_bind(host: str, api_keys: dict[str, str]) -> None:
         )
 
 
+class JobMetrics:
+    """Jobs by status and admission waits for /metrics, read from the database (the
+    truth every gateway process shares) at each pass; waits are observed once, for the
+    jobs started since the previous pass."""
+
+    def __init__(self, sessions) -> None:  # noqa: ANN001 - an async_sessionmaker
+        self.sessions = sessions
+        self.since: datetime | None = None
+
+    async def __call__(self) -> None:
+        async with self.sessions() as session:
+            counts = dict((await session.execute(sa.select(Job.status, sa.func.count()).group_by(Job.status))).all())
+            for status in JobStatus:
+                metrics.JOBS.labels(status.value).set(counts.get(status, 0))
+            if self.since is None:  # waits of jobs started before this process are not ours to report
+                self.since = datetime.now(UTC)
+                return
+            started = (await session.execute(
+                sa.select(Job.created_at, Job.started_at).where(Job.started_at > self.since).order_by(Job.started_at)
+            )).all()
+        for created_at, started_at in started:
+            metrics.ADMISSION_WAIT.observe(max(0.0, (started_at - created_at).total_seconds()))
+        if started:
+            self.since = started[-1][1]
+
+
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if not settings.database_url:
@@ -77,6 +107,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     await broker.start()
     app.state.lifecycle = life = Lifecycle(settings, db.make_sessions(engine), broker.connection.jetstream())
     life.start()
+    if metrics.serve("gateway", settings.research_metrics_port, settings.research_metrics_host):
+        life.loops.start("metrics", JobMetrics(life.sessions), interval_s=5.0)
     try:
         yield
     finally:

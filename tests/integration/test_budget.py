@@ -1,0 +1,152 @@
+"""The job token budget as a real bound, against real servers and the loopback
+Anthropic fake (real SDK): the spend of a crashed attempt survives in the usage
+bucket, and whole jobs stay within 10% of RESEARCH_MAX_TOKENS_PER_JOB in the three
+cases that overshot it before (up to ten times)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import nats
+import pytest
+from pydantic import BaseModel, Field
+
+from shared import subjects, topology
+from shared.envelope import Usage
+from shared.llm import make_engine
+from shared.settings import StageSettings
+from shared.stage import KvSpendLedger
+from tests.conftest import FIXTURE_CORPUS
+from tests.fakes.anthropic import AnthropicFake
+from tests.fakes.llm import Delay, ToolCall
+from tests.integration.harness import System
+
+BUDGET = 3000
+
+
+class Finding(BaseModel):
+    """One finding."""
+
+    statement: str = Field(min_length=3)
+    confidence: float = Field(ge=0, le=1)
+
+
+VALID = {"statement": "Lenses focus light", "confidence": 0.8}
+
+
+@pytest.fixture(scope="module")
+def claude() -> Iterator[AnthropicFake]:
+    with AnthropicFake() as fake:
+        yield fake
+
+
+def _engine(fake: AnthropicFake, budget: int):  # noqa: ANN202
+    env = {**fake.env(), "LLM_TIMEOUT_S": "60", "LLM_MAX_RETRIES": "0", "RESEARCH_MAX_TOKENS_PER_JOB": str(budget)}
+    return make_engine(StageSettings(**{k.lower(): v for k, v in env.items()}))
+
+
+async def _ask(llm) -> Finding:  # noqa: ANN001
+    return await llm.structured(Finding, system="Extract.", prompt="Record one finding about lenses. " * 30,
+                                tool_name="record_finding", max_tokens=512,
+                                offline=lambda: Finding(statement="offline", confidence=0))
+
+
+async def test_a_redelivered_stage_counts_the_spend_of_the_attempt_that_crashed(nats_url: str, claude: AnthropicFake) -> None:
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        await topology.ensure_topology(js, ttl_s=600)
+        ledger, job_id = KvSpendLedger(js), uuid.uuid4().hex
+        claude.reset()
+        claude.tool(VALID).script(Delay(30))
+
+        first = _engine(claude, BUDGET).bind("score", Usage(), job_id=job_id, ledger=ledger)
+        await first.load()
+        await _ask(first)
+        billed = claude.total_tokens
+        crashed = asyncio.create_task(_ask(first))  # the process dies while this call runs
+        while len(claude.requests) < 2:
+            await asyncio.sleep(0.01)
+        crashed.cancel()
+        in_flight = first.calls[-1].charged if first.calls[-1:] and not first.calls[-1].ok else None
+        await asyncio.gather(crashed, return_exceptions=True)
+        in_flight = first.calls[-1].charged
+        assert in_flight > 0
+
+        # The redelivered command carries the envelope the crashed attempt received:
+        # no usage of that attempt. The ledger has it, the estimate of the call in
+        # flight included (the provider may have billed its input).
+        second = _engine(claude, BUDGET).bind("score", Usage(), job_id=job_id, ledger=ledger)
+        await second.load()
+        assert await ledger.spent(job_id) == billed + in_flight == second.tokens_used()
+
+        # With the first attempt counted, a budget that only the envelope's count would
+        # leave room in refuses the call.
+        tight = _engine(claude, billed + in_flight + 400).bind("score", Usage(), job_id=job_id, ledger=ledger)
+        await tight.load()
+        answer = await _ask(tight)
+        assert answer.statement == "offline" and tight.budget_hit and len(claude.requests) == 2
+        blind = _engine(claude, billed + in_flight + 400).bind("score", Usage())  # what the stage did before
+        assert (await _ask(blind)).statement != "offline"
+    finally:
+        await nc.close()
+
+
+async def test_concurrent_writers_of_the_ledger_lose_nothing(nats_url: str) -> None:
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        await topology.ensure_topology(js, ttl_s=600)
+        ledgers = [KvSpendLedger(js) for _ in range(4)]
+        job_id = uuid.uuid4().hex
+        await asyncio.gather(*(ledgers[i % 4].add(job_id, 10) for i in range(40)))
+        assert await ledgers[0].spent(job_id) == 400
+        kv = await js.key_value(subjects.USAGE_BUCKET)
+        assert (await kv.get(job_id)).value == b"400"
+    finally:
+        await nc.close()
+
+
+def _long_corpus(root: Path) -> Path:
+    """Three documents of about 37,000 characters each, on the question's subject."""
+    corpus = root / "long-corpus"
+    corpus.mkdir(parents=True, exist_ok=True)
+    topics = {
+        "lenses": "Fresnel lenses let lighthouses project a beam many miles out to sea with far less glass.",
+        "keepers": "Lighthouse keepers trimmed wicks, wound clockwork and logged the weather every night.",
+        "automation": "Automation of lighthouses replaced resident keepers with electric lamps and remote monitoring.",
+    }
+    for name, sentence in topics.items():
+        paragraphs = []
+        n = 0
+        while sum(len(p) for p in paragraphs) < 37_000:
+            n += 1
+            paragraphs.append(f"Section {n}. {sentence} In year {1800 + n} records show change number {n}. " * 3)
+        (corpus / f"{name}.md").write_text(f"# {name.title()} of lighthouses\n\n" + "\n\n".join(paragraphs))
+    return corpus
+
+
+@pytest.mark.parametrize("case", ["sample corpus", "digest always", "three long documents"])
+def test_a_job_stays_within_its_token_budget(tmp_root: Path, postgres, claude: AnthropicFake, case: str) -> None:  # noqa: ANN001
+    corpus = _long_corpus(tmp_root / uuid.uuid4().hex[:8]) if case == "three long documents" else FIXTURE_CORPUS
+    env = {**claude.env(), "RESEARCH_MAX_TOKENS_PER_JOB": str(BUDGET), "RESEARCH_MAX_CONCURRENCY": "1",
+           "DIGEST_POLICY": "always" if case == "digest always" else "auto"}
+    s = System(root=tmp_root / uuid.uuid4().hex[:8], postgres=postgres, corpus=corpus, env_overrides=env).start()
+    try:
+        before = claude.total_tokens
+        job_id = s.submit("How did lighthouses change from keepers and lenses to automation?", max_iterations=3)
+        job = s.wait_terminal(job_id, timeout=120)
+        assert job["status"] == "COMPLETED", job
+        with s.client() as c:
+            result = c.get(f"/api/research/jobs/{job_id}/result").json()
+    finally:
+        s.stop()
+    spent = claude.total_tokens - before
+    usage = result["tokenUsage"]
+    print(f"{case}: {spent} tokens billed, budget {BUDGET}, {usage['llm_calls']} calls")
+    assert spent > 0
+    assert spent <= BUDGET * 1.1
+    assert usage["input_tokens"] + usage["output_tokens"] == spent

@@ -1,0 +1,110 @@
+"""Takeover: a stage process killed mid-job, with default ack_wait, against real
+servers and processes. Retrieval is slowed with RESEARCH_CHAOS so that the job is
+certainly in flight when its process dies, and runs longer than ack_wait afterwards,
+so heartbeats must keep the surviving copy from being delivered a second time. And the
+per-process watch of the control bucket that tells in-flight work to stop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import nats
+import pytest
+
+from shared import subjects, topology
+from shared.settings import CommonSettings
+from shared.stage import ControlWatch
+from tests.integration.conftest import running_system
+from tests.integration.harness import System
+
+DEFAULT_ACK_WAIT_S = CommonSettings.model_fields["research_ack_wait_s"].default
+WORK_S = DEFAULT_ACK_WAIT_S * 1.5
+
+
+@pytest.fixture(scope="module")
+def two_retrievers(tmp_root: Path, postgres) -> Iterator[System]:  # noqa: ANN001
+    with running_system(
+        tmp_root, postgres, extra={"retrieval": 1},
+        env_overrides={"RESEARCH_CHAOS": f"retrieve:delay={WORK_S:g}", "RESEARCH_ACK_WAIT_S": str(DEFAULT_ACK_WAIT_S)},
+    ) as s:
+        yield s
+
+
+def _retrieve_started(system: System, job_id: str) -> list[dict]:
+    return [e for e in system.events(job_id, settle_s=0.05)
+            if e["type"] == "stage" and e["stage"] == "retrieve" and e["state"] == "started"]
+
+
+def test_the_other_process_takes_over_within_ten_seconds_and_the_job_completes_once(two_retrievers: System) -> None:
+    s = two_retrievers
+    job_id = s.submit("Why were lighthouse keepers withdrawn?", max_iterations=1)
+    deadline = time.monotonic() + 30
+    started: list[dict] = []
+    while not started:
+        assert time.monotonic() < deadline, "retrieval never started"
+        started = _retrieve_started(s, job_id)
+    pid = int(started[0]["worker"].rsplit(":", 1)[1])
+    label = next(name for name, p in s.sup.procs.items() if p.pid == pid)  # type: ignore[union-attr]
+    time.sleep(1.0)  # mid-job: heartbeats have been flowing
+    killed_at = time.monotonic()
+    s.kill(label)
+
+    while len(taken := _retrieve_started(s, job_id)) < 2:
+        assert time.monotonic() - killed_at < 15, f"no takeover 15 s after the kill\n{s.logs()}"
+        time.sleep(0.05)
+    takeover_s = time.monotonic() - killed_at
+    print(f"takeover after {takeover_s:.1f}s (ack_wait {DEFAULT_ACK_WAIT_S:g}s)")
+    assert takeover_s <= 10
+    assert taken[1]["delivery"] == 2 and taken[1]["worker"] != started[0]["worker"]
+
+    job = s.wait_terminal(job_id, timeout=60)
+    assert job["status"] == "COMPLETED", job
+    events = s.events(job_id)
+    retrieve = [e for e in events if e["type"] == "stage" and e["stage"] == "retrieve"]
+    # The surviving copy ran longer than ack_wait and was never delivered a third time.
+    assert [e["state"] for e in retrieve] == ["started", "started", "done"]
+    assert len([e for e in events if e["type"] == "completed"]) == 1
+    assert s.sql("SELECT count(*) AS n FROM research_results WHERE job_id = $1", job_id)[0]["n"] == 1
+
+
+async def test_the_control_watch_sees_a_cancellation_and_survives_losing_its_watch(nats_url: str) -> None:
+    nc = await nats.connect(nats_url)
+    watch = ControlWatch()
+    try:
+        js = nc.jetstream()
+        await topology.ensure_topology(js, ttl_s=600)
+        kv = await js.key_value(subjects.CONTROL_BUCKET)
+        before = uuid.uuid4().hex
+        await kv.put(before, b"CANCELLED")  # stopped before the process started
+        watch.start(js)
+        job = uuid.uuid4().hex
+        assert not await watch.stopped(job)  # answered by a read while the watch starts
+        await _until(lambda: watch.live)
+        assert await watch.stopped(before) and not await watch.stopped(job)
+
+        await kv.put(job, b"CANCELLED")
+        await _until(lambda: job in watch._stopped, within=1.0)
+        assert await watch.stopped(job)
+
+        # The watch dies under it: reads stand in, then the watch comes back.
+        await watch._watcher.stop()
+        await _until(lambda: not watch.live, within=1.0)
+        assert await watch.stopped(job)  # by a read of the key
+        await _until(lambda: watch.live, within=5.0)
+        later = uuid.uuid4().hex
+        await kv.put(later, b"EXPIRED")
+        await _until(lambda: later in watch._stopped, within=1.0)
+    finally:
+        await watch.stop()
+        await nc.close()
+
+
+async def _until(condition: Callable[[], bool], within: float = 5.0) -> None:
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
