@@ -108,3 +108,34 @@ async def _until(condition: Callable[[], bool], within: float = 5.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
         await asyncio.sleep(0.01)
+
+
+async def test_an_existing_durable_gets_the_new_ack_wait_and_keeps_its_position(nats_url: str) -> None:
+    from faststream.nats import NatsBroker
+    from nats.js.api import ConsumerConfig, DeliverPolicy
+
+    from shared.stage import StageRunner
+    from shared.subjects import Stage
+
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        await topology.ensure_topology(js, ttl_s=600)
+        durable = subjects.stage_durable(Stage.SYNTHESIZE)
+        # A durable left by an older version, with a message already consumed.
+        await js.add_consumer(subjects.JOBS_STREAM, config=ConsumerConfig(
+            durable_name=durable, filter_subject=subjects.SYNTHESIZE, ack_wait=30, max_deliver=5,
+            deliver_policy=DeliverPolicy.ALL, ack_policy="explicit", max_ack_pending=1000))
+        await js.publish(subjects.SYNTHESIZE, b"{}", headers={"Nats-Msg-Id": uuid.uuid4().hex})
+        sub = await js.pull_subscribe_bind(durable, stream=subjects.JOBS_STREAM)
+        (msg,) = await sub.fetch(1, timeout=5)
+        await msg.ack_sync()
+
+        runner = StageRunner(NatsBroker(), Stage.SYNTHESIZE, CommonSettings())
+        await runner.update_durable(js)
+        info = await js.consumer_info(subjects.JOBS_STREAM, durable)
+        assert info.config.ack_wait == DEFAULT_ACK_WAIT_S
+        assert info.delivered.stream_seq >= 1 and info.num_ack_pending == 0 and info.num_pending == 0
+        await runner.update_durable(js)  # nothing to change: no update
+    finally:
+        await nc.close()
