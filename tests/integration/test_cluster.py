@@ -62,6 +62,7 @@ class Submitter:
 
     url: str
     interval_s: float = 0.4
+    attempts: int = 0
     accepted: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # "503", "500", "ReadTimeout"...
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -78,6 +79,7 @@ class Submitter:
             while not self._stop.is_set():
                 body = {"question": QUESTIONS[i % len(QUESTIONS)], "max_iterations": 1}
                 i += 1
+                self.attempts += 1
                 try:
                     r = c.post("/api/research/jobs", json=body)
                 except httpx.HTTPError as exc:
@@ -119,11 +121,13 @@ def test_losing_the_job_stream_leader_loses_no_accepted_job_and_stores_no_refuse
 
         leader = asyncio.run(cluster.stream_leader(subjects.JOBS_STREAM))
         leader.kill()
+        attempts_at_kill = submitter.attempts
         time.sleep(3)  # submissions go on while the stream elects a new leader
         leader.start()
         asyncio.run(cluster.wait_meta_leader())
         asyncio.run(cluster.wait_stream_replicas_current(subjects.JOBS_STREAM))
         time.sleep(1)
+        assert submitter.attempts > attempts_at_kill + 1, "the failover saw no submission"
     finally:
         submitter.stop()
 
