@@ -6,6 +6,7 @@ manifests parse and wire each stage. No Docker engine is needed: the YAML is par
 from __future__ import annotations
 
 import re
+import subprocess
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from pydantic_settings import BaseSettings
 
 from services.supervisor import SERVICES, STAGE_SERVICES
 from shared import settings as settings_module
+from shared.servers import nats_server_binary
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -136,6 +138,13 @@ def test_nats_is_a_three_node_cluster_that_fsyncs_every_write() -> None:
         assert command[command.index("--name") + 1] == node
         assert "--jetstream" in command
         assert any(v.startswith("./deploy/nats-cluster.conf:") for v in services[node]["volumes"])
+
+
+def test_the_nats_configuration_is_one_the_server_accepts() -> None:
+    # `-t` parses and checks every field (an unknown or misspelt one fails) and exits.
+    conf = ROOT / "deploy" / "nats-cluster.conf"
+    r = subprocess.run([nats_server_binary(), "-c", str(conf), "-t"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr + r.stdout
 
 
 def test_stage_services_scale_by_replicas() -> None:
