@@ -1,4 +1,7 @@
-"""The digest archive: canonical texts that digests quote, kept for verification.
+"""The digest archive: canonical texts that digests and reports quote, kept for verification.
+
+The digest stage archives the texts it digests; the synthesis stage archives every
+other source that reaches it, so each source a report cites can be verified.
 
 Seed 002 archives to a local file; here every process must reach it, so it is the
 JetStream object store ``DIGEST_ARCHIVE_BUCKET`` (created with a max age of
@@ -22,7 +25,7 @@ from pydantic import BaseModel
 
 from services.digest.evidence import page_of, parse_locator
 from shared import subjects
-from shared.envelope import EvidenceSnippet
+from shared.envelope import Citation, DigestPayload, EvidenceSnippet
 from shared.errors import PermanentError, TransientError
 from shared.text import text_hash
 
@@ -126,3 +129,19 @@ def check_snippet(archived: ArchivedText | None, snippet: EvidenceSnippet) -> Sn
         if page_of(archived.page_starts, start) != page:
             return result(False, f"the passage starts on page {page_of(archived.page_starts, start)}, not {page}")
     return result(True)
+
+
+def passages_to_verify(digest: DigestPayload | None, claims: list[dict], source_id: str) -> list[EvidenceSnippet]:
+    """What a source's verification checks: its digest's evidence snippets and every
+    passage of it that the job's claims quote (``claims`` as the result stores them),
+    each once."""
+    out: dict[tuple[str, str], EvidenceSnippet] = {}
+    for snippet in digest.evidence_snippets if digest else []:
+        out.setdefault((snippet.locator, snippet.text), snippet)
+    for claim in claims:
+        for raw in claim.get("citations") or []:
+            citation = Citation.model_validate(raw)
+            if citation.source_id == source_id:
+                out.setdefault((citation.locator, citation.quote),
+                               EvidenceSnippet(text=citation.quote, locator=citation.locator, relevance_score=0.0))
+    return list(out.values())
