@@ -49,8 +49,8 @@ MAX_WORDS = 80
 # the set follows the stemmer.
 META_TERMS = frozenset(terms("""
     definition meant mechanism advantage limitation risk evidence example comparison
-    versus choose context open question key fact scope work aspect overview role main
-    detail information specific differ difference compare
+    versus choose open question key fact scope work aspect overview role main
+    detail information specific differ difference compare purpose
 """))
 
 _FOOTNOTE = re.compile(r"\s*\[\d+\]")
@@ -86,9 +86,25 @@ def claim_text(quote: str) -> str:
     return " ".join(_FOOTNOTE.sub("", quote).split())
 
 
+# The planner's "X in the context of Y" says how X and Y relate; "context" alone is a
+# subject word ("context managers").
+_IN_CONTEXT_OF = re.compile(r"\bin the context of\b", re.IGNORECASE)
+
+
+# A trailing qualifier narrows an item without being its subject: "a decorator in
+# Python" is about decorators, and a sentence of Python's documentation about them
+# need not say "Python".
+_QUALIFIER = re.compile(r"\s+(?:in|for|on|under|with|within)\s+(?:an?\s+|the\s+)?[^\s]+(?:\s+[^\s]+)?$",
+                        re.IGNORECASE)
+
+
 def item_terms(description: str) -> set[str]:
-    """The subject terms of a checklist item (META_TERMS removed)."""
-    return set(terms(description)) - META_TERMS
+    """The subject terms of a checklist item: META_TERMS and a trailing qualifier
+    ("... in Python", "... for a class") removed, unless nothing would be left."""
+    text = _IN_CONTEXT_OF.sub(" ", description)
+    full = set(terms(text)) - META_TERMS
+    core = set(terms(_QUALIFIER.sub("", text.rstrip(" ?.")))) - META_TERMS
+    return core or full
 
 
 def claim_matches_item(claim_terms: set[str], item: set[str]) -> bool:
@@ -138,7 +154,7 @@ def _candidates(scored_sources: Sequence[ScoredSource]) -> list[_Candidate]:
             if n_words < MIN_WORDS or n_words > MAX_WORDS:
                 continue
             term_set = frozenset(terms(text))
-            if not term_set or _looks_like_code(text):
+            if not term_set or _looks_like_code(text) or text.endswith("?"):  # a question states nothing
                 continue
             out.append(_Candidate(index, len(out), quote, locator, relevance, text,
                                   term_set, has_negation(text)))
@@ -226,10 +242,33 @@ def _relevance(rep: _Candidate, support: int, source_relevance: float, wanted: s
             + 0.1 * (support - 1) - (0.75 if rep.text.rstrip().endswith(":") else 0.0))
 
 
-def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float]) -> float:
+# Words that answer a kind of item: how something works is told with calls, methods
+# and steps; examples with "such as"; limitations with "cannot" and "only".
+_ASPECT_CUES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
+    (re.compile(r"^(?:how\b.*\bworks?$|mechanisms?\b)", re.IGNORECASE),
+     re.compile(r"\b(?:calls?|called|invoke[sd]?|method|methods|protocol|when|returns?|executes?|"
+                r"executed|first|then|before|after|until)\b", re.IGNORECASE)),
+    (re.compile(r"^examples?\b", re.IGNORECASE),
+     re.compile(r"\b(?:for example|for instance|such as|e\.g\.|includes?|including|like)\b", re.IGNORECASE)),
+    (re.compile(r"^limitations?\b", re.IGNORECASE),
+     re.compile(r"\b(?:cannot|can't|only|however|but|limit|limits|limited|drawbacks?|overhead|slow|"
+                r"slower|costs?|unless|not)\b", re.IGNORECASE)),
+]
+
+
+def _aspect_cue(description: str) -> re.Pattern[str] | None:
+    for kind, cue in _ASPECT_CUES:
+        if kind.search(description.strip()):
+            return cue
+    return None
+
+
+def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float],
+             cue: re.Pattern[str] | None = None) -> float:
     """How squarely a sentence answers one checklist item: the share of the item's
-    subject weight it carries, twice, and one more when it opens with the subject
-    ("Tuples are immutable" answers "Definition of tuples")."""
+    subject weight it carries, twice; one more when it opens with the subject
+    ("Tuples are immutable" answers "Definition of tuples"); half a point when it
+    holds the words that answer the item's kind (``cue``)."""
     share = _weight(rep.terms & subject, idf) / (_weight(subject, idf) or 1.0)
     head = rep.text.split(" ")
     first = terms(" ".join(head[:3]))
@@ -239,7 +278,7 @@ def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float]) -> float
         opens = 0.5
     else:
         opens = 0.0
-    return 2 * share + opens
+    return 2 * share + opens + (0.5 if cue is not None and cue.search(rep.text) else 0.0)
 
 
 def extract_claims(
@@ -269,6 +308,7 @@ def extract_claims(
     wanted = q_terms | s_terms
     idf = _idf([c.terms for c in candidates])
     subjects = [(item.id, item_terms(item.description)) for item in checklist]
+    cues = [_aspect_cue(item.description) for item in checklist]
 
     scored: list[tuple[float, int]] = []  # (relevance, group index)
     for order, (group, rep) in enumerate(zip(groups, reps, strict=True)):
@@ -283,9 +323,9 @@ def extract_claims(
     chosen: list[int] = []
     if subjects and max_claims > 0:
         queues = []
-        for _, subject in subjects:
+        for (_, subject), cue in zip(subjects, cues, strict=True):
             answers = [order for _, order in by_relevance if claim_matches_item(set(reps[order].terms), subject)]
-            answers.sort(key=lambda o: (-_answers(reps[o], subject, idf) - 0.5 * relevance[o], o))
+            answers.sort(key=lambda o: (-_answers(reps[o], subject, idf, cue) - 0.5 * relevance[o], o))
             queues.append(answers)
         # Three quarters of the places go to the items in turns; the rest to the
         # most relevant claims, whichever items they answer.
@@ -304,11 +344,13 @@ def extract_claims(
         if len(chosen) >= max_claims:
             break
         # With a checklist, a claim answering none of it must at least share two
-        # subject terms with the question: one shared word ("Python" in Python's
-        # documentation) is no answer.
+        # subject terms with the question, or its rarer half: one common word
+        # ("Python" in Python's documentation) is no answer.
+        shared = reps[order].terms & q_terms
         if order not in chosen and (not subjects or any(claim_matches_item(set(reps[order].terms), it)
                                                         for _, it in subjects)
-                                    or len(reps[order].terms & q_terms) >= min(2, len(q_terms))):
+                                    or len(shared) >= min(2, len(q_terms))
+                                    or _weight(shared, idf) >= 0.5 * _weight(q_terms, idf)):
             chosen.append(order)
     chosen.sort(key=lambda o: (-relevance[o], o))
 

@@ -230,3 +230,100 @@ def test_knowledge_gaps() -> None:
     ]
     assert knowledge_gaps(checklist) == ["Cost of threads - partial coverage", "When to choose threads"]
     assert knowledge_gaps([]) == []
+
+
+# -- answering the checklist ----------------------------------------------------------------
+
+
+def _excerpt_source(sid: str, document: str, excerpt: str, *, digest_text: str | None = None,
+                    relevance: float = 0.8) -> Source:
+    """A local-corpus source: its excerpt is a passage of the canonical document, at a
+    known offset; its digest (when given) quotes other sentences of the document."""
+    canonical = canonicalize(document)
+    at = canonical.index(excerpt)
+    payload = None
+    if digest_text is not None:
+        s = canonical.index(digest_text)
+        payload = DigestPayload(
+            query_hash="0123abcd", summary="", key_points=[],
+            evidence_snippets=[EvidenceSnippet(text=digest_text, locator=f"char:{s}-{s + len(digest_text)}",
+                                               relevance_score=1.0)],
+            original_chars=len(canonical), digest_chars=len(digest_text), compression_ratio=0.1,
+            source_text_hash=text_hash(canonical).replace("sha256-", "sha256:"),
+        )
+    return Source(id=sid, text=excerpt, excerpt_start=at, url=f"https://example.org/{sid}", title=f"Title {sid}",
+                  relevance_score=relevance, credibility_tier=CredibilityTier.SECONDARY, domain_authority=60,
+                  retrieval_method=RetrievalMethod.RAG, text_hash=text_hash(canonical),
+                  text_chars=len(canonical), digest=payload)
+
+
+def test_excerpt_sentences_are_claims_beside_the_digest_with_verifying_locators() -> None:
+    document = ("Threads and processes are both units of scheduling in Python programs. " * 3
+                + "\n\nTuples are immutable sequences of values.")
+    source = _excerpt_source("a", document, "Tuples are immutable sequences of values.",
+                             digest_text="Threads and processes are both units of scheduling in Python programs.")
+    question = "How do tuples differ from threads?"
+    claims = extract_claims(question, [question], [], score([source]))
+    texts = [c.text for c in claims]
+    assert "Tuples are immutable sequences of values." in texts  # from the excerpt
+    assert any(t.startswith("Threads and processes") for t in texts)  # from the digest
+    canonical = canonicalize(document)
+    for claim in claims:
+        for citation in claim.citations:
+            start, end = locate(citation.locator)
+            assert canonical[start:end] == citation.quote
+
+
+def test_every_item_gets_its_own_answer_before_the_most_relevant_claims() -> None:
+    # Many sentences mention both sides; the one that says what a tuple is would lose
+    # a plain relevance ranking, but the item "Definition of tuples" claims it.
+    both = " ".join(f"Lists and tuples appear together in example number {n} of Python code." for n in range(8))
+    text = both + " Tuples are immutable. Lists are mutable, so their items change."
+    checklist = [ChecklistItem(id="c1", description="Definition of tuples"),
+                 ChecklistItem(id="c2", description="Definition of lists"),
+                 ChecklistItem(id="c3", description="How tuples and lists differ")]
+    question = "How do tuples differ from lists?"
+    claims = extract_claims(question, [question, "What are tuples?", "What are lists?"], checklist,
+                            score([make_source("a", text)]), max_claims=4)
+    texts = [c.text for c in claims]
+    assert "Tuples are immutable." in texts
+    assert "Lists are mutable, so their items change." in texts
+    immutable = by_text(claims, "Tuples are immutable")
+    assert immutable.checklist_item_ids == ["c1"]  # it names tuples only
+    assert by_text(claims, "example number 0").checklist_item_ids == ["c1", "c2", "c3"]
+
+
+def test_questions_and_code_are_no_findings() -> None:
+    text = ("How do threads work? Threads run in one process.\n\n"
+            "t = threading.Thread(target=f); t.start() # threads {x: [y]}.")
+    claims = extract_claims(QUESTION, SUBS, [], score([make_source("a", text)]))
+    assert [c.text for c in claims] == ["Threads run in one process."]
+
+
+def test_a_trailing_qualifier_is_not_required_to_answer_an_item() -> None:
+    checklist = [ChecklistItem(id="c1", description="Definition of a decorator in Python")]
+    sources = score([make_source("a", "A decorator is a function returning another function.")])
+    (claim,) = extract_claims("What is a decorator in Python?", ["What is a decorator in Python?"], checklist, sources)
+    assert claim.checklist_item_ids == ["c1"]
+    assert assess_coverage(checklist, [claim])[0].status is CoverageStatus.PARTIAL
+
+
+def test_satisfied_only_with_claims_that_answer_the_item() -> None:
+    checklist = [ChecklistItem(id="c1", description="How context managers work"),
+                 ChecklistItem(id="c2", description="Definition of exception groups")]
+    claims = [_claim("cl1", "A context manager defines __enter__ and __exit__ methods."),
+              _claim("cl2", "Context managers can raise exception groups."),
+              _claim("cl3", "An exception ends the block.")]  # one of c2's two terms
+    out = {i.id: i for i in assess_coverage(checklist, claims)}
+    assert out["c1"].status is CoverageStatus.SATISFIED and out["c1"].evidence == ["cl1", "cl2"]
+    # One claim answers "exception groups" (both terms): partial; a claim naming only
+    # one of its terms does not answer it.
+    assert out["c2"].status is CoverageStatus.PARTIAL and out["c2"].evidence == ["cl2"]
+    # What a claim lists as its items is what coverage counts for them.
+    sources = score([make_source("a", " ".join(c.text for c in claims))])
+    extracted = extract_claims("What does the with statement do and how do context managers work?",
+                               ["How do context managers work?"], checklist, sources)
+    for item in assess_coverage(checklist, extracted):
+        assert item.evidence == [c.id for c in extracted if item.id in c.checklist_item_ids]
+        if item.status is CoverageStatus.SATISFIED:
+            assert item.evidence
