@@ -6,6 +6,7 @@ cases that overshot it before (up to ten times)."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,7 +72,6 @@ async def test_a_redelivered_stage_counts_the_spend_of_the_attempt_that_crashed(
         while len(claude.requests) < 2:
             await asyncio.sleep(0.01)
         crashed.cancel()
-        in_flight = first.calls[-1].charged if first.calls[-1:] and not first.calls[-1].ok else None
         await asyncio.gather(crashed, return_exceptions=True)
         in_flight = first.calls[-1].charged
         assert in_flight > 0
@@ -150,3 +150,50 @@ def test_a_job_stays_within_its_token_budget(tmp_root: Path, postgres, claude: A
     assert spent > 0
     assert spent <= BUDGET * 1.1
     assert usage["input_tokens"] + usage["output_tokens"] == spent
+
+
+def test_a_plan_stage_killed_mid_call_is_redelivered_and_its_spend_still_counts(tmp_root: Path, postgres, claude: AnthropicFake) -> None:  # noqa: ANN001
+    # Room for one attempt's plan (two calls of ~600-700 tokens) and a little more: the
+    # redelivered attempt must count the first one's brief and its call in flight, or it
+    # plans again in full and the later stages spend on top.
+    budget = 1800
+    env = {**claude.env(), "RESEARCH_MAX_TOKENS_PER_JOB": str(budget), "LLM_TIMEOUT_S": "120", "LLM_MAX_RETRIES": "0"}
+    s = System(root=tmp_root / uuid.uuid4().hex[:8], postgres=postgres, corpus=FIXTURE_CORPUS, env_overrides=env,
+               extra={"decomposition": 1}).start()
+    try:
+        claude.reset()
+        # The brief is answered; the sub-questions call hangs until its process dies.
+        claude.script(Delay(0), Delay(120))
+        job_id = s.submit("How did lighthouses change from keepers and lenses to automation?", max_iterations=3)
+        deadline = time.monotonic() + 30
+        while len(claude.requests) < 2:
+            assert time.monotonic() < deadline, f"the plan stage never made its second call\n{s.logs()}"
+            time.sleep(0.05)
+        first_attempt = claude.total_tokens
+        started = [e for e in s.events(job_id) if e["type"] == "stage" and e["stage"] == "plan" and e["state"] == "started"]
+        pid = int(started[0]["worker"].rsplit(":", 1)[1])
+        s.kill(next(name for name, p in s.sup.procs.items() if p.pid == pid))  # type: ignore[union-attr]
+
+        job = s.wait_terminal(job_id, timeout=120)
+        assert job["status"] == "COMPLETED", job
+        plan = [e for e in s.events(job_id) if e["type"] == "stage" and e["stage"] == "plan" and e["state"] == "started"]
+        assert [e["delivery"] for e in plan] == [1, 2]
+        with s.client() as c:
+            result = c.get(f"/api/research/jobs/{job_id}/result").json()
+        ledger = asyncio.run(_ledger_value(s.nats.url, job_id))  # type: ignore[union-attr]
+    finally:
+        s.stop()
+    spent = claude.total_tokens
+    print(f"killed mid-call: {first_attempt} tokens billed before the kill, {spent} in all, ledger {ledger}, budget {budget}")
+    assert first_attempt > 0
+    assert spent <= budget * 1.1
+    assert ledger >= spent  # billed calls, plus the input estimate of the call that died with its process
+    assert result["partial"] is True and "RESEARCH_MAX_TOKENS_PER_JOB" in result["partial_reason"]
+
+
+async def _ledger_value(url: str, job_id: str) -> int:
+    nc = await nats.connect(url)
+    try:
+        return await KvSpendLedger(nc.jetstream()).spent(job_id)
+    finally:
+        await nc.close()
