@@ -169,17 +169,27 @@ _STEMMER = Stemmer.Stemmer("english")
 
 def stem(word: str) -> str:
     """Snowball English stem of a lower-case word: "threading", "threads" and "thread"
-    meet, as do "processes" and "process"."""
+    meet, as do "processes" and "process".
+
+    One exception: agent nouns in "-ator" keep their own stem. Snowball reduces
+    "generator" and "generates" alike to "generat", "decorator" and "decorated" to
+    "decor"; in technical text the thing (a generator, an iterator, an allocator) is
+    seldom what the verb is about.
+    """
+    if word.endswith("ators"):
+        return word[:-1]
+    if word.endswith("ator"):
+        return word
     return _STEMMER.stemWord(word)
 
 
 def terms(text: str) -> list[str]:
-    """Content terms: lower-cased, stop words removed, Snowball-stemmed, in order.
+    """Content terms: lower-cased, stop words removed, stemmed by :func:`stem`, in order.
 
     The one tokenizer for matching text: the BM25 index, the digest's snippet ranking,
     claim relevance and checklist coverage all use it, so they agree on what matches.
     """
-    return _STEMMER.stemWords([w for w in words(text) if w not in STOPWORDS and len(w) > 1])
+    return [stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1]
 
 
 def has_negation(text: str) -> bool:

@@ -53,7 +53,8 @@ CHUNK_MAX_CHARS = 1_200
 # 2: per-file stamps, chunk spans and terms kept for incremental re-index; PDF pages.
 # 3: terms are Snowball stems (shared.text.terms); a format-2 index holds the old
 # stems, which queries would silently miss, so it is re-parsed and never searched.
-INDEX_FORMAT = 3
+# 4: "-ator" nouns keep their own stem ("generator" no longer meets "generates").
+INDEX_FORMAT = 4
 MANIFEST = "manifest.json"
 _DOCS = "docs.jsonl"
 _TOKENS = "tokens.jsonl"

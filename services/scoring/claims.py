@@ -154,7 +154,9 @@ def _candidates(scored_sources: Sequence[ScoredSource]) -> list[_Candidate]:
             if n_words < MIN_WORDS or n_words > MAX_WORDS:
                 continue
             term_set = frozenset(terms(text))
-            if not term_set or _looks_like_code(text) or text.endswith("?"):  # a question states nothing
+            # A question states nothing; a sentence ending in ":" announces a list or
+            # code that the finding would not show.
+            if not term_set or _looks_like_code(text) or text.endswith(("?", ":")):
                 continue
             out.append(_Candidate(index, len(out), quote, locator, relevance, text,
                                   term_set, has_negation(text)))
@@ -231,15 +233,14 @@ def _relevance(rep: _Candidate, support: int, source_relevance: float, wanted: s
       one that mentions everything;
     * a bonus when it names a wanted term in its first words and states something of
       it ("Tuples are immutable", "A context manager is an object that...");
-    * the search relevance of its source, and a little for each further source;
-    * a penalty for a sentence that only announces what follows (ends with ":").
+    * the search relevance of its source, and a little for each further source.
     """
     q_share = _weight(rep.terms & question, idf) / (_weight(question, idf) or 1.0)
     density = _weight(rep.terms & wanted, idf) / (_weight(wanted, idf) or 1.0) / math.sqrt(len(rep.terms))
     opening = rep.text.split(" ")[:4]
     leads = bool(set(terms(" ".join(opening))) & wanted) and bool(_STATES.search(" ".join(rep.text.split(" ")[:8])))
     return (2 * q_share + 3 * density + (0.5 if leads else 0.0) + 0.5 * source_relevance
-            + 0.1 * (support - 1) - (0.75 if rep.text.rstrip().endswith(":") else 0.0))
+            + 0.1 * (support - 1))
 
 
 # Words that answer a kind of item: how something works is told with calls, methods
@@ -343,13 +344,12 @@ def extract_claims(
     for _, order in by_relevance:
         if len(chosen) >= max_claims:
             break
-        # With a checklist, a claim answering none of it must at least share two
-        # subject terms with the question, or its rarer half: one common word
-        # ("Python" in Python's documentation) is no answer.
+        # With a checklist, a claim answering none of it must carry at least half of
+        # the question's subject weight: common words ("Python" in Python's
+        # documentation) are no answer.
         shared = reps[order].terms & q_terms
         if order not in chosen and (not subjects or any(claim_matches_item(set(reps[order].terms), it)
                                                         for _, it in subjects)
-                                    or len(shared) >= min(2, len(q_terms))
                                     or _weight(shared, idf) >= 0.5 * _weight(q_terms, idf)):
             chosen.append(order)
     chosen.sort(key=lambda o: (-relevance[o], o))

@@ -144,3 +144,9 @@ def test_canonical_text_has_no_control_character_but_newline(text: str) -> None:
     assert not any(0xD800 <= ord(ch) <= 0xDFFF for ch in out)
     out.encode("utf-8")
     assert canonicalize(out) == out  # idempotent
+
+
+def test_agent_nouns_keep_apart_from_their_verbs() -> None:
+    assert stem("generators") == stem("generator") != stem("generates")
+    assert stem("decorator") != stem("decorated")
+    assert terms("iterators") == ["iterator"]
