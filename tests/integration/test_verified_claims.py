@@ -34,8 +34,8 @@ _CHECKLIST = re.compile(r"<checklist>\n(.*?)\n</checklist>", re.DOTALL)
 class ClaimsModel:
     """Answers the scoring stage's tools as a model would: ``honest`` claims restate
     the snippets they cite; ``adversarial`` ones also cite snippets that do not exist,
-    stray from their quotes and add numbers. Every other tool gets the fake's default
-    schema-valid answer."""
+    stray from their quotes and add numbers; ``invalid`` ones are of the wrong shape.
+    Every other tool gets the fake's default schema-valid answer."""
 
     def __init__(self) -> None:
         self.mode = "honest"
@@ -44,6 +44,8 @@ class ClaimsModel:
     def __call__(self, request: RecordedRequest) -> Step:
         if request.forced_tool == "record_claims":
             self.claims_asked.append(request)
+            if self.mode == "invalid":  # the wrong shape, also when re-asked
+                return ToolCall(input={"claims": "I could not find any claims."})
             return ToolCall(input={"claims": self._claims(request.prompt)})
         if request.forced_tool == "record_coverage":
             return ToolCall(input={"items": self._coverage(request.prompt)})
@@ -171,6 +173,20 @@ def test_invented_ids_strayed_text_and_added_numbers_lose_claims_not_the_job(
     # Every item was judged "satisfied" by claims that do not exist (or none): none is.
     assert result["output"]["checklist_coverage"]["satisfied"] == []
     assert "42 surveys" not in result["report"]
+
+
+def test_an_invalid_claims_answer_falls_back_to_the_offline_engine_and_says_so(
+    claims_system: System, model: ClaimsModel
+) -> None:
+    model.mode = "invalid"
+    asked = len(model.claims_asked)
+    job_id, listing = _run(claims_system)
+    # Asked once per batch, and re-asked once with the validation error.
+    assert len(model.claims_asked) - asked >= 2
+    verified = [c for c in listing["claims"] if c["status"] == "verified"]
+    assert verified and all(c["citations"] for c in verified)  # the offline engine's quotes, checked
+    report = _get(claims_system, f"/api/research/jobs/{job_id}/result").json()["report"]
+    assert "claims: offline (model output invalid)" in report
 
 
 def test_claims_are_the_owners_only(claims_system: System, model: ClaimsModel) -> None:
