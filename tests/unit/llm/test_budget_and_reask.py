@@ -128,3 +128,17 @@ def _envelope():  # noqa: ANN202
 
     return JobEnvelope(job_id="j1", user_id="u", stage=Stage.SCORE, request=ResearchRequest(question="Why?"),
                        deadline_at=utcnow())
+
+
+async def test_the_re_ask_speaks_the_openai_compatible_format_too() -> None:
+    from tests.fakes.openai import OpenAIFake
+
+    with OpenAIFake() as fake:
+        fake.tool({"statement": "x", "support": "not a list", "confidence": 0.5}).tool(VALID)
+        env = {**fake.env(), "OPENAI_MODEL": "local-model", "LLM_MAX_RETRIES": "0"}
+        llm = make_engine(StageSettings(**{k.lower(): v for k, v in env.items()})).bind("score", Usage())
+        assert await _ask(llm) == Finding.model_validate(VALID)
+        second = fake.delivered[1]
+        assert [m["role"] for m in second.body["messages"]] == ["system", "user", "assistant", "user"]
+        assert "failed validation" in second.prompt and "support" in second.prompt
+        assert llm.usage().total_tokens == fake.total_tokens
