@@ -156,14 +156,16 @@ async def queue_summary(session: AsyncSession, *, user_id: str | None = None) ->
 async def _transition(
     session: AsyncSession, *, job_id: str, to: JobStatus, from_: Sequence[JobStatus], reason: str | None = None, values: dict | None = None
 ) -> Transition | None:
-    now = utcnow()
     current = (await session.exec(select(Job.status).where(Job.id == job_id).with_for_update())).first()
     if current is None or JobStatus(current) not in from_:
         return None
+    # The clock is read once the row is ours: admission may have started the job while
+    # we waited for the lock. GREATEST also absorbs clock skew between gateway hosts.
+    now = utcnow()
     reason = clean(reason) if reason is not None else None
     update: dict = {"status": to, "updated_at": now, **(values or {})}
     if to in TERMINAL_STATUSES:
-        update["finished_at"] = now
+        update["finished_at"] = sa.func.greatest(col(Job.started_at), now)
         if reason is not None:
             update["error"] = reason
     moved = await session.exec(

@@ -414,7 +414,43 @@ def test_submit_and_cancel_hammered_on_two_gateways_never_break_the_lifecycle(pa
                     with lock:
                         cancelled.add(victim)
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    def targeted(n: int) -> None:
+        """Free a slot on one gateway while the other cancels the job admission is
+        about to take: the interleaving that used to leave it PROCESSING yet cancelled."""
+        rnd = random.Random(100 + n)
+        with pair.client(n % 2) as a, pair.client((n + 1) % 2) as b:
+            for i in range(25):
+                for k in range(2):
+                    job_id = _submit(a, f"Targeted {n}-{i}-{k}?").json()["job_id"]
+                    with lock:
+                        submitted.append(job_id)
+                running = [r["id"] for r in pair.sql("SELECT id FROM research_jobs WHERE status = 'PROCESSING'")]
+                head = pair.sql("SELECT id FROM research_jobs WHERE status = 'QUEUED' ORDER BY seq LIMIT 1")
+                if not running or not head:
+                    continue
+                pause = rnd.random() * 0.004
+
+                def free() -> None:
+                    if a.post(f"/api/research/jobs/{running[0]}/cancel").status_code == 200:
+                        with lock:
+                            cancelled.add(running[0])
+
+                def race() -> None:
+                    time.sleep(pause)
+                    r = b.post(f"/api/research/jobs/{head[0]['id']}/cancel")
+                    assert r.status_code in (200, 409), r.text
+                    if r.status_code == 200:
+                        assert r.json()["status"] == "CANCELLED", r.text
+                        with lock:
+                            cancelled.add(head[0]["id"])
+
+                pair_threads = [threading.Thread(target=free), threading.Thread(target=race)]
+                for t in pair_threads:
+                    t.start()
+                for t in pair_threads:
+                    t.join()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)] + [threading.Thread(target=targeted, args=(n,)) for n in range(2)]
     for t in threads:
         t.start()
     for t in threads:
