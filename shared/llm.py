@@ -412,7 +412,7 @@ class JobLLM:
         followup: list[Turn] = []
         problem = ""
         for attempt in (1, 2):
-            estimate = base + estimate_tokens(*(t for _, t in followup)) - (REQUEST_OVERHEAD_TOKENS if followup else 0)
+            estimate = base + (estimate_tokens(*(t for _, t in followup)) - REQUEST_OVERHEAD_TOKENS if followup else 0)
             turns = list(followup)
 
             def go(out: int, turns: list[Turn] = turns) -> Awaitable[RawAnswer]:

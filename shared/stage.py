@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import nats
+import nats.errors
 from faststream.nats import JStream, NatsBroker, NatsMessage, PullSub
 from faststream.middlewares import AckPolicy
 from nats.js import JetStreamContext
@@ -60,6 +61,7 @@ log = logging.getLogger(__name__)
 CANCEL_POLL_S = 0.25  # how often in-flight work looks at the watched set (in memory)
 CANCEL_READ_S = 1.0  # how often it reads the control key itself while the watch is down
 WATCH_RETRY_S = 1.0
+WATCH_CHECK_S = 10.0
 HEARTBEATS_PER_ACK_WAIT = 4
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 MSG_ID = "Nats-Msg-Id"
@@ -123,7 +125,14 @@ class ControlWatch:
                 kv = await js.key_value(subjects.CONTROL_BUCKET)
                 watcher = self._watcher = await kv.watchall()
                 while True:
-                    entry = await watcher.updates(timeout=None)
+                    try:
+                        entry = await watcher.updates(timeout=WATCH_CHECK_S)
+                    except nats.errors.TimeoutError:
+                        # Quiet for a while: make sure the watch's consumer still exists
+                        # (after a server restart it may not, and the watch would stay
+                        # silent); a missing one raises and the watch is made again.
+                        await watcher._sub.consumer_info()
+                        continue
                     if entry is None:  # the bucket's current keys are all in
                         self.live = True
                         continue

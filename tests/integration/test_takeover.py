@@ -139,3 +139,26 @@ async def test_an_existing_durable_gets_the_new_ack_wait_and_keeps_its_position(
         await runner.update_durable(js)  # nothing to change: no update
     finally:
         await nc.close()
+
+
+async def test_the_control_watch_is_made_again_when_its_consumer_disappears(nats_url: str) -> None:
+    from shared.stage import WATCH_CHECK_S
+
+    nc = await nats.connect(nats_url)
+    watch = ControlWatch()
+    try:
+        js = nc.jetstream()
+        await topology.ensure_topology(js, ttl_s=600)
+        watch.start(js)
+        await _until(lambda: watch.live)
+        first = watch._watcher
+        info = await first._sub.consumer_info()
+        await js.delete_consumer(info.stream_name, info.name)  # e.g. lost in a server restart
+        await _until(lambda: watch._watcher is not first and watch.live, within=WATCH_CHECK_S + 5)
+        kv = await js.key_value(subjects.CONTROL_BUCKET)
+        job = uuid.uuid4().hex
+        await kv.put(job, b"CANCELLED")
+        await _until(lambda: job in watch._stopped, within=1.0)
+    finally:
+        await watch.stop()
+        await nc.close()
