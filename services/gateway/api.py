@@ -371,14 +371,16 @@ async def job_events(job_id: str, user: User, life: Life) -> StreamingResponse:
     """Server-sent events: the job's events from the start, then live; the stream
     closes after the terminal status event (COMPLETED, FAILED, CANCELLED, EXPIRED)."""
     await _owned_job(life, job_id, user)
-    return StreamingResponse(_event_stream(life, job_id), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
-
-
-async def _event_stream(life: Lifecycle, job_id: str) -> AsyncIterator[bytes]:
+    # Subscribed before answering: with NATS unreachable the client gets a 503, not a
+    # 200 whose stream breaks at once.
     sub = await life.js.subscribe(
         subjects.job_events_filter(job_id), stream=subjects.EVENTS_STREAM,
         ordered_consumer=True, deliver_policy=DeliverPolicy.ALL,
     )
+    return StreamingResponse(_event_stream(life, job_id, sub), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+async def _event_stream(life: Lifecycle, job_id: str, sub: Any) -> AsyncIterator[bytes]:
     idle = 0.0
     try:
         while True:

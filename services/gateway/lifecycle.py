@@ -203,7 +203,9 @@ class Lifecycle:
                 failures += 1
                 if health is not None:
                     health.failed(exc)
-                delay = min(30.0, 0.5 * 2 ** min(failures, 10))
+                # Well inside the consumer's 30 s ack_wait: the heartbeat below keeps
+                # the message ours, so an outage does not count as a delivery.
+                delay = min(10.0, 0.5 * 2 ** min(failures, 10))
                 log.error("%s: database unavailable (%d), retrying in %.1fs", what, failures, delay, exc_info=exc)
                 try:
                     await msg.in_progress()

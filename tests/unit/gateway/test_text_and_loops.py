@@ -3,8 +3,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from sqlalchemy import exc as sa_exc
 
 from services.gateway.api import CORPUS_NAME, JobCreate
+from services.gateway.db import is_unavailable
 from services.gateway.loops import LoopHealth, Loops, supervise
 from services.gateway.text import clean, clean_json, is_blank, text_problem
 
@@ -78,3 +80,27 @@ def test_loops_registry_names_the_failing_loop() -> None:
         await loops.stop()
 
     asyncio.run(run())
+
+
+class _PgError(Exception):
+    def __init__(self, sqlstate: str) -> None:
+        super().__init__(f"sqlstate {sqlstate}")
+        self.sqlstate = sqlstate
+
+
+@pytest.mark.parametrize(
+    ("exc", "unavailable"),
+    [
+        (ConnectionRefusedError(), True),
+        (TimeoutError(), True),
+        (sa_exc.OperationalError("SELECT 1", {}, _PgError("08006")), True),
+        (sa_exc.DBAPIError("connect", {}, _PgError("55000")), True),  # database not accepting connections
+        (sa_exc.DBAPIError("SELECT 1", {}, _PgError("57P01")), True),  # admin shutdown
+        (sa_exc.DBAPIError("INSERT", {}, _PgError("22021")), False),  # invalid byte sequence (NUL)
+        (sa_exc.DBAPIError("INSERT", {}, _PgError("22003")), False),  # numeric value out of range
+        (sa_exc.InterfaceError("INSERT", {}, ValueError("value out of int32 range")), False),
+        (KeyError("x"), False),
+    ],
+)
+def test_database_outages_are_told_from_bad_data(exc: BaseException, unavailable: bool) -> None:
+    assert is_unavailable(exc) is unavailable
