@@ -66,6 +66,10 @@ class _Candidate:
     text: str
     terms: frozenset[str]
     negated: bool
+    # Its own terms plus those of the heading it opens the section of ("global
+    # interpreter lock" above "The mechanism used by the CPython interpreter..."):
+    # what the sentence is about, for choosing it; what it says is ``terms``.
+    about: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -115,26 +119,40 @@ def claim_matches_item(claim_terms: set[str], item: set[str]) -> bool:
     return len(claim_terms & item) >= min(2, len(item))
 
 
-def _pieces(source: ScoredSource) -> list[tuple[str, str, float]]:
-    """(quote, locator, relevance) of a source's candidate sentences: its digest
-    snippets, then the sentences of its excerpt (located through the excerpt's offset;
-    without that offset, only a source without digest offers them, unlocated)."""
-    pieces: list[tuple[str, str, float]] = []
-    seen: set[str] = set()
-    if source.digest is not None:
-        for e in source.digest.evidence_snippets:
-            pieces.append((e.text, e.locator, e.relevance_score))
-            seen.add(e.text)
+def _heading_before(text: str, start: int) -> str:
+    """The heading a sentence at ``start`` opens the section of: the paragraph right
+    before it when that is a short line without final punctuation (a title, a
+    glossary term, a definition-list term); "" when the sentence does not start a
+    paragraph or nothing heads it."""
+    before = text[:start].rstrip(" ")
+    if start and not before.endswith("\n"):
+        return ""
+    paragraph = before.rstrip("\n").rsplit("\n\n", 1)[-1].strip()
+    line = paragraph.rsplit("\n", 1)[-1].strip().lstrip("#").strip()
+    if not line or len(line.split()) > 8 or line.rstrip("¶ ").endswith((".", "!", "?", ":", ";", ",")):
+        return ""
+    return line
+
+
+def _pieces(source: ScoredSource) -> list[tuple[str, str, float, str]]:
+    """(quote, locator, relevance, heading) of a source's candidate sentences: its
+    digest snippets, then the sentences of its excerpt (located through the excerpt's
+    offset; without that offset, only a source without digest offers them, unlocated),
+    each with the heading it opens the section of, when the excerpt shows it."""
     at = source.excerpt_start
-    if source.digest is not None and source.digest.evidence_snippets and at is None:
+    snippets = source.digest.evidence_snippets if source.digest is not None else []
+    excerpt = [(source.text[s:e], s) for s, e in sentence_spans(source.text)]
+    headings = {quote: _heading_before(source.text, s) for quote, s in excerpt}
+    pieces = [(e.text, e.locator, e.relevance_score, headings.get(e.text, "")) for e in snippets]
+    if snippets and at is None:
         return pieces
-    for s, e in sentence_spans(source.text):
-        quote = source.text[s:e]
+    seen = {e.text for e in snippets}
+    for quote, s in excerpt:
         if quote in seen or not is_statement(quote):
             continue
         seen.add(quote)
-        locator = locate(at + s, at + e, source.page_starts) if at is not None else ""
-        pieces.append((quote, locator, source.relevance_score))
+        locator = locate(at + s, at + len(quote) + s, source.page_starts) if at is not None else ""
+        pieces.append((quote, locator, source.relevance_score, headings[quote]))
     return pieces
 
 
@@ -148,7 +166,7 @@ def _looks_like_code(text: str) -> bool:
 def _candidates(scored_sources: Sequence[ScoredSource]) -> list[_Candidate]:
     out: list[_Candidate] = []
     for index, source in enumerate(scored_sources):
-        for quote, locator, relevance in _pieces(source):
+        for quote, locator, relevance, heading in _pieces(source):
             text = claim_text(quote)
             n_words = len(words(text))
             if n_words < MIN_WORDS or n_words > MAX_WORDS:
@@ -159,7 +177,7 @@ def _candidates(scored_sources: Sequence[ScoredSource]) -> list[_Candidate]:
             if not term_set or _looks_like_code(text) or text.endswith(("?", ":")):
                 continue
             out.append(_Candidate(index, len(out), quote, locator, relevance, text,
-                                  term_set, has_negation(text)))
+                                  term_set, has_negation(text), term_set | frozenset(terms(heading))))
     return out
 
 
@@ -235,8 +253,8 @@ def _relevance(rep: _Candidate, support: int, source_relevance: float, wanted: s
       it ("Tuples are immutable", "A context manager is an object that...");
     * the search relevance of its source, and a little for each further source.
     """
-    q_share = _weight(rep.terms & question, idf) / (_weight(question, idf) or 1.0)
-    density = _weight(rep.terms & wanted, idf) / (_weight(wanted, idf) or 1.0) / math.sqrt(len(rep.terms))
+    q_share = _weight(rep.about & question, idf) / (_weight(question, idf) or 1.0)
+    density = _weight(rep.about & wanted, idf) / (_weight(wanted, idf) or 1.0) / math.sqrt(len(rep.terms))
     opening = rep.text.split(" ")[:4]
     leads = bool(set(terms(" ".join(opening))) & wanted) and bool(_STATES.search(" ".join(rep.text.split(" ")[:8])))
     return (2 * q_share + 3 * density + (0.5 if leads else 0.0) + 0.5 * source_relevance
@@ -270,11 +288,13 @@ def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float],
     subject weight it carries, twice; one more when it opens with the subject
     ("Tuples are immutable" answers "Definition of tuples"); half a point when it
     holds the words that answer the item's kind (``cue``)."""
-    share = _weight(rep.terms & subject, idf) / (_weight(subject, idf) or 1.0)
+    share = _weight(rep.about & subject, idf) / (_weight(subject, idf) or 1.0)
     head = rep.text.split(" ")
     first = terms(" ".join(head[:3]))
-    if first and first[0] in subject and _STATES.search(" ".join(head[:5])):
-        opens = 1.5  # "Tuples are immutable", "A context manager is an object"
+    if (first and first[0] in subject and _STATES.search(" ".join(head[:5]))) or (rep.about - rep.terms) & subject:
+        # "Tuples are immutable", "A context manager is an object", or the first
+        # sentence under a heading that names the subject (a glossary entry).
+        opens = 1.5
     elif set(first) & subject:
         opens = 0.5
     else:
@@ -313,7 +333,7 @@ def extract_claims(
 
     scored: list[tuple[float, int]] = []  # (relevance, group index)
     for order, (group, rep) in enumerate(zip(groups, reps, strict=True)):
-        if not rep.terms & wanted:
+        if not rep.about & wanted:
             continue
         supporting = group.supporting
         source_relevance = max(scored_sources[i].relevance_score for i in supporting)
@@ -325,7 +345,7 @@ def extract_claims(
     if subjects and max_claims > 0:
         queues = []
         for (_, subject), cue in zip(subjects, cues, strict=True):
-            answers = [order for _, order in by_relevance if claim_matches_item(set(reps[order].terms), subject)]
+            answers = [order for _, order in by_relevance if claim_matches_item(set(reps[order].about), subject)]
             answers.sort(key=lambda o: (-_answers(reps[o], subject, idf, cue) - 0.5 * relevance[o], o))
             queues.append(answers)
         # Three quarters of the places go to the items in turns; the rest to the
@@ -347,8 +367,8 @@ def extract_claims(
         # With a checklist, a claim answering none of it must carry at least half of
         # the question's subject weight: common words ("Python" in Python's
         # documentation) are no answer.
-        shared = reps[order].terms & q_terms
-        if order not in chosen and (not subjects or any(claim_matches_item(set(reps[order].terms), it)
+        shared = reps[order].about & q_terms
+        if order not in chosen and (not subjects or any(claim_matches_item(set(reps[order].about), it)
                                                         for _, it in subjects)
                                     or _weight(shared, idf) >= 0.5 * _weight(q_terms, idf)):
             chosen.append(order)

@@ -327,3 +327,17 @@ def test_satisfied_only_with_claims_that_answer_the_item() -> None:
         assert item.evidence == [c.id for c in extracted if item.id in c.checklist_item_ids]
         if item.status is CoverageStatus.SATISFIED:
             assert item.evidence
+
+
+def test_a_glossary_entry_is_chosen_for_the_term_in_its_heading() -> None:
+    # The definition never repeats its term: the heading above it names it.
+    document = ("Glossary\n\nglobal interpreter lock¶\n\nThe mechanism used by the interpreter to assure that "
+                "only one thread executes bytecode at a time.\n\nlock file¶\n\nA file that marks a resource as taken.")
+    excerpt = canonicalize(document)
+    source = _excerpt_source("a", document, excerpt)
+    checklist = [ChecklistItem(id="c1", description="Definition of the global interpreter lock")]
+    question = "What is the global interpreter lock?"
+    claims = extract_claims(question, [question], checklist, score([source]))
+    assert claims[0].text.startswith("The mechanism used by the interpreter")
+    # Chosen for what it is about; listed under the item only when its own words say so.
+    assert claims[0].checklist_item_ids == []
