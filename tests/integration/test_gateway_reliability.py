@@ -254,11 +254,12 @@ def test_with_nats_down_a_submission_is_stored_answered_202_and_announced_later(
         assert c.post(f"/api/research/jobs/{job_id}/cancel").status_code == 200
 
 
-def test_without_the_database_a_submission_is_refused_503_with_retry_after(gw: Gateways) -> None:
-    name = gw.dsn.rsplit("/", 1)[1]
-    admin = gw.dsn.rsplit("/", 1)[0].replace("+asyncpg", "") + "/postgres"
+def _database_accepts_connections(g: Gateways, yes: bool) -> None:
+    """Switch the gateways' database off (existing sessions are ended) or on again."""
+    name = g.dsn.rsplit("/", 1)[1]
+    admin = g.dsn.rsplit("/", 1)[0].replace("+asyncpg", "") + "/postgres"
 
-    async def allow(yes: bool) -> None:
+    async def run() -> None:
         conn = await asyncpg.connect(admin)
         try:
             await conn.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS {"true" if yes else "false"}')
@@ -267,8 +268,15 @@ def test_without_the_database_a_submission_is_refused_503_with_retry_after(gw: G
         finally:
             await conn.close()
 
+    asyncio.run(run())
+
+
+def test_without_the_database_a_submission_is_refused_503_with_retry_after(gw: Gateways) -> None:
+    def allow(yes: bool) -> None:
+        _database_accepts_connections(gw, yes)
+
     before = gw.sql("SELECT count(*) AS n FROM research_jobs")[0]["n"]
-    asyncio.run(allow(False))
+    allow(False)
     try:
         with gw.client() as c:
             r = _submit(c, headers={"Idempotency-Key": "db-down"})
@@ -276,7 +284,7 @@ def test_without_the_database_a_submission_is_refused_503_with_retry_after(gw: G
         assert int(r.headers["Retry-After"]) > 0
         assert "nothing was stored" in r.json()["message"]
     finally:
-        asyncio.run(allow(True))
+        allow(True)
     assert gw.sql("SELECT count(*) AS n FROM research_jobs")[0]["n"] == before
     with gw.client() as c:
         r = _submit(c, headers={"Idempotency-Key": "db-down"})
@@ -558,3 +566,16 @@ def test_an_event_that_cannot_be_stored_fails_its_job_after_a_few_attempts(gw: G
         nxt = _submit(c).json()["job_id"]
     gw.wait_status(nxt, {"PROCESSING"})
     _cancel_active(gw)
+
+
+def test_a_database_outage_does_not_use_up_an_events_attempts(gw: Gateways) -> None:
+    job_id = _running_job(gw)
+    _database_accepts_connections(gw, False)
+    try:
+        _publish_completed(gw, job_id, _result("Stored once the database is back."))
+        # Far longer than five attempts with their 0.1 s base delay would take.
+        time.sleep(4)
+    finally:
+        _database_accepts_connections(gw, True)
+    assert gw.wait_status(job_id, {"COMPLETED", "FAILED"}, timeout=60) == "COMPLETED", gw.logs()
+    assert gw.sql("SELECT report FROM research_results WHERE job_id = $1", job_id)[0]["report"] == "Stored once the database is back."
