@@ -98,8 +98,9 @@ def _ends_sentence(text: str, dot_at: int, next_at: int) -> bool:
     low = word.lower()
     if low in _ABBREVIATIONS:
         return False
-    if len(word) == 1 and word.isupper():
-        return False  # an initial: "J. R. R. Tolkien", "Donald E. Knuth"
+    before = text[m.start(1) - 1] if m.start(1) else " "
+    if len(word) == 1 and word.isupper() and (before.isspace() or before in "(\"'“‘"):
+        return False  # an initial: "J. R. R. Tolkien", "Donald E. Knuth"; not "I/O."
     if "." in word and all(len(part) == 1 for part in word.split(".")):
         return False  # "U.S.", "e.g.", "a.k.a."
     if low in _BEFORE_NUMBER and nxt.isdigit():

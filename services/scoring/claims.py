@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from shared.envelope import ChecklistItem, Citation, Claim, CoverageStatus, ScoredSource
 from shared.locators import locate
-from shared.text import has_negation, is_statement, jaccard, sentence_spans, terms, words
+from shared.text import STOPWORDS, has_negation, is_statement, jaccard, sentence_spans, terms, words
 
 MAX_CLAIMS = 20
 DUPLICATE_JACCARD = 0.5
@@ -302,6 +302,40 @@ def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float],
     return 2 * share + opens + (0.5 if cue is not None and cue.search(rep.text) else 0.0)
 
 
+_ACRONYM_WORDS = (3, 4)  # words an acronym stands for: "GIL", "TCP/IP" aside
+
+
+def _acronyms(text: str) -> dict[str, frozenset[str]]:
+    """Acronyms that runs of three or four content words of ``text`` would have, with
+    the words' terms: "global interpreter lock" -> {"gil": {global, interpret, lock}}."""
+    out: dict[str, frozenset[str]] = {}
+    run: list[str] = []
+    for word in [*words(text), ""]:
+        if word and word.isalpha() and word not in STOPWORDS:
+            run.append(word)
+            continue
+        for size in _ACRONYM_WORDS:
+            for i in range(len(run) - size + 1):
+                window = run[i:i + size]
+                out.setdefault("".join(w[0] for w in window), frozenset(terms(" ".join(window))))
+        run = []
+    return out
+
+
+def _expand_acronyms(candidates: list[_Candidate], asked: str, wanted: set[str]) -> None:
+    """A sentence saying "the GIL" is about the "global interpreter lock" asked for,
+    and one saying "global interpreter lock" about the "GIL" asked for: each gets the
+    other form in its ``about`` terms."""
+    spelled = {a: ws for a, ws in _acronyms(asked).items() if len(ws) >= 3}
+    for cand in candidates:
+        extra: set[str] = set()
+        for acronym in cand.terms & spelled.keys():
+            extra |= spelled[acronym]
+        extra |= {a for a in _acronyms(cand.text) if a in wanted}
+        if extra:
+            cand.about = cand.about | extra
+
+
 def extract_claims(
     question: str,
     sub_questions: Sequence[str],
@@ -327,7 +361,8 @@ def extract_claims(
     q_terms = set(terms(question)) - META_TERMS
     s_terms = set().union(*(terms(s) for s in sub_questions)) - META_TERMS
     wanted = q_terms | s_terms
-    idf = _idf([c.terms for c in candidates])
+    _expand_acronyms(candidates, "\n".join([question, *sub_questions]), wanted)
+    idf = _idf([c.about for c in candidates])
     subjects = [(item.id, item_terms(item.description)) for item in checklist]
     cues = [_aspect_cue(item.description) for item in checklist]
 

@@ -341,3 +341,15 @@ def test_a_glossary_entry_is_chosen_for_the_term_in_its_heading() -> None:
     assert claims[0].text.startswith("The mechanism used by the interpreter")
     # Chosen for what it is about; listed under the item only when its own words say so.
     assert claims[0].checklist_item_ids == []
+
+
+def test_acronyms_meet_their_spelled_out_words() -> None:
+    text = ("The GIL is released when doing I/O. Bananas are yellow fruit. "
+            "A global interpreter lock serializes bytecode.")
+    sources = score([make_source("a", text)])
+    checklist = [ChecklistItem(id="c1", description="Definition of the global interpreter lock")]
+    asked = "What is the global interpreter lock?"
+    texts = [c.text for c in extract_claims(asked, [asked], checklist, sources)]
+    assert "The GIL is released when doing I/O." in texts and "Bananas are yellow fruit." not in texts
+    texts = [c.text for c in extract_claims("What does the GIL prevent?", ["What does the GIL prevent?"], [], sources)]
+    assert "A global interpreter lock serializes bytecode." in texts

@@ -68,6 +68,11 @@ def test_abbreviations_numbers_and_initials_do_not_split(text: str) -> None:
     assert sentences(text) == [text]
 
 
+def test_a_capital_ending_a_word_is_no_initial() -> None:
+    text = "The GIL is released when doing I/O. Bananas are yellow."
+    assert sentences(text) == ["The GIL is released when doing I/O.", "Bananas are yellow."]
+
+
 def test_ordinary_sentences_split() -> None:
     text = "Threads share memory. Processes do not! Why? Because of isolation."
     assert sentences(text) == ["Threads share memory.", "Processes do not!", "Why?", "Because of isolation."]
