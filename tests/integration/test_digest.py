@@ -254,7 +254,7 @@ async def test_model_digest_relocates_quotes_and_drops_paraphrases(js: Any, fake
 
 async def test_model_junk_falls_back_to_the_offline_digest(js: Any, fake: AnthropicFake) -> None:
     source = await make_source(js, BIG)
-    fake.tool(input={"summary": 3})
+    fake.tool(input={"summary": 3}).tool(input={"summary": 3})  # junk, and junk again when asked again
     [out] = await Run(js, llm=claude(fake))(envelope([source]))
     assert out.digest == build_digest(BIG, query=QUESTION, source_text_hash=source.text_hash, summary_sentences=3)
 
