@@ -8,8 +8,9 @@ it rests on. Then code disposes (verify.py): sentences that fail the check are
 re-asked once and otherwise removed. What the model left empty or lost entirely is
 written offline, and the report says which parts: a summary with no surviving
 sentence, a section for an item that claims address but the model did not answer.
-No model, an answer that fails validation, or a spent token budget: the whole
-report is written offline.
+No model, no verified claim to write from, an answer that fails validation (after
+the LLM layer's one re-ask), or a spent token budget: the whole report is written
+offline, and says why.
 """
 
 from __future__ import annotations
@@ -140,11 +141,16 @@ async def write_report(envelope: JobEnvelope, llm: JobLLM, *, partial_reason: st
     """The job's result, its prose written by the model where the model's sentences
     survive verification and offline elsewhere."""
     prepared = prepare(envelope, findings_max=findings_max)
-    draft, why_not = (None, "no model is configured") if llm.offline else await _ask(prepared, llm)
+    if llm.offline:
+        draft, why_not = None, None
+    elif not prepared.claims:
+        # Without a verified claim every factual sentence would be removed: no call.
+        draft, why_not = None, "there was no verified claim to write from"
+    else:
+        draft, why_not = await _ask(prepared, llm)
     if draft is None:
         body = offline_body(prepared)
-        fallback = None if llm.offline else why_not
-        return assemble(prepared, Draft(body=body, offline_parts=["the whole report"], fallback_reason=fallback),
+        return assemble(prepared, Draft(body=body, offline_parts=["the whole report"], fallback_reason=why_not),
                         partial_reason=partial_reason, council=council)
     sentences, where, dropped = _flatten(draft, {i.id for i in prepared.checklist})
     verdict = await verify_sentences(sentences, prepared.claims, llm, min_support=min_support)

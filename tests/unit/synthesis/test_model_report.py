@@ -244,6 +244,14 @@ async def test_a_section_the_model_left_empty_is_written_offline_and_labelled(cl
     assert result.engine == "anthropic:claude-sonnet-5-5+offline"
 
 
+async def test_no_verified_claim_means_no_report_call(claude: AnthropicFake) -> None:
+    env = make_envelope().model_copy(update={"claims": []})
+    result = await write_report(env, _llm(claude), partial_reason=None, findings_max=3, min_support=MIN_SUPPORT)
+    assert claude.delivered == []
+    assert "offline engine without an LLM" in result.report
+    assert "there was no verified claim to write from" in result.report
+
+
 def test_offline_report_shows_no_item_covered_without_findings_under_it() -> None:
     claimed = ChecklistItem(id="c9", description="Boat maintenance schedules", status=CoverageStatus.SATISFIED,
                             evidence=["cl-nope"])
