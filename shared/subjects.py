@@ -82,6 +82,11 @@ def stage_durable(stage: Stage) -> str:
 # v2: a finite max_deliver (the gateway fails the job of an event it cannot store).
 GATEWAY_EVENTS_DURABLE = "gateway-events-v2"
 GATEWAY_DEADLETTER_DURABLE = f"gateway-deadletter-{DURABLE_VERSION}"
+GATEWAY_EVENTS_DEADLETTER_DURABLE = f"gateway-events-deadletter-{DURABLE_VERSION}"
+
+EVENTS_MAX_DELIVERIES_ADVISORY = f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{EVENTS_STREAM}.{GATEWAY_EVENTS_DURABLE}"
+"""An event the gateway's consumer gave up on (its process stopped on every attempt):
+captured in the dead-letter stream so that the job still fails with a reason."""
 
 # -- key-value and object stores ----------------------------------------------
 
@@ -122,10 +127,12 @@ __all__ = [
     "DIGEST_ARCHIVE_BUCKET",
     "DIGEST_CACHE_BUCKET",
     "DURABLE_VERSION",
+    "EVENTS_MAX_DELIVERIES_ADVISORY",
     "EVENTS_PREFIX",
     "EVENTS_STREAM",
     "EVENTS_WILDCARD",
     "GATEWAY_DEADLETTER_DURABLE",
+    "GATEWAY_EVENTS_DEADLETTER_DURABLE",
     "GATEWAY_EVENTS_DURABLE",
     "JOBS_STREAM",
     "MAX_DELIVERIES_ADVISORY",

@@ -56,7 +56,7 @@ def stream_configs(ttl_s: float, replicas: int = 1) -> list[StreamConfig]:
         ),
         StreamConfig(
             name=subjects.DEADLETTER_STREAM,
-            subjects=[subjects.MAX_DELIVERIES_ADVISORY],
+            subjects=[subjects.MAX_DELIVERIES_ADVISORY, subjects.EVENTS_MAX_DELIVERIES_ADVISORY],
             **common,
         ),
     ]

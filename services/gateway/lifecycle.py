@@ -75,6 +75,7 @@ class Lifecycle:
         self._admission_lock = asyncio.Lock()
         self._events_sub: JetStreamContext.PullSubscription | None = None
         self._deadletter_sub: JetStreamContext.PullSubscription | None = None
+        self._event_deadletter_sub: JetStreamContext.PullSubscription | None = None
 
     # -- loops -------------------------------------------------------------------------
 
@@ -87,6 +88,7 @@ class Lifecycle:
         # A fetch waits up to a second for messages, so these passes pace themselves.
         self.loops.start("events", self.events_once, interval_s=0.01)
         self.loops.start("dead-letters", self.dead_letters_once, interval_s=0.01)
+        self.loops.start("event-dead-letters", self.event_dead_letters_once, interval_s=0.01)
         self.kick()
 
     def kick(self) -> None:
@@ -257,14 +259,57 @@ class Lifecycle:
         except Exception:
             self._deadletter_sub = None
             raise
+        await self._handle_advisories(msgs, self.apply_dead_letter)
+
+    async def event_dead_letters_once(self) -> None:
+        """One fetch of MAX_DELIVERIES advisories of the gateway's own event consumer:
+        an event whose handling stopped the process on every attempt."""
+        if self._event_deadletter_sub is None:
+            self._event_deadletter_sub = await self.js.pull_subscribe(
+                subjects.EVENTS_MAX_DELIVERIES_ADVISORY, durable=subjects.GATEWAY_EVENTS_DEADLETTER_DURABLE,
+                stream=subjects.DEADLETTER_STREAM, config=ConsumerConfig(ack_wait=30, deliver_policy=DeliverPolicy.ALL),
+            )
+        try:
+            msgs = await self._fetch(self._event_deadletter_sub)
+        except Exception:
+            self._event_deadletter_sub = None
+            raise
+        await self._handle_advisories(msgs, self.apply_event_dead_letter)
+
+    async def _handle_advisories(self, msgs: list[Msg], handle) -> None:  # noqa: ANN001
         for msg in msgs:
             try:
-                await self.apply_dead_letter(msg.data)
+                await handle(msg.data)
             except Exception as exc:  # noqa: BLE001 - redelivered until the job is failed
                 log.error("dead letter %s not handled yet, retrying", msg.metadata.sequence.stream if msg.metadata else "?", exc_info=exc)
                 await msg.nak(delay=min(30.0, 2.0 * (msg.metadata.num_delivered if msg.metadata else 1)))
                 continue
             await msg.ack()
+
+    async def apply_event_dead_letter(self, data: bytes) -> None:
+        try:
+            advisory = json.loads(data)
+            seq = int(advisory["stream_seq"])
+        except (ValueError, KeyError, TypeError):
+            log.error("unreadable MAX_DELIVERIES advisory: %r", data[:200])
+            return
+        try:
+            raw = await self.js.get_msg(subjects.EVENTS_STREAM, seq)
+        except nats.js.errors.NotFoundError as exc:  # aged out: its job has expired too
+            log.error("dead event seq %s is gone (%s)", seq, exc)
+            return
+        parts = (raw.subject or "").split(".")
+        if len(parts) != 4:
+            log.error("dead event seq %s has an unexpected subject %r", seq, raw.subject)
+            return
+        job_id, kind = parts[2], parts[3]
+        reason = f"the gateway gave up on the job's {kind} event after {advisory.get('deliveries', '?')} deliveries (its handling never finished)"
+        log.error("job %s: %s", job_id, reason)
+        async with self.sessions() as session:
+            failed = await jobs.fail_job(session, job_id=job_id, reason=reason)
+        if failed:
+            await self.stop_stages(job_id, JobStatus.FAILED)
+            self.kick()
 
     # -- events from the stages ---------------------------------------------------------
 

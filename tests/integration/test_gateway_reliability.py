@@ -579,3 +579,23 @@ def test_a_database_outage_does_not_use_up_an_events_attempts(gw: Gateways) -> N
         _database_accepts_connections(gw, True)
     assert gw.wait_status(job_id, {"COMPLETED", "FAILED"}, timeout=60) == "COMPLETED", gw.logs()
     assert gw.sql("SELECT report FROM research_results WHERE job_id = $1", job_id)[0]["report"] == "Stored once the database is back."
+
+
+def test_an_event_whose_handling_never_finished_fails_its_job_through_the_dead_letter_stream(gw: Gateways) -> None:
+    job_id = _running_job(gw)
+    progress = {"type": "progress", "job_id": job_id, "stage": "plan", "progress": 0.5, "message": "m"}
+
+    async def dead_event(js) -> None:  # noqa: ANN001
+        ack = await js.publish(subjects.event_subject(job_id, "progress"), json.dumps(progress).encode())
+        # What JetStream publishes when the gateway's consumer reached max_deliver
+        # (every process that took the event died before acking it).
+        advisory = {
+            "type": "io.nats.jetstream.advisory.v1.max_deliver", "stream": subjects.EVENTS_STREAM,
+            "consumer": subjects.GATEWAY_EVENTS_DURABLE, "stream_seq": ack.seq, "deliveries": 7,
+        }
+        await js.publish(subjects.EVENTS_MAX_DELIVERIES_ADVISORY, json.dumps(advisory).encode())
+
+    gw.js(dead_event)
+    assert gw.wait_status(job_id, {"FAILED"}, timeout=30) == "FAILED"
+    error = gw.sql("SELECT error FROM research_jobs WHERE id = $1", job_id)[0]["error"]
+    assert error == "the gateway gave up on the job's progress event after 7 deliveries (its handling never finished)"
