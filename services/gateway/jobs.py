@@ -116,8 +116,9 @@ async def create_job(
         retry = (oldest_counted + timedelta(seconds=rate_window_s) - now).total_seconds()
         raise RateLimited(max(1, math.ceil(retry)))
     job = Job(
-        id=job_id, user_id=user_id, question=question, context=context, max_iterations=max_iterations,
-        corpora=corpora, providers=providers, clarify=clarify, status=JobStatus.QUEUED, created_at=now, updated_at=now,
+        id=job_id, user_id=user_id, question=clean(question), context=clean(context) if context is not None else None,
+        max_iterations=max_iterations, corpora=clean_json(corpora), providers=providers, clarify=clarify,
+        status=JobStatus.QUEUED, created_at=now, updated_at=now,
         idempotency_key=idempotency_key, request_hash=request_digest,
     )
     session.add(job)
