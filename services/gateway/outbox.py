@@ -9,7 +9,6 @@ repeated publish carries the same Nats-Msg-Id, which JetStream deduplicates.
 
 from __future__ import annotations
 
-import logging
 import uuid
 
 import sqlalchemy as sa
@@ -25,9 +24,7 @@ from shared.envelope import utcnow
 from shared.events import JobStatusChanged
 from shared.stage import MSG_ID
 
-__all__ = ["RELAY_LOCK", "enqueue", "enqueue_status", "pending", "relay_once"]
-
-log = logging.getLogger(__name__)
+__all__ = ["RELAY_LOCK", "enqueue", "enqueue_status", "relay_once"]
 
 RELAY_LOCK = 7_215_013  # pg_try_advisory_xact_lock key: one relay at a time keeps the order
 BATCH = 100
@@ -47,10 +44,6 @@ def enqueue_status(session: AsyncSession, event: JobStatusChanged) -> None:
         session, subject=subjects.event_subject(event.job_id, event.type), message=event,
         msg_id=f"{event.job_id}:status:{event.status.value}:{uuid.uuid4().hex[:12]}",
     )
-
-
-async def pending(session: AsyncSession) -> int:
-    return int((await session.exec(select(sa.func.count()).select_from(OutboxMessage))).one())  # type: ignore[call-overload]
 
 
 async def relay_once(sessions: async_sessionmaker[AsyncSession], js: JetStreamContext, *, timeout_s: float = 5.0) -> int:
