@@ -113,10 +113,19 @@ def item_terms(description: str) -> set[str]:
 
 def claim_matches_item(claim_terms: set[str], item: set[str]) -> bool:
     """The coverage rule: a claim addresses an item when they share at least
-    min(2, number of item terms) terms; an item with no subject terms matches nothing."""
+    min(2, n) of the item's n subject terms, and half of them for a long item ("How
+    PostgreSQL protects against transaction ID wraparound" is not answered by a
+    sentence about transaction IDs); an item with no subject terms matches nothing."""
     if not item:
         return False
-    return len(claim_terms & item) >= min(2, len(item))
+    return len(claim_terms & item) >= max(min(2, len(item)), math.ceil(len(item) / 2))
+
+
+def _may_answer(claim_terms: set[str], item: set[str]) -> bool:
+    """Whether a sentence is worth choosing for an item: min(2, n) shared subject
+    terms. Looser than :func:`claim_matches_item`, which decides what a claim is
+    credited with: a long item's best sentences often name only part of it."""
+    return bool(item) and len(claim_terms & item) >= min(2, len(item))
 
 
 def _heading_before(text: str, start: int) -> str:
@@ -348,7 +357,7 @@ def extract_claims(
 
     A claim is kept when it shares a subject term (META_TERMS aside) with the question
     or a sub-question. Each checklist item first gets its own best answers (claims
-    that answer it by the coverage rule, ranked by :func:`_answers` and half of
+    that may answer it, see :func:`_may_answer`, ranked by :func:`_answers` and half of
     :func:`_relevance`), in turns, so that every item the sources can answer
     is answered; the remaining places go to the most relevant claims. Claims are then
     listed best first; ties keep extraction order.
@@ -380,7 +389,7 @@ def extract_claims(
     if subjects and max_claims > 0:
         queues = []
         for (_, subject), cue in zip(subjects, cues, strict=True):
-            answers = [order for _, order in by_relevance if claim_matches_item(set(reps[order].about), subject)]
+            answers = [order for _, order in by_relevance if _may_answer(set(reps[order].about), subject)]
             answers.sort(key=lambda o: (-_answers(reps[o], subject, idf, cue) - 0.5 * relevance[o], o))
             queues.append(answers)
         # Three quarters of the places go to the items in turns; the rest to the
@@ -403,7 +412,7 @@ def extract_claims(
         # the question's subject weight: common words ("Python" in Python's
         # documentation) are no answer.
         shared = reps[order].about & q_terms
-        if order not in chosen and (not subjects or any(claim_matches_item(set(reps[order].about), it)
+        if order not in chosen and (not subjects or any(_may_answer(set(reps[order].about), it)
                                                         for _, it in subjects)
                                     or _weight(shared, idf) >= 0.5 * _weight(q_terms, idf)):
             chosen.append(order)

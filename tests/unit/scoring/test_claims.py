@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 
 from services.scoring.claims import (
     assess_coverage,
+    claim_matches_item,
     extract_claims,
+    item_terms,
     knowledge_gaps,
 )
 from services.scoring.engine import ClaimScorer, SourceScorer
@@ -353,3 +355,12 @@ def test_acronyms_meet_their_spelled_out_words() -> None:
     assert "The GIL is released when doing I/O." in texts and "Bananas are yellow fruit." not in texts
     texts = [c.text for c in extract_claims("What does the GIL prevent?", ["What does the GIL prevent?"], [], sources)]
     assert "A global interpreter lock serializes bytecode." in texts
+
+
+def test_a_long_item_needs_half_its_subject_terms() -> None:
+    item = item_terms("How PostgreSQL protects against transaction ID wraparound")
+    assert len(item) == 5
+    assert not claim_matches_item(set(terms("A table records the ID of every transaction.")), item)
+    assert claim_matches_item(set(terms("Freezing protects old transaction IDs from wraparound.")), item)
+    short = item_terms("Definition of exception groups")
+    assert claim_matches_item(set(terms("Exception groups bundle errors.")), short)
