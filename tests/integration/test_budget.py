@@ -22,7 +22,7 @@ from shared.settings import StageSettings
 from shared.stage import KvSpendLedger
 from tests.conftest import FIXTURE_CORPUS
 from tests.fakes.anthropic import AnthropicFake
-from tests.fakes.llm import Delay, ToolCall
+from tests.fakes.llm import Delay
 from tests.integration.harness import System
 
 BUDGET = 3000
