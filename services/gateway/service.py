@@ -50,7 +50,9 @@ configure_logging(settings.log_level, settings.research_log_format)
 # Per-message consume logs at DEBUG: at INFO they drown everything else.
 # The broker holds the connection (with its reconnect policy); the gateway's consumers
 # are its own supervised pull loops (lifecycle.py), which survive any error.
-broker = NatsBroker(settings.nats_servers, graceful_timeout=10, log_level=logging.DEBUG)
+# Reconnect for ever: after the client's default 60 attempts (two minutes) it would
+# close for good, and every loop would fail until someone restarted the process.
+broker = NatsBroker(settings.nats_servers, graceful_timeout=10, log_level=logging.DEBUG, max_reconnect_attempts=-1)
 
 
 def check_bind(host: str, api_keys: dict[str, str]) -> None:
