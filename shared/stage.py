@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import os
@@ -104,7 +105,8 @@ class ControlWatch:
     def start(self, js: JetStreamContext) -> None:
         if self._task is None or self._task.done():
             self._js = js
-            self._task = asyncio.create_task(self._run(js), name="control-watch")
+            # A context of its own: started while handling a job, it must not log as that job.
+            self._task = asyncio.create_task(self._run(js), name="control-watch", context=contextvars.Context())
 
     async def stop(self) -> None:
         if self._task is not None:
