@@ -294,9 +294,11 @@ def _aspect_cue(description: str) -> re.Pattern[str] | None:
 def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float],
              cue: re.Pattern[str] | None = None) -> float:
     """How squarely a sentence answers one checklist item: the share of the item's
-    subject weight it carries, twice; one more when it opens with the subject
-    ("Tuples are immutable" answers "Definition of tuples"); half a point when it
-    holds the words that answer the item's kind (``cue``)."""
+    subject weight it carries, twice; up to 1.5 more when it opens with the subject
+    ("Tuples are immutable" answers "Definition of tuples"). An item of a kind with
+    ``cue`` words (how it works, examples, limitations) is answered by those words
+    rather than by a definition: half a point per distinct cue word, up to 1.5, and
+    the opening counts half."""
     share = _weight(rep.about & subject, idf) / (_weight(subject, idf) or 1.0)
     head = rep.text.split(" ")
     first = terms(" ".join(head[:3]))
@@ -308,7 +310,10 @@ def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float],
         opens = 0.5
     else:
         opens = 0.0
-    return 2 * share + opens + (0.5 if cue is not None and cue.search(rep.text) else 0.0)
+    if cue is None:
+        return 2 * share + opens
+    said = {m.group(0).lower() for m in cue.finditer(rep.text)}
+    return 2 * share + opens / 2 + min(1.5, 0.5 * len(said))
 
 
 _ACRONYM_WORDS = (3, 4)  # words an acronym stands for: "GIL", "TCP/IP" aside

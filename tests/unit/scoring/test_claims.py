@@ -364,3 +364,14 @@ def test_a_long_item_needs_half_its_subject_terms() -> None:
     assert claim_matches_item(set(terms("Freezing protects old transaction IDs from wraparound.")), item)
     short = item_terms("Definition of exception groups")
     assert claim_matches_item(set(terms("Exception groups bundle errors.")), short)
+
+
+def test_how_it_works_is_answered_by_the_mechanism_not_by_definitions() -> None:
+    definitions = ("A context manager is an object that sets up a runtime context. "
+                   "Context managers are a standard feature of the language.")
+    mechanism = "The context manager protocol calls the enter method first, then the exit method when the block ends."
+    checklist = [ChecklistItem(id="c1", description="How context managers work")]
+    question = "How do context managers work?"
+    (claim,) = extract_claims(question, [question], checklist,
+                              score([make_source("a", definitions + " " + mechanism)]), max_claims=1)
+    assert claim.text == mechanism
