@@ -38,6 +38,7 @@ from shared.events import (
     StageState,
     parse_event,
 )
+from shared.logs import job_context
 from shared.settings import GatewaySettings
 from shared.stage import MSG_ID
 from shared.subjects import Stage
@@ -189,7 +190,9 @@ class Lifecycle:
             raise
         health = self.loops.health.get("events")
         for msg in msgs:
-            await self.handle_event(msg, health)
+            # Log lines about this event (the database's, the handler's) name its job.
+            with job_context(msg.subject.split(".")[2], "gateway", msg.metadata.num_delivered if msg.metadata else None):
+                await self.handle_event(msg, health)
 
     async def _until_stored(self, what: str, action, msg: Msg, health: LoopHealth | None) -> None:  # noqa: ANN001
         """Run ``action`` until it no longer fails for want of the database, keeping

@@ -106,6 +106,9 @@ def test_log_lines_inside_a_job_carry_its_id_stage_and_attempt(observed: tuple[S
     assert all(line["stage"] == "plan" and line["delivery"] == 1 for line in mine)
     assert any("plan stage done" in line["message"] for line in mine)
     assert all({"time", "level", "logger", "message"} <= line.keys() for line in lines)
+    gateway = [json.loads(line) for line in (system.root / "logs" / "gateway.log").read_text().splitlines()
+               if line.startswith("{")]
+    assert gateway and all(line["process"] == "gateway" for line in gateway)  # the gateway writes JSON too
 
 
 def test_the_gateway_serves_jobs_by_status_and_admission_waits(observed: tuple[System, int]) -> None:
