@@ -49,7 +49,7 @@ def canonicalize(text: str) -> str:
 
 def text_hash(text: str) -> str:
     """Object-store key of a canonical text: ``sha256-<hex>`` (NATS object names
-    may not contain ':'); :func:`hash_label` gives seed 002's ``sha256:<hex>`` form."""
+    may not contain ':'); :func:`hash_label` gives the ``sha256:<hex>`` label that digests and reports show."""
     return "sha256-" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -58,7 +58,7 @@ def hash_label(key: str) -> str:
 
 
 def short_hash(text: str, length: int = 8) -> str:
-    """Seed 002's 8-char hex query hash."""
+    """The 8-hex-character hash of a query (digest cache keys, a payload's ``query_hash``)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
 
 

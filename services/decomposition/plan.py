@@ -2,7 +2,7 @@
 
 Guarantees:
 
-* :func:`parse_sub_questions` implements seed 000's Stage 1 rules exactly: it never
+* :func:`parse_sub_questions` implements the decomposition answer's parsing rules exactly: it never
   raises, always returns at least ``[query]``, puts the original query first, holds no
   two sub-questions that differ only in case or whitespace, and never exceeds ``cap``.
 * The ``offline_*`` functions stand in for the LLM of this release. They are pure and
@@ -42,7 +42,7 @@ MAX_SUB_QUESTIONS = 8
 CHECKLIST_MIN = 3
 CHECKLIST_MAX = 7
 
-# -- seed 000 Stage 1: parsing ----------------------------------------------------
+# -- parsing the decomposition answer ---------------------------------------------
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
@@ -91,7 +91,7 @@ def strip_numbered_prefix(text: str) -> str:
 
 
 def parse_sub_questions(raw: str | None, query: str, *, cap: int = MAX_SUB_QUESTIONS) -> list[str]:
-    """Seed 000 Stage 1 steps 2-6 on a model's raw answer.
+    """The parsing rules, applied to a model's raw answer.
 
     Falls back to ``[query]`` when nothing usable can be read. Non-string items in the
     array are ignored, as is anything that is empty once its numbered prefix is gone.
@@ -402,7 +402,7 @@ def offline_sub_questions(question: str, context: str | None) -> str:
     return json.dumps([f"{n}. {text}" for n, text in enumerate(subs, start=1)])
 
 
-# -- seed 001 steps 1-2: refined question, checklist -------------------------------
+# -- refined question, checklist ----------------------------------------------------
 
 
 def refine_question(question: str, context: str | None) -> str:
@@ -454,7 +454,7 @@ def _checklist_description(sub_question: str) -> str:
 
 
 def offline_checklist(refined: str, sub_questions: list[str]) -> list[ChecklistItem]:
-    """Seed 001 step 2 offline: 3 to 7 items, ids ``c1``..``cN``, each a title that
+    """The research checklist, offline: 3 to 7 items, ids ``c1``..``cN``, each a title that
     reads as what the answer must cover ("How PostgreSQL protects against
     transaction ID wraparound", "Which settings control it").
 
@@ -488,7 +488,7 @@ def offline_checklist(refined: str, sub_questions: list[str]) -> list[ChecklistI
             for n, d in enumerate(descriptions[:CHECKLIST_MAX], start=1)]
 
 
-# -- seed 003 step kinds -----------------------------------------------------------
+# -- step kinds ---------------------------------------------------------------------
 
 _DEPENDENT_LEAD = frozenset({"summarize", "summarise", "synthesize", "synthesise", "recommend",
                              "conclude", "combine", "integrate", "consolidate"})
@@ -503,7 +503,7 @@ _HYBRID_PHRASES = ("when should", "when to", "which is", "which one")
 
 
 def classify_step(sub_question: str, index: int) -> StepKind:
-    """Seed 003's step kind. The original question (index 0) is always INDEPENDENT:
+    """The step's kind. The original question (index 0) is always INDEPENDENT:
     nothing precedes it. Otherwise a sub-question that opens with an analysis verb
     ("Summarize...", "Recommend...") or refers back to earlier findings is DEPENDENT;
     one that compares or chooses is HYBRID; the rest are factual look-ups."""
@@ -525,7 +525,7 @@ _PUBMED_TERMS = 3
 
 
 def pubmed_query(text: str) -> str:
-    """Seed 001 step 3a offline: a PubMed query in PubMed syntax, the text's first key
+    """A PubMed query, offline: a query in PubMed syntax, the text's first key
     terms each searched in title/abstract and joined with AND, e.g.
     ``"mesothelioma"[tiab] AND "immunotherapy"[tiab]``."""
     words = [w for w in key_terms(text) if len(w) > 2][:_PUBMED_TERMS] or key_terms(text)[:1]

@@ -1,6 +1,6 @@
 """Offline claim extraction and checklist coverage.
 
-This module stands in for seed 000's LLM claim extraction (and seed 001's step 3d
+This module stands in for the model's claim extraction (and its checklist
 completeness check) while the engine runs without an LLM. It produces what that LLM
 is asked for, ``text`` + ``supportingIndices`` + ``contradictingIndices``, plus exact
 citations, and is deterministic.
@@ -445,7 +445,7 @@ def extract_claims(
 
 
 def assess_coverage(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> list[ChecklistItem]:
-    """Seed 001 step 3d offline: SATISFIED with two or more matching claims, PARTIAL
+    """The completeness check, offline: SATISFIED with two or more matching claims, PARTIAL
     with one, UNSATISFIED with none (see :func:`claim_matches_item`); ``evidence``
     lists the matching claim ids. The items given are not modified."""
     claim_terms = [(c.id, set(terms(c.text))) for c in claims]
@@ -461,7 +461,7 @@ def assess_coverage(checklist: Sequence[ChecklistItem], claims: Sequence[Claim])
 
 
 def knowledge_gaps(checklist: Sequence[ChecklistItem]) -> list[str]:
-    """Descriptions of the items not satisfied; partial ones say so (seed 001's
+    """Descriptions of the items not satisfied; partial ones say so (as in
     "item3 - partial coverage")."""
     gaps: list[str] = []
     for item in checklist:

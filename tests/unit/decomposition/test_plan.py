@@ -1,4 +1,4 @@
-"""Seed 000 Stage 1 parsing rules, the offline planner, and refinement queries."""
+"""The decomposition answer's parsing rules, the offline planner, and refinement queries."""
 
 from __future__ import annotations
 
