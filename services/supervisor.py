@@ -136,7 +136,8 @@ class Supervisor:
     def _exited(self, name: str, st: ServiceState, code: int, now: float) -> None:
         lived = now - st.started
         st.consecutive_failures = 1 if lived >= self.backoff_max_s else st.consecutive_failures + 1
-        delay = min(self.backoff_max_s, self.backoff_s * 2 ** (st.consecutive_failures - 1))
+        # The exponent is bounded: a service failing for days must not overflow the float.
+        delay = min(self.backoff_max_s, self.backoff_s * 2 ** min(st.consecutive_failures - 1, 40))
         st.last_exit_code, st.last_exit_at, st.pid = code, _now(), None
         st.restart_at, st.next_restart_in_s = now + delay, round(delay, 2)
         if st.consecutive_failures >= CRASH_LOOP_AFTER:

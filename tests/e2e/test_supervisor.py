@@ -213,3 +213,22 @@ def test_the_lifeline_wrapper_signals_its_server_when_its_parent_vanishes(tmp_ro
     assert any(p.name() == "sleep" for p in orphans), orphans  # the "server" below the wrapper
     _, alive = psutil.wait_procs(orphans, timeout=10)
     assert not alive, alive
+
+
+def test_restart_delays_double_up_to_the_cap_and_a_long_run_resets_them() -> None:
+    from services.supervisor import ServiceState, Supervisor
+
+    sup = Supervisor({}, names=(), backoff_s=1.0, backoff_max_s=60.0)
+    st = ServiceState(started=0.0)
+    delays, states = [], []
+    for _ in range(9):
+        sup._exited("digest", st, 1, st.started + 0.5)  # noqa: SLF001 - quick exits in a row
+        delays.append(st.next_restart_in_s)
+        states.append(st.state)
+    assert delays == [1, 2, 4, 8, 16, 32, 60, 60, 60]
+    assert states[:2] == ["restarting"] * 2 and set(states[2:]) == {"crash_looping"}
+    for _ in range(2000):  # days of failures: still the cap, no overflow
+        sup._exited("digest", st, 1, st.started + 0.5)  # noqa: SLF001
+    assert st.next_restart_in_s == 60
+    sup._exited("digest", st, 1, st.started + 61)  # noqa: SLF001 - it had run for longer than the cap
+    assert st.consecutive_failures == 1 and st.next_restart_in_s == 1
