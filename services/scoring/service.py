@@ -2,9 +2,9 @@
 
 Consumes ``research.stage.score``; emits ``research.stage.plan`` (a refinement pass)
 or ``research.stage.synthesize``.
-Scores every source (SourceScorer: authority, recency, relevance, credibility); has claims proposed (by the model
-when one is configured, else by the offline engine) and keeps only those whose
-snippet ids exist, whose quotes verify against the archived source texts and whose
+Scores every source (SourceScorer: authority, recency, relevance, credibility); has
+claims proposed (by the model when one is configured, else by the offline engine) and
+keeps only those whose snippet ids exist, whose quotes verify against the archived source texts and whose
 text is grounded in its quotes (services/scoring/model_claims.py); scores them with
 ClaimScorer, computes the job confidence, and judges the checklist's coverage against
 the verified claims (services/scoring/coverage.py). Rejected claims travel on with
