@@ -245,9 +245,17 @@ class NatsServer:
 
     def stop(self) -> None:
         _stop(self.proc, signal.SIGTERM, 10)
+        self._forget_pid()
 
     def kill(self) -> None:
         _stop(self.proc, signal.SIGKILL, 5)
+        self._forget_pid()
+
+    def _forget_pid(self) -> None:
+        # nats-server leaves its pid file behind; once it has exited, only a crash
+        # should leave one for the next start to find.
+        if self.proc is not None and self.proc.poll() is not None:
+            (self.store_dir / "nats-server.pid").unlink(missing_ok=True)
 
 
 _PG_SYSTEM_USER = "embedded_postgres"
