@@ -75,23 +75,23 @@ async def _ask(prepared: Prepared, llm: JobLLM) -> tuple[ReportDraft | None, str
     except LLMInvalidOutput as exc:
         log.warning("the model's report is unusable (%s): writing it offline", exc)
         return None, f"its answer did not validate: {exc}"
-    if draft is _NO_DRAFT:
-        return None, "the job's token budget was spent" if llm.budget_hit else "no model is configured"
+    if draft is _NO_DRAFT:  # the LLM layer made no call: the budget has no room for it
+        return None, "the job's token budget was spent"
     return draft, None
 
 
-def _flatten(draft: ReportDraft, known_items: set[str]) -> tuple[list[Sentence], list[tuple[str, int, int]], int]:
-    """Every sentence with where it goes: ("summary" or an item id, paragraph, index).
+def _flatten(draft: ReportDraft, known_items: set[str]) -> tuple[list[Sentence], list[tuple[str, int]], int]:
+    """Every sentence with where it goes: ("summary" or an item id, paragraph number).
     Sections for checklist items that do not exist are dropped; their sentences counted."""
     sentences: list[Sentence] = []
-    where: list[tuple[str, int, int]] = []
+    where: list[tuple[str, int]] = []
     dropped = 0
 
     def add(part: str, paragraphs: Sequence[DraftParagraph]) -> None:
         for p, paragraph in enumerate(paragraphs):
             for s in paragraph.sentences:
                 sentences.append(Sentence(text=s.text, claim_ids=list(s.claim_ids)))
-                where.append((part, p, len(sentences)))
+                where.append((part, p))
 
     add("summary", draft.executive_summary)
     seen: set[str] = set()
@@ -104,26 +104,24 @@ def _flatten(draft: ReportDraft, known_items: set[str]) -> tuple[list[Sentence],
     return sentences, where, dropped
 
 
-def _paragraphs(part: str, sentences: Sequence[Sentence], where: Sequence[tuple[str, int, int]],
-                verdict: Verdict) -> list[list[Sentence]]:
+def _paragraphs(part: str, where: Sequence[tuple[str, int]], verdict: Verdict) -> list[list[Sentence]]:
     out: dict[int, list[Sentence]] = {}
-    for pos, (p_part, p, _) in enumerate(where):
+    for pos, (p_part, p) in enumerate(where):
         if p_part == part and pos in verdict.kept:
             out.setdefault(p, []).append(verdict.kept[pos])
     return [out[p] for p in sorted(out)]
 
 
-def _body(prepared: Prepared, sentences: Sequence[Sentence], where: Sequence[tuple[str, int, int]],
-          verdict: Verdict) -> tuple[Body, list[str]]:
+def _body(prepared: Prepared, where: Sequence[tuple[str, int]], verdict: Verdict) -> tuple[Body, list[str]]:
     offline_parts: list[str] = []
-    summary = _paragraphs("summary", sentences, where, verdict)
+    summary = _paragraphs("summary", where, verdict)
     if not summary:
         summary = offline_summary(prepared)
         offline_parts.append("the executive summary")
     placed = placement(prepared.checklist, prepared.claims)
     sections: list[Section] = []
     for item in prepared.checklist:
-        paragraphs = _paragraphs(item.id, sentences, where, verdict)
+        paragraphs = _paragraphs(item.id, where, verdict)
         if paragraphs:
             sections.append(Section(item=item, paragraphs=paragraphs))
         elif any(addresses(item, c) for c in prepared.claims):
@@ -154,7 +152,7 @@ async def write_report(envelope: JobEnvelope, llm: JobLLM, *, partial_reason: st
                         partial_reason=partial_reason, council=council)
     sentences, where, dropped = _flatten(draft, {i.id for i in prepared.checklist})
     verdict = await verify_sentences(sentences, prepared.claims, llm, min_support=min_support)
-    body, offline_parts = _body(prepared, sentences, where, verdict)
+    body, offline_parts = _body(prepared, where, verdict)
     written = Draft(body=body, writer=llm.label, offline_parts=offline_parts,
                     sentences_removed=len(verdict.removed) + dropped, sentences_reasked=verdict.reasked)
     return assemble(prepared, written, partial_reason=partial_reason, council=council)
