@@ -5,8 +5,9 @@ excerpts and text hashes, claims, usage, deadline) and never raw page bodies: NA
 refuses payloads over 1 MiB, so canonical texts live in the object store and the
 envelope holds their ``sha256-…`` key.
 
-Models that come from seed 000 (the source object, claims, job confidence) keep its
-camelCase field names on the wire; the digest payload keeps seed 002's snake_case.
+The source object, claims and job confidence use camelCase field names on the wire
+(the tool's public output format); the digest payload uses snake_case (``digest/v1``).
+docs/architecture.md, "The job envelope", walks through every field.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class CredibilityTier(StrEnum):
     FLAGGED = "FLAGGED"
 
 
-# Seed 000's credibility score of each tier (SourceScorer); the digest stage ranks by it too.
+# The credibility score of each tier (SourceScorer, docs/research-method.md); the digest stage ranks by it too.
 TIER_SCORES: dict[CredibilityTier, float] = {
     CredibilityTier.PRIMARY_SOURCE: 1.0,
     CredibilityTier.AUTHORITATIVE: 0.85,
@@ -68,7 +69,7 @@ class RetrievalMethod(StrEnum):
 
 
 class StepKind(StrEnum):
-    """Seed 003's plan step types."""
+    """How a plan step is researched: searched alone, searched with earlier results, or analysis only."""
 
     INDEPENDENT = "independent"  # searchable on its own
     HYBRID = "hybrid"  # searchable, but needs earlier results
@@ -118,7 +119,7 @@ class Plan(_Wire):
     sub_questions: list[SubQuestion]
     checklist: list[ChecklistItem]
     queries: list[SearchQuery] = Field(default_factory=list)  # this iteration's queries
-    in_scope: list[str] = Field(default_factory=list)  # seed 001 step 1's scope boundaries
+    in_scope: list[str] = Field(default_factory=list)  # the research brief's scope boundaries
     out_of_scope: list[str] = Field(default_factory=list)
     key_terms: list[str] = Field(default_factory=list)
     engine: str = "offline"  # what wrote the plan: "offline" or "provider:model"
@@ -136,7 +137,7 @@ class EvidenceSnippet(_Wire):
 
 
 class DigestPayload(_Wire):
-    """Seed 002's DigestPayload, field for field."""
+    """The ``digest/v1`` payload of a digested source (docs/research-method.md, "Digests and locators")."""
 
     version: str = "1.0"
     content_type: Literal["digest/v1"] = "digest/v1"
@@ -151,7 +152,7 @@ class DigestPayload(_Wire):
 
 
 class FidelityRecord(_Wire):
-    """Seed 002's fidelity record: what a phase did to a source's size, in tokens
+    """The fidelity record: what a phase did to a source's size, in tokens
     estimated as characters / 4. ``reason`` is ``digest_compression`` for a digest,
     ``digest_skipped:<why>`` for a source that passed through intact."""
 
@@ -163,7 +164,7 @@ class FidelityRecord(_Wire):
 
 
 class Source(_CamelWire):
-    """Seed 000's source object, plus the references later stages need."""
+    """A retrieved source (what any provider returns, normalized), plus the references later stages need."""
 
     id: str
     text: str  # bounded excerpt; the whole canonical text is in the object store
@@ -259,7 +260,7 @@ class StageUsage(_Wire):
 
 
 class Usage(_Wire):
-    """Token usage per stage (seed 000's ``tokenUsage``); zero while every stage runs offline."""
+    """Token usage per stage (the result's ``tokenUsage``); zero while every stage runs offline."""
 
     by_stage: dict[str, StageUsage] = Field(default_factory=dict)
 

@@ -84,7 +84,7 @@ class ChecklistCoverage(BaseModel):
 
 
 class OutputSource(BaseModel):
-    """Seed 001's output source."""
+    """A source as listed in the tool's output object."""
 
     id: str
     type: str
@@ -94,7 +94,7 @@ class OutputSource(BaseModel):
 
 
 class ResearchOutput(BaseModel):
-    """Seed 001's output object."""
+    """The ``deep_research`` tool's output object (answer, sources, checklist coverage, status)."""
 
     trace_id: str
     answer: str
@@ -181,7 +181,7 @@ class JobStatusChanged(_Event):
     reason: str | None = None
 
 
-# -- digest audit events (seed 002), on research.events.<job_id>.digest.<what> ------------
+# -- digest audit events, on research.events.<job_id>.digest.<what> ----------------------
 
 
 class DigestSkipReason(StrEnum):

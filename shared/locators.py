@@ -1,4 +1,4 @@
-"""Evidence locators (seed 002): ``char:{start}-{end}`` and, for PDFs,
+"""Evidence locators: ``char:{start}-{end}`` and, for PDFs,
 ``page:{n}:char:{start}-{end}``.
 
 Offsets are 0-based, end-exclusive positions in the whole canonical text; the page

@@ -3,9 +3,9 @@
 Each step asks the LLM layer for a pydantic model and passes the offline engine's
 answer for the same step, which is used when no model is configured or the job's token
 budget is spent. What the model returns always goes through the same rules as the
-offline answer: sub-questions through seed 000's parser (strip numbering, dedupe,
+offline answer: sub-questions through plan.parse_sub_questions (strip numbering, dedupe,
 original first, cap 8, ``[query]`` when the answer is junk), queries through the
-never-repeat filter. A model answer that fails validation falls back as seed 000 says;
+never-repeat filter. A model answer that fails validation falls back to ``[query]``;
 a refused call (bad key, bad request) fails the job; an unavailable provider is retried
 by the stage runner.
 """
@@ -75,7 +75,7 @@ class StepDraft(BaseModel):
 class Decomposition(BaseModel):
     """Record the sub-questions (1 to 8), their kinds and their search queries."""
 
-    # No maxItems: seed 000 caps a long list at 8 rather than rejecting it.
+    # No maxItems: a long list is capped at 8 by the parser rather than rejected.
     sub_questions: list[StepDraft] = Field(min_length=1, description="1 to 8 sub-questions")
 
 
@@ -183,7 +183,7 @@ def _dedupe(queries: list[SearchQuery]) -> list[SearchQuery]:
 
 
 async def plan_first(request: ResearchRequest, llm: JobLLM, *, max_sub_questions: int) -> Plan:
-    """Seed 001 steps 1, 2 and 3a and seed 000 Stage 1 for iteration 0."""
+    """Iteration 0: the research brief, the checklist, sub-questions and their first queries."""
     offline = first_plan(request, max_sub_questions=max_sub_questions)
     if llm.offline:
         return offline
@@ -216,10 +216,10 @@ async def plan_first(request: ResearchRequest, llm: JobLLM, *, max_sub_questions
             offline=lambda: Decomposition(sub_questions=[StepDraft(question=s.text, kind=s.kind) for s in offline.sub_questions]),
         )).sub_questions
     except LLMInvalidOutput as exc:
-        log.warning("sub-questions unusable (%s): falling back to the question (seed 000)", exc)
+        log.warning("sub-questions unusable (%s): falling back to the question", exc)
         drafts = []
 
-    # Seed 000 Stage 1, exactly: the model's list goes through the same parser.
+    # The model's list goes through the same parser as the offline answer.
     texts = parse_sub_questions(json.dumps([d.question for d in drafts]) if drafts else None,
                                 request.question, cap=max_sub_questions)
     by_key: dict[str, StepDraft] = {}

@@ -1,5 +1,5 @@
-"""The planner's prompts (seed 001 steps 1, 2, 3a; seed 003 phases 0 and 1; seed 004
-clarify and brief).
+"""The planner's prompts: clarifying questions, the research brief and checklist,
+sub-questions with their step kinds and queries, and refinement queries.
 
 Untrusted text (the user's question, context and answers, and summaries of source
 text) only ever appears inside ``<…>`` blocks built by :func:`shared.prompting.block`,

@@ -4,8 +4,8 @@ Consumes ``research.stage.plan``; emits ``research.stage.retrieve``, or a
 ``clarification`` event when the request allowed clarifying questions and the question
 needs them (the gateway then holds the job in AWAITING_INPUT until the user answers).
 First pass (iteration 0): research brief (refined question, scope, key terms,
-checklist), 1-8 sub-questions by seed 000's rules, step kinds and per-provider search
-queries. Refinement passes (iteration > 0, sent by scoring): new queries aimed only at
+checklist), 1-8 sub-questions (parsed by plan.parse_sub_questions), step kinds and
+per-provider search queries. Refinement passes (iteration > 0, sent by scoring): new queries aimed only at
 the checklist items still open, never repeating a query already run for the job.
 Model work goes through the LLM layer (planner.py); the offline engine is plan.py.
 With a council configured (RESEARCH_COUNCIL_MODELS), each member reviews the first
@@ -14,10 +14,8 @@ plan: a ``council`` event per verdict, carried to the report in the envelope's n
 
 from __future__ import annotations
 
-from faststream.nats import NatsMessage
 
 from services.decomposition.planner import clarifying_questions, plan_first, plan_refinement
-from shared import subjects
 from shared.council import Council, brief_review_notes
 from shared.envelope import JobEnvelope, Plan
 from shared.events import ClarificationRequested, CouncilReviewed
@@ -30,11 +28,7 @@ broker, app, runner = stage_app(Stage.PLAN, settings)
 council = Council.from_settings(settings)  # RESEARCH_COUNCIL_MODELS; empty: no review
 
 
-@broker.subscriber(subjects.PLAN, **runner.subscriber_options())
-async def on_plan(msg: NatsMessage) -> None:
-    await runner.handle(msg, plan_job)
-
-
+@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
 async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | ClarificationRequested:
     if envelope.plan is None:
         if questions := await clarifying_questions(envelope.request, ctx.llm):

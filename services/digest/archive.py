@@ -3,11 +3,11 @@
 The digest stage archives the texts it digests; the synthesis stage archives every
 other source that reaches it, so each source a report cites can be verified.
 
-Seed 002 archives to a local file; here every process must reach it, so it is the
-JetStream object store ``DIGEST_ARCHIVE_BUCKET`` (created with a max age of
-``DIGEST_ARCHIVE_RETENTION_DAYS``), keyed by the text's ``sha256-<hex>``. A PDF's page
-map (each page's start offset) travels in the object's description, so a page locator
-can be checked too. Reading checks the text against its hash.
+A local file would do for one process, but every digest and synthesis process must
+reach the archive, so it is the JetStream object store ``DIGEST_ARCHIVE_BUCKET``
+(created with a max age of ``DIGEST_ARCHIVE_RETENTION_DAYS``), keyed by the text's
+``sha256-<hex>``. A PDF's page map (each page's start offset) travels in the object's
+description, so a page locator can be checked too. Reading checks the text against its hash.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 002's circuit breaker: stop starting digests when most recent ones fail.
+"""The digest circuit breaker: stop starting digests when most recent ones fail.
 
 A sliding window of the last ``window`` outcomes; the breaker opens when failures are
 *more than* ``threshold`` of them with at least ``min_samples`` recorded. While open,

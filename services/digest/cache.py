@@ -1,9 +1,9 @@
-"""The digest cache (seed 002): in-process entries backed by a JetStream KV bucket.
+"""The digest cache: in-process entries backed by a JetStream KV bucket.
 
 Key: ``digest:{version}:{source_id}:{content_hash}:{query_hash}:{config_hash}``, every
 factor that changes a digest, so a changed text, question or configuration misses.
 The in-process cache holds ``max_entries`` (100) and, when full, drops the oldest half
-(seed 002's half-flush: one cheap sweep instead of bookkeeping on every read). The
+(a half-flush: one cheap sweep instead of bookkeeping on every read). The
 shared cache lets another digest process, or the same question tomorrow, reuse a
 digest; its entries live as long as the archive its locators point into. A shared
 cache that does not answer is a miss, never a failed digest.
@@ -34,7 +34,7 @@ _KV_KEY = re.compile(r"^[-/_=a-zA-Z0-9]+(\.[-/_=a-zA-Z0-9]+)*$")
 
 def cache_key(*, source_id: str, content_hash: str, query_hash: str, config_hash: str,
               version: str = DIGEST_IMPL_VERSION) -> str:
-    """Seed 002's key. ``content_hash`` is the SHA-256 hex of the canonical text (the
+    """The cache key. ``content_hash`` is the SHA-256 hex of the canonical text (the
     ``sha256-`` prefix of a text key is dropped)."""
     content = content_hash.removeprefix("sha256-").removeprefix("sha256:")
     return f"digest:{version}:{source_id}:{content}:{query_hash}:{config_hash}"

@@ -45,14 +45,14 @@ from shared.text import hash_label, short_hash
 
 log = logging.getLogger(__name__)
 
-ARCHIVE_LINK = "_digest_archive_hash"  # seed 002's metadata key linking a source to its archive
+ARCHIVE_LINK = "_digest_archive_hash"  # the metadata key linking a source to its archived text
 
 Publish = Callable[[BaseModel], Awaitable[None]]
 Progress = Callable[..., Awaitable[None]]
 
 
 def chars_to_tokens(chars: int) -> int:
-    """Seed 002's estimate: a token is about four characters."""
+    """The fidelity record's estimate: a token is about four characters."""
     return chars // 4
 
 
@@ -104,7 +104,7 @@ class Digestor:
     async def run(self, envelope: JobEnvelope) -> list[Source]:
         """The envelope's sources, each digested or passed through with a reason."""
         self._job_id, self._iteration = envelope.job_id, envelope.iteration
-        self.breaker.reset()  # seed 002: reset at each research iteration
+        self.breaker.reset()  # a new iteration gets a fresh start
         question = envelope.request.question
         focus = [sq.text for sq in envelope.plan.sub_questions] if envelope.plan else []
         qhash = conditioning_hash(question, focus)

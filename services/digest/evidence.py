@@ -1,4 +1,4 @@
-"""Query-conditioned extractive digests with verifiable locators (seed 002).
+"""Query-conditioned extractive digests with verifiable locators.
 
 Guarantees:
 
@@ -11,8 +11,8 @@ Guarantees:
 
 Locator offsets are 0-based, end-exclusive positions in the whole canonical text; the
 ``page:{n}:`` prefix (1-based) tells a reader which page the quote starts on, so the
-one check ``canonical_text[start:end] == text`` holds for every locator (seed 002's
-verification rule), PDF or not.
+one check ``canonical_text[start:end] == text`` holds for every locator (the rule the
+verify endpoint applies), PDF or not.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def build_digest(
     max_chars: int = 400,
     summary_sentences: int = 3,
 ) -> DigestPayload:
-    """Seed 002's digest of ``canonical_text`` for ``query`` (and the ``focus`` texts,
+    """The ``digest/v1`` payload of ``canonical_text`` for ``query`` (and the ``focus`` texts,
     e.g. checklist items), by extraction only."""
     if max_chars < 1:
         raise ValueError(f"max_chars must be positive, got {max_chars}")

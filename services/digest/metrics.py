@@ -1,4 +1,4 @@
-"""Seed 002's digest metrics, for Prometheus.
+"""The digest stage's metrics, for Prometheus.
 
 One registry per :class:`DigestMetrics` (tests make their own); the digest process
 serves its registry on ``DIGEST_METRICS_PORT`` when that is set.

@@ -1,11 +1,11 @@
-"""Which sources get digested (seed 002's digest policy, quality ranking and selection).
+"""Which sources get digested (the digest policy, quality ranking and selection).
 
-Quality is not in seed 002's source model, so it is defined here from what every
-source carries (seed 000's fields):
+A source carries no quality field, so quality is defined here from what every
+source carries:
 
     quality_score = 0.4 * tier_score + 0.3 * domain_authority / 100 + 0.3 * relevance_score
 
-with seed 000's credibility tier scores (PRIMARY_SOURCE 1.0, AUTHORITATIVE 0.85,
+with the source scorer's credibility tier scores (PRIMARY_SOURCE 1.0, AUTHORITATIVE 0.85,
 SECONDARY 0.65, UNVERIFIED 0.3, FLAGGED 0). HIGH is a score of at least 0.7, MEDIUM at
 least 0.45, anything lower LOW; a FLAGGED source is always LOW. Credibility weighs most
 because compressing an unreliable page spends model calls on text scoring will

@@ -1,4 +1,4 @@
-"""The digest service (seed 002).
+"""The digest service.
 
 Consumes ``research.stage.digest``; emits ``research.stage.score``, and on
 ``research.events.<job_id>.digest.*`` the audit events ``digest.started``,
@@ -17,7 +17,6 @@ on it.
 from __future__ import annotations
 
 import nats
-from faststream.nats import NatsMessage
 from pydantic import BaseModel
 
 from services.digest.archive import Archive
@@ -26,7 +25,7 @@ from services.digest.cache import DigestCache, LocalCache, SharedCache
 from services.digest.digestor import Digestor
 from services.digest.metrics import DigestMetrics
 from shared import metrics as shared_metrics
-from shared import subjects, topology
+from shared import topology
 from shared.envelope import JobEnvelope
 from shared.settings import DigestSettings
 from shared.stage import StageContext, publish_event, stage_app
@@ -57,11 +56,7 @@ async def _storage_and_metrics() -> None:
         metrics.serve(settings.digest_metrics_port, settings.digest_metrics_host)
 
 
-@broker.subscriber(subjects.DIGEST, **runner.subscriber_options())
-async def on_digest(msg: NatsMessage) -> None:
-    await runner.handle(msg, digest_job)
-
-
+@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
 async def digest_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     async def publish(event: BaseModel) -> None:
         source = getattr(event, "source_id", "")

@@ -1,4 +1,4 @@
-"""The gateway's tables (seed 000, Database Storage). The gateway is their only writer.
+"""The gateway's tables (docs/architecture.md, "Data model"). The gateway is their only writer.
 
 SQLModel families as in full-stack-fastapi-template: ``JobBase`` holds what a client
 sends, ``Job`` is the table, ``JobPublic`` what the API returns.
@@ -154,5 +154,5 @@ class SourceRow(SQLModel, table=True):
     text_hash: str = Field(max_length=80)
     excerpt: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
     digest: dict[str, Any] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
-    fidelity: dict[str, Any] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))  # seed 002's record
+    fidelity: dict[str, Any] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))  # digest stage's record
     created_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False))

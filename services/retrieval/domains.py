@@ -1,6 +1,6 @@
 """Credibility tier and domain authority of a web source, from a replaceable data table.
 
-Seed 000 scores a source by its ``credibilityTier`` and ``domainAuthority``; both come
+The source scorer weighs a source's ``credibilityTier`` and ``domainAuthority``; both come
 from ``services/retrieval/data/domains.toml`` (shipped as package data), or from the
 file named by ``RESEARCH_DOMAIN_TABLE``, which replaces it wholesale (a deployment's own
 judgement of which sites it trusts is policy, not code).

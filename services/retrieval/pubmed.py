@@ -1,5 +1,5 @@
 """PubMed through NCBI E-utilities: ``esearch`` (JSON) for PMIDs, ``efetch`` (XML) for
-the records, each record normalized to seed 000's source object.
+the records, each record normalized to the envelope's source object.
 
 What E-utilities does that a naive client gets wrong, and what this module does:
 
@@ -300,7 +300,7 @@ def _retry_after(response: httpx.Response) -> float:
 
 
 class PubMedProvider:
-    """PubMed as a search provider: records as seed 000 sources, PRIMARY_SOURCE, their
+    """PubMed as a search provider: records as sources, PRIMARY_SOURCE, their
     text (title and labelled abstract) archived. Records without an abstract carry no
     evidence to quote and are left out."""
 

@@ -5,7 +5,7 @@ Consumes ``research.stage.retrieve``; emits ``research.stage.digest``.
 Runs the plan's queries for this iteration (queries the job already ran are skipped)
 on every selected provider at once: the local corpora (BM25), the web (Tavily) and
 PubMed, under a bounded concurrency (:mod:`services.retrieval.providers`). Results
-merge and deduplicate into seed 000 source objects whose canonical texts are archived
+merge and deduplicate into source objects whose canonical texts are archived
 in the object store, so the envelope carries only hashes and bounded excerpts. Paid
 searches go through a search cache shared by every process of this service, and
 E-utilities requests through a rate limiter shared the same way.
@@ -22,7 +22,6 @@ import asyncio
 import hashlib
 
 import httpx
-from faststream.nats import NatsMessage
 from nats.js import JetStreamContext
 
 from services.retrieval.index import ChunkHit, LocalSearcher, list_corpora
@@ -41,7 +40,7 @@ from services.retrieval.pubmed import PubMedClient, PubMedProvider
 from services.retrieval.ratelimit import KvRateLimiter, ncbi_rate
 from services.retrieval.search_cache import SearchCache
 from services.retrieval.web import WebProvider, make_tavily_client
-from shared import subjects, topology
+from shared import topology
 from shared.envelope import JobEnvelope, ResearchRequest, RetrievalMethod, Source
 from shared.errors import PermanentError, TransientError
 from shared.settings import StageSettings
@@ -122,11 +121,6 @@ async def _close_clients() -> None:
     await remote.aclose()
 
 
-@broker.subscriber(subjects.RETRIEVE, **runner.subscriber_options())
-async def on_retrieve(msg: NatsMessage) -> None:
-    await runner.handle(msg, retrieve_job)
-
-
 def _local_search(query: str, request: ResearchRequest) -> Search:
     async def run() -> list[ChunkHit]:
         return await asyncio.to_thread(searcher.search, query, corpora=request.corpora, k=settings.research_local_results_per_query)
@@ -134,6 +128,7 @@ def _local_search(query: str, request: ResearchRequest) -> Search:
     return Search(RetrievalMethod.RAG, query, run, retry=False)
 
 
+@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
 async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     plan = envelope.plan
     if plan is None:

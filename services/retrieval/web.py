@@ -1,7 +1,7 @@
 """The web provider: Tavily search through ``tavily-python``'s async client.
 
 One search asks for up to ``RESEARCH_WEB_RESULTS_PER_QUERY`` results with their raw
-content. Seed 004's order for full texts: Tavily's own extraction first (raw content
+content. Full texts come from, in order: Tavily's own extraction (raw content
 with the search, then one ``/extract`` call for the results that came without it),
 then our fetcher (:func:`services.retrieval.fetch.fetch_document`, with its SSRF and
 size rules), and the search snippet as the last resort, so every result has a text.

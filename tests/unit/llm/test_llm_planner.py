@@ -116,7 +116,7 @@ async def test_plan_is_parsed_validated_and_follows_seed_000(anthropic: Anthropi
     assert plan.refined_question == BRIEF["refined_question"]
     assert [c.description for c in plan.checklist] == BRIEF["checklist"]
     assert plan.out_of_scope == ["peritoneal mesothelioma"]
-    # Seed 000: original first, numbering stripped, case-insensitive duplicate dropped.
+    # The parser's rules: original first, numbering stripped, case-insensitive duplicate dropped.
     assert [s.text for s in plan.sub_questions] == [
         Q,
         "What survival benefit do checkpoint inhibitors give in mesothelioma?",

@@ -1,6 +1,6 @@
 """The web provider: the real tavily-python client against a loopback fake of Tavily's
 API, full texts (raw content, /extract, our fetcher, the snippet), normalization to
-seed 000 sources, and Tavily's typed errors translated into ours."""
+the envelope's sources, and Tavily's typed errors translated into ours."""
 
 from __future__ import annotations
 

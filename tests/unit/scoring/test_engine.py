@@ -1,4 +1,4 @@
-"""Seed 000's scoring formulas, checked against hand-computed numbers."""
+"""The scoring formulas (docs/research-method.md), checked against hand-computed numbers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The offline report: citations resolve, sections present, seed 001's output object."""
+"""The offline report: citations resolve, sections present, the tool's output object."""
 
 from __future__ import annotations
 
