@@ -1,4 +1,4 @@
-"""DigestPayload against seed 002's example, field for field."""
+"""DigestPayload against the reference example of the digest/v1 format, field for field."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from shared.envelope import DigestPayload, Source
 
 SEEDS = Path(__file__).resolve().parents[4] / "shared" / "seeds"
 
-# Seed 002's "DigestPayload Structure" example, verbatim.
+# The reference digest/v1 example (a "DigestPayload Structure" section), verbatim.
 SEED_EXAMPLE = """{
   "version": "1.0",
   "content_type": "digest/v1",
@@ -37,10 +37,11 @@ SEED_EXAMPLE = """{
 
 
 def test_the_example_is_the_seeds() -> None:
-    """Guards the copy above against drifting from the spec, when the seed is at hand."""
+    """Guards the copy above against drifting from the format's reference document, when
+    a copy of it happens to sit beside the checkout (it is not part of the repo)."""
     seed = next(iter(SEEDS.glob("002_*.txt")), None)
     if seed is None:
-        pytest.skip("seed 002 is not next to this checkout")
+        pytest.skip("the digest format's reference document is not next to this checkout")
     text = seed.read_text()
     start = text.index("```json", text.index("### DigestPayload Structure")) + len("```json")
     assert json.loads(text[start : text.index("```", start)]) == json.loads(SEED_EXAMPLE)
