@@ -1,7 +1,8 @@
-"""Seed 000's scoring engine: source scores, claim scores, job confidence.
+"""The scoring engine: source scores, claim scores, job confidence.
 
-The formulas are seed 000's, unchanged; every score this module returns lies in
-[0, 1]. The only additions are for inputs the seed does not describe: a domain
+The formulas are written out in docs/research-method.md ("Sources and their scores",
+"Claim scores and job confidence"); every score this module returns lies in [0, 1].
+Beyond the formulas, inputs they leave undefined are made well-defined: a domain
 authority outside 0..100 and a non-finite relevance are brought into range, a
 publication date in the future counts as published today, a naive datetime is read
 as UTC, and claim indices that point at no source (or repeat) are ignored.
@@ -36,7 +37,7 @@ def _aware(moment: datetime) -> datetime:
 
 
 class SourceScorer:
-    """Seed 000's SourceScorer: four weighted dimensions, composite clamped to [0, 1]."""
+    """Four weighted dimensions (authority, recency, relevance, credibility), composite clamped to [0, 1]."""
 
     authority_weight = 0.25
     recency_weight = 0.20
@@ -97,7 +98,8 @@ def valid_indices(indices: Sequence[int], size: int) -> list[int]:
 
 
 class ClaimScorer:
-    """Seed 000's ClaimScorer."""
+    """A claim's support strength (mean composite of its supporting sources), plus a bonus
+    per supporting source, minus a penalty per contradicting one, clamped to [0, 1]."""
 
     def score(self, claim: Claim, scored_sources: Sequence[ScoredSource]) -> Claim:
         """The claim with its scores set and its indices restricted to real sources."""
@@ -124,7 +126,7 @@ class ClaimScorer:
 
 
 class JobConfidenceCalculator:
-    """Seed 000's JobConfidenceCalculator: few sources scale confidence down."""
+    """The mean claim confidence, scaled down when the job has fewer than 10 sources."""
 
     def calculate(self, claims: Sequence[Claim], scored_sources: Sequence[ScoredSource]) -> JobConfidence:
         source_count = len(scored_sources)

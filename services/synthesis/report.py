@@ -1,5 +1,5 @@
 """Assembling a job's result: the facts every report shows, the offline body, and
-seed 001's output object.
+the ``deep_research`` tool's output object.
 
 Guarantees, whoever writes the prose:
 
