@@ -5,6 +5,7 @@ manifests parse and wire each stage. No Docker engine is needed: the YAML is par
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 from functools import cache
@@ -34,26 +35,62 @@ def _text(paths: list[Path]) -> str:
     return "\n".join(p.read_text() for p in paths)
 
 
-def settings_class(service: str) -> type[BaseSettings]:
-    """The settings class the service's entry module instantiates."""
-    source = (ROOT / "services" / service / "service.py").read_text()
-    names = set(re.findall(r"\b(\w+Settings)\(\)", source))
-    assert len(names) == 1, f"services/{service}/service.py builds {names or 'no'} settings"
-    return getattr(settings_module, names.pop())
+def settings_classes(service: str) -> list[type[BaseSettings]]:
+    """The settings classes the service's package instantiates (its own, and another
+    stage's when it must agree with that stage, as retrieval does with the digest)."""
+    source = _text(list((ROOT / "services" / service).rglob("*.py")))
+    names = sorted(set(re.findall(r"\b(\w+Settings)\(\)", source)))
+    assert names, f"services/{service} builds no settings"
+    return [getattr(settings_module, name) for name in names]
+
+
+def _module_file(module: str) -> Path | None:
+    path = ROOT / Path(*module.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(path: Path) -> set[Path]:
+    """The project's own modules ``path`` imports (services.*, shared.*)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] in ("services", "shared") and (f := _module_file(name)) is not None:
+                found.add(f)
+    return found
+
+
+def code_of(service: str) -> list[Path]:
+    """The service's package and every project module it imports, transitively."""
+    seen: set[Path] = set()
+    todo = list((ROOT / "services" / service).rglob("*.py"))
+    while todo:
+        path = todo.pop()
+        if path not in seen:
+            seen.add(path)
+            todo += _imports(path) - seen
+    return sorted(p for p in seen if p.name != "settings.py")
 
 
 def settings_read_by(service: str) -> set[str]:
     """Environment names of the fields of ``service``'s settings class that its code
-    reads: named in its own package or in the shared library every process imports,
-    or named nowhere but the settings module (read through a property or method of
-    the settings object, like ``data_dir`` or ``api_key_map``)."""
-    own = _text(list((ROOT / "services" / service).rglob("*.py")))
-    shared = _text([p for p in (ROOT / "shared").glob("*.py") if p.name != "settings.py"])
+    reads: named in its own package or a module it imports, or named nowhere but the
+    settings module (read through a property or method of the settings object, like
+    ``data_dir`` or ``api_key_map``)."""
+    code = _text(code_of(service))
     everywhere = _text([p for p in [*(ROOT / "services").rglob("*.py"), *(ROOT / "shared").glob("*.py")] if p.name != "settings.py"])
     read = set()
-    for name in settings_class(service).model_fields:
+    for name in {f for cls in settings_classes(service) for f in cls.model_fields}:
         word = re.compile(rf"\b{name}\b")
-        if word.search(own) or word.search(shared) or not word.search(everywhere):
+        if word.search(code) or not word.search(everywhere):
             read.add(name.upper())
     return read
 
