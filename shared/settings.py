@@ -191,6 +191,17 @@ class StageSettings(CommonSettings):
 
     research_max_sub_questions: int = Field(8, ge=1, le=8)
 
+    research_verified_findings_max: int = Field(5, ge=0, le=20)
+    """Most claims shown in the report's Verified Findings (the strongest verified,
+    uncontradicted claims by confidence)."""
+
+    research_council_models: str = ""
+    """Comma-separated `provider:model` pairs (provider `anthropic` or `openai`, e.g.
+    `anthropic:claude-x,openai:gpt-y`) that review the plan before research and the
+    verified findings before the report; their disagreements appear in the report and
+    as `council` events. Empty: no council. Each uses that provider's key and base URL
+    settings; its tokens count against the job's budget."""
+
     research_max_new_sources_per_iteration: int = Field(25, ge=1, le=200)
     """New sources one retrieval pass keeps (the most relevant); the rest are dropped."""
 

@@ -16,7 +16,7 @@ from nats.js.api import DeliverPolicy
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import text as sql_text
 
-from services.digest.archive import Archive, SnippetCheck, archive_key, check_snippet
+from services.digest.archive import Archive, SnippetCheck, archive_key, check_snippet, passages_to_verify
 from services.gateway import jobs
 from services.gateway.claims import ClaimsListing, claims_listing
 from services.gateway.lifecycle import Lifecycle
@@ -288,18 +288,22 @@ class SourceVerification(BaseModel):
 @router.get("/api/research/jobs/{job_id}/sources/{source_id}/verify", response_model=SourceVerification, tags=["jobs"])
 async def verify_source(job_id: str, source_id: str, user: User, life: Life) -> SourceVerification:
     """Seed 002's verification: ``archived_text[start:end] == snippet.text`` for every
-    evidence snippet of the source's digest (and the page, for a page locator)."""
+    evidence snippet of the source's digest and every passage of it the job's claims
+    quote (and the page, for a page locator). Digested or not, a source's canonical
+    text is archived (by the digest stage, else by synthesis) under its text hash."""
     await _owned_job(life, job_id, user)
     async with life.sessions() as session:
         rows = await jobs.get_sources(session, job_id=job_id)
+        result = await jobs.get_result(session, job_id=job_id)
     row = next((r for r in rows if r.source_id == source_id), None)
     if row is None:
         raise HTTPException(404, f"source {source_id} not found in job {job_id} (sources are stored when the job completes)")
-    if row.digest is None:
+    digest = DigestPayload.model_validate(row.digest) if row.digest is not None else None
+    passages = passages_to_verify(digest, result.claims if result else [], source_id)
+    if not passages:
         why = (row.fidelity or {}).get("reason", "not digested")
-        raise HTTPException(409, f"source {source_id} has no digest ({why}), so no evidence locators to verify")
-    digest = DigestPayload.model_validate(row.digest)
-    key = archive_key(digest.source_text_hash)
+        raise HTTPException(409, f"source {source_id} has no digest ({why}) and no claim quotes it: nothing to verify")
+    key = archive_key(digest.source_text_hash) if digest else row.text_hash
     corrupt: str | None = None
     try:
         archived = await Archive(life.js).get(key)
@@ -307,7 +311,7 @@ async def verify_source(job_id: str, source_id: str, user: User, life: Life) -> 
         archived, corrupt = None, str(exc)
     except TransientError as exc:
         raise HTTPException(503, f"the digest archive did not answer: {exc}") from exc
-    checks = [check_snippet(archived, s) for s in digest.evidence_snippets]
+    checks = [check_snippet(archived, s) for s in passages]
     if corrupt:
         checks = [c.model_copy(update={"reason": corrupt}) for c in checks]
     verified = sum(c.verified for c in checks)

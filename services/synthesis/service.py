@@ -2,38 +2,102 @@
 
 Consumes ``research.stage.synthesize``; emits ``research.events.<job_id>.completed``
 carrying the result (report, seed 001 output object, scored sources, claims,
-confidence, usage), which the gateway persists. The report is extractive (written
-without an LLM, and says so); every ``[n]`` resolves to its Sources list.
+Verified Findings, confidence, usage, sentences removed), which the gateway persists,
+and, with a council configured, a ``council`` event per member's review of the
+verified findings.
+
+Guarantees: the model writes prose only, citing claim ids; code renders the
+citations, checks every sentence against its claims' quotes and removes what it
+cannot support (writer.py, verify.py); every ``[n]`` resolves to its Sources list.
+Without a model, with an unusable answer or a spent budget, the offline engine
+writes the report and says so. Every source reaching this stage has its canonical
+text archived for verification, so ``GET …/sources/{id}/verify`` answers for any
+source the report cites, digested or not.
 """
 
 from __future__ import annotations
 
-from faststream.nats import NatsMessage
+import asyncio
+import logging
 
-from services.synthesis.report import build_report
+from nats.js.errors import BucketNotFoundError
+
+from services.digest.archive import Archive
+from services.synthesis.report import prepare
+from services.synthesis.writer import write_report
 from shared import subjects
-from shared.envelope import DEADLINE_NOTE, JobEnvelope
+from shared.council import Council, brief_reviews_from_notes
+from shared.envelope import DEADLINE_NOTE, JobEnvelope, ScoredSource
+from shared.errors import PermanentError
+from shared.events import CouncilReviewed, JobCompleted
 from shared.llm import BUDGET_NOTE
-from shared.events import JobCompleted
 from shared.settings import StageSettings
-from shared.stage import StageContext, stage_app
+from shared.stage import StageContext, publish_event, stage_app
 from shared.subjects import Stage
+
+log = logging.getLogger(__name__)
 
 settings = StageSettings()
 broker, app, runner = stage_app(Stage.SYNTHESIZE, settings)
+council = Council.from_settings(settings)
 
 
-@broker.subscriber(subjects.SYNTHESIZE, **runner.subscriber_options())
-async def on_synthesize(msg: NatsMessage) -> None:
-    await runner.handle(msg, synthesize_job)
-
-
-async def synthesize_job(envelope: JobEnvelope, ctx: StageContext) -> JobCompleted:
+def _partial_reason(envelope: JobEnvelope) -> str | None:
     reasons = []
     if DEADLINE_NOTE in envelope.notes:
         reasons.append("the job's time budget ran out before research finished")
     if BUDGET_NOTE in envelope.notes:
         reasons.append("the job's token budget (RESEARCH_MAX_TOKENS_PER_JOB) was spent before research finished")
-    result = build_report(ctx.llm.apply(envelope), partial_reason="; ".join(reasons) or None)
-    await ctx.progress(1.0, "report written", sources=len(result.output.sources), claims=len(result.claims))
+    return "; ".join(reasons) or None
+
+
+async def archive_for_verification(envelope: JobEnvelope, ctx: StageContext) -> int:
+    """Archive the canonical text of every source without a digest (the digest stage
+    archived the others), so its citations can be verified later; the count archived.
+
+    Why here and not in the gateway's verify route reading the text store: the archive
+    keeps each text with its PDF page map and for DIGEST_ARCHIVE_RETENTION_DAYS, the
+    same for every source, and the route stays one code path (key -> archived text ->
+    check each locator). The digest stage runs before this one, so the bucket exists.
+    """
+    archive = Archive(ctx.js)
+
+    async def one(source: ScoredSource) -> bool:
+        try:
+            text = await ctx.texts.get(source.text_hash)
+        except PermanentError as exc:
+            log.warning("source %s cannot be archived for verification: %s", source.id, exc)
+            return False
+        await archive.put(text, source.page_starts)
+        return True
+
+    pending = [s for s in envelope.scored_sources if s.digest is None and s.text_chars > 0]
+    try:
+        done = await asyncio.gather(*(one(s) for s in pending))
+    except BucketNotFoundError:
+        log.error("the verification archive %s does not exist (has the digest service ever started?): "
+                  "%d undigested sources cannot be verified", subjects.DIGEST_ARCHIVE_BUCKET, len(pending))
+        return 0
+    return sum(done)
+
+
+@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
+async def synthesize_job(envelope: JobEnvelope, ctx: StageContext) -> JobCompleted:
+    archived = await archive_for_verification(envelope, ctx)
+    reviews = brief_reviews_from_notes(envelope.notes)
+    if council:
+        findings = await council.review_findings(envelope, prepare(envelope).claims, ctx.llm)
+        for n, review in enumerate(findings):
+            await publish_event(ctx.js, CouncilReviewed(job_id=envelope.job_id, stage=Stage.SYNTHESIZE, review=review),
+                                f"{envelope.msg_id}:council:findings:{n}")
+        reviews += findings
+    result = await write_report(
+        envelope, ctx.llm, partial_reason=_partial_reason(envelope),
+        findings_max=settings.research_verified_findings_max, min_support=settings.grounding_min_support,
+        council=reviews,
+    )
+    # The result's usage includes this stage's own calls (report, re-ask, council).
+    result = result.model_copy(update={"usage": ctx.llm.usage()})
+    await ctx.progress(1.0, "report written", sources=len(result.output.sources), claims=len(result.claims),
+                       sentences_removed=result.sentences_removed, archived=archived)
     return JobCompleted(job_id=envelope.job_id, result=result)
