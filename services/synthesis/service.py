@@ -1,7 +1,7 @@
 """The synthesis service.
 
 Consumes ``research.stage.synthesize``; emits ``research.events.<job_id>.completed``
-carrying the result (report, seed 001 output object, scored sources, claims,
+carrying the result (report, output object, scored sources, claims,
 Verified Findings, confidence, usage, sentences removed), which the gateway persists,
 and, with a council configured, a ``council`` event per member's review of the
 verified findings.
