@@ -1,4 +1,4 @@
-"""The local corpus index (seed 000's "RAG index"): documents on disk, BM25 over chunks.
+"""The local corpus index (the search stage's "RAG index"): documents on disk, BM25 over chunks.
 
 Guarantees:
 
@@ -780,6 +780,9 @@ class ChunkHit:
     doc_chars: int  # length of the document's canonical text
     page_starts: list[int] | None = None  # PDF: offset of each page in the canonical text
     page: int | None = None  # PDF: the 1-based page the chunk lies on
+    # The whole canonical text (shared, not copied), so an excerpt can reach past the
+    # chunk; "" when unknown, and the excerpt is then the chunk alone.
+    document: str = field(default="", repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -894,6 +897,7 @@ class LocalSearcher:
                     doc_chars=len(doc.text),
                     page_starts=doc.page_starts,
                     page=bisect.bisect_right(doc.page_starts, start) if doc.page_starts else None,
+                    document=doc.text,
                 )
             )
         return hits

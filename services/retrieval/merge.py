@@ -1,4 +1,4 @@
-"""Local-corpus hits as seed 000 source objects, one per document, merged across queries
+"""Local-corpus hits as research sources, one per document, merged across queries
 and research iterations.
 
 Guarantees:
@@ -8,8 +8,12 @@ Guarantees:
   from the URL, so the same document gets the same id in every job and iteration.
 * ``relevance_score`` is in 0..1: a hit's BM25 score divided by the best score of the
   query that found it (raw BM25 scores of different queries are not comparable).
+* A source's excerpt is one contiguous window of its document covering the most
+  matched chunks, the best one whole (:mod:`services.retrieval.excerpt`), or, for a
+  document longer than ``window_max_chars``, its best chunk; ``excerpt_start`` is its
+  offset in the canonical text.
 * An existing source keeps its id; spans and queries are unioned and the higher
-  relevance kept. Spans always index the canonical text named by ``text_hash``: if a
+  relevance kept (with the excerpt of the pass that gave it). Spans always index the canonical text named by ``text_hash``: if a
   re-index changed the document, the new text's spans replace the old ones.
 * The output is sorted by relevance (desc), then URL: the same input gives the same list.
 
@@ -27,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
+from services.retrieval.excerpt import excerpt_window
 from services.retrieval.index import ChunkHit
 from shared.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
 
@@ -143,7 +148,7 @@ class _Doc:
     url: str
     best: ChunkHit
     best_relevance: float
-    spans: set[tuple[int, int]] = field(default_factory=set)
+    spans: dict[tuple[int, int], float] = field(default_factory=dict)  # span -> best relevance
     found_by: list[str] = field(default_factory=list)
 
 
@@ -153,8 +158,11 @@ def merge_hits(
     tier: CredibilityTier,
     domain_authority: int,
     existing: Sequence[Source] = (),
+    window_max_chars: int | None = None,
 ) -> list[Source]:
-    """Every source in ``existing`` plus one per document hit, merged by URL."""
+    """Every source in ``existing`` plus one per document hit, merged by URL.
+    ``window_max_chars``: a longer document's excerpt is its best chunk alone (None:
+    every document's excerpt is the window over its matched chunks)."""
     docs: dict[str, _Doc] = {}
     for query, hits in hits_by_query.items():
         positive = [h for h in hits if h.score > 0]
@@ -169,7 +177,8 @@ def merge_hits(
                 doc = docs[url] = _Doc(url=url, best=hit, best_relevance=relevance)
             elif _better(hit, relevance, doc.best, doc.best_relevance):
                 doc.best, doc.best_relevance = hit, relevance
-            doc.spans.add((hit.start, hit.end))
+            span = (hit.start, hit.end)
+            doc.spans[span] = max(relevance, doc.spans.get(span, 0.0))
             if query not in doc.found_by:
                 doc.found_by.append(query)
 
@@ -177,7 +186,7 @@ def merge_hits(
     for source in existing:
         merged.setdefault(source.url, source)
     for url, doc in docs.items():
-        fresh = _to_source(doc, tier=tier, domain_authority=domain_authority)
+        fresh = _to_source(doc, tier=tier, domain_authority=domain_authority, window_max_chars=window_max_chars)
         old = merged.get(url)
         merged[url] = fresh if old is None else _merge(old, fresh)
     return sorted(merged.values(), key=lambda s: (-s.relevance_score, s.url))
@@ -187,12 +196,17 @@ def _better(hit: ChunkHit, relevance: float, best: ChunkHit, best_relevance: flo
     return (relevance, hit.score, -hit.start) > (best_relevance, best.score, -best.start)
 
 
-def _to_source(doc: _Doc, *, tier: CredibilityTier, domain_authority: int) -> Source:
+def _to_source(doc: _Doc, *, tier: CredibilityTier, domain_authority: int, window_max_chars: int | None) -> Source:
     hit = doc.best
+    if hit.document and (window_max_chars is None or len(hit.document) <= window_max_chars):
+        start, end = excerpt_window(hit.document, doc.spans, (hit.start, hit.end), limit=EXCERPT_MAX_CHARS)
+        text = hit.document[start:end]
+    else:
+        start, text = hit.start, hit.text[:EXCERPT_MAX_CHARS]
     return Source(
         id=source_id(doc.url),
-        text=hit.text[:EXCERPT_MAX_CHARS],
-        excerpt_start=hit.start,
+        text=text,
+        excerpt_start=start,
         url=doc.url,
         title=hit.doc_title,
         published_at=hit.published_at,
@@ -222,4 +236,5 @@ def _merge(old: Source, fresh: Source) -> Source:
     if fresh.relevance_score > old.relevance_score:
         update["relevance_score"] = fresh.relevance_score
         update["text"] = fresh.text
+        update["excerpt_start"] = fresh.excerpt_start
     return old.model_copy(update=update)

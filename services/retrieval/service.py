@@ -43,13 +43,29 @@ from services.retrieval.web import WebProvider, make_tavily_client
 from shared import topology
 from shared.envelope import JobEnvelope, ResearchRequest, RetrievalMethod, Source
 from shared.errors import PermanentError, TransientError
-from shared.settings import StageSettings
+from shared.settings import DigestSettings, StageSettings
 from shared.stage import StageContext, stage_app
 from shared.subjects import Stage
 
 settings = StageSettings()
 broker, app, runner = stage_app(Stage.RETRIEVE, settings)
 searcher = LocalSearcher(settings.corpora_dir)
+
+
+def excerpt_window_limit(digest: DigestSettings) -> int | None:
+    """Longest document whose excerpt reaches past its best chunk: the ones the digest
+    stage does not read (under ``auto``, those not longer than DIGEST_MIN_CHARS). A
+    document it digests gets its evidence from the whole text, and more excerpt would
+    only compete with that evidence. None: every document."""
+    if digest.digest_policy == "off":
+        return None
+    if digest.digest_policy == "always":
+        return 0
+    return digest.digest_min_chars
+
+
+# Read once: the digest service reads the same environment, so both agree.
+_window_limit = excerpt_window_limit(DigestSettings())
 
 
 def pubmed_enabled(s: StageSettings) -> bool:
@@ -179,6 +195,7 @@ async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         tier=settings.research_local_credibility_tier,
         domain_authority=settings.research_local_domain_authority,
         existing=envelope.sources,
+        window_max_chars=_window_limit,
     )
     await _archive_local(sources, local, envelope.sources, ctx)
     found: list[Source] = [s for o in outcomes if o.ok and o.method is not RetrievalMethod.RAG for s in o.value]
