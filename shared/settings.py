@@ -44,6 +44,12 @@ class CommonSettings(BaseSettings):
     research_max_deliver: int = Field(5, ge=1)
     """Deliveries of one stage command before the job fails with a reason."""
 
+    research_stage_concurrency: int = Field(4, ge=1, le=64)
+    """Commands one stage process works on at once, each with its own heartbeats; a
+    process fetches a command only when it has a free slot to start it. 1: one at a
+    time. Stage work mostly waits on models and searches, so a few slots keep a
+    process busy (see bench/pipeline.py)."""
+
     research_retry_delay_s: float = Field(2.0, ge=0)
     """Base delay of a nack after a transient error (doubles per delivery)."""
 

@@ -11,8 +11,12 @@ reliability contract:
 - it sends ``in_progress`` heartbeats every quarter of ``ack_wait`` so JetStream does
   not redeliver a message whose first copy still runs, while a message whose process
   died is taken over by another process after at most ``ack_wait`` (8 s by default);
-- it publishes the next command with a deterministic ``Nats-Msg-Id`` *before* acking,
-  so a crash in between leads to a redelivery whose publish JetStream deduplicates;
+- it publishes the next command through the broker (so its middlewares see it) to
+  the subject the routing table (:mod:`shared.routing`) gives for the stage the
+  returned envelope names, with a deterministic ``Nats-Msg-Id``, *before* acking, so
+  a crash in between leads to a redelivery whose publish JetStream deduplicates;
+- a process works on up to ``RESEARCH_STAGE_CONCURRENCY`` messages at once, and never
+  holds a message it has not started: see :meth:`StageRunner.work`;
 - a transient error is nacked with a growing delay; a permanent one (or the last
   allowed delivery) publishes a typed ``failed`` event, then terminates the message.
   A crash on the last delivery is caught by the MAX_DELIVERIES advisory in the gateway;
@@ -47,7 +51,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 from pydantic import BaseModel, ValidationError
 
-from shared import metrics, subjects
+from shared import metrics, routing, subjects
 from shared.envelope import JobEnvelope, Usage
 from shared.errors import ConfigurationError, JobCancelled, PermanentError, TransientError
 from shared.events import ClarificationRequested, JobCompleted, JobFailed, ProgressEvent, StageEvent, StageState
@@ -303,6 +307,32 @@ class StageRunner:
         config.ack_wait, config.max_deliver = wanted.ack_wait, wanted.max_deliver
         await js.add_consumer(subjects.JOBS_STREAM, config=config)
 
+    def work(self, work: Work) -> Work:
+        """Decorator: ``work`` handles this stage's commands, up to
+        ``RESEARCH_STAGE_CONCURRENCY`` at once in this process.
+
+        Why one FastStream pull subscriber per slot rather than ``max_workers``:
+        FastStream's concurrent pull subscriber fetches the next message as soon as one
+        is handed to its in-memory queue, so messages wait there for a free worker
+        without heartbeats, JetStream redelivers them after ``ack_wait`` and a long job
+        runs twice while its first copy is alive. A plain pull subscriber fetches one
+        message (``batch=1``) and fetches again only once its handler has returned, so
+        N of them on the stage's durable (each with its own pull inbox) run at most N
+        messages at once and never hold one they have not started; a message waits on
+        the server, where any process of the stage can take it.
+        """
+        for slot in range(self.concurrency):
+            async def handler(msg: NatsMessage) -> None:
+                await self.handle(msg, work)
+
+            handler.__name__ = f"{work.__name__}_{slot}"
+            self.broker.subscriber(routing.consumes(self.stage), **self.subscriber_options())(handler)
+        return work
+
+    @property
+    def concurrency(self) -> int:
+        return self.settings.research_stage_concurrency
+
     @property
     def js(self) -> JetStreamContext:
         if self._js is None:
@@ -351,6 +381,8 @@ class StageRunner:
         outcome = "retried"
         try:
             result = await self._run_cancellable(envelope, ctx, work)
+            target = self._target(result)
+            outcome = "done"  # counted below, once the result is published and acked
         except JobCancelled:
             outcome = "cancelled"
             await self._stage_event(envelope, StageState.SKIPPED, delivery, error="job cancelled")
@@ -371,17 +403,31 @@ class StageRunner:
 
         if isinstance(result, JobEnvelope):
             result = ctx.llm.apply(result)
-            await publish_json(self.js, subjects.stage_subject(result.stage), result, result.msg_id)
+            await self._publish(result, target, result.msg_id)
         elif isinstance(result, JobCompleted):
-            await publish_event(self.js, result, f"{envelope.job_id}:completed")
+            await self._publish(result, target, f"{envelope.job_id}:completed")
         else:
-            await publish_event(self.js, result, f"{envelope.msg_id}:{result.type}")
+            await self._publish(result, target, f"{envelope.msg_id}:{result.type}")
         duration = time.monotonic() - started
         await self._stage_event(envelope, StageState.DONE, delivery, duration_s=duration, usage=ctx.llm.usage())
         await msg.ack_sync()
         log.info("%s stage done in %.2fs (%d model calls)", self.stage, duration, len(ctx.llm.calls))
         metrics.STAGE_MESSAGES.labels(stage, "done").inc()
         metrics.STAGE_DURATION.labels(stage, "done").observe(duration)
+
+    def _target(self, result: JobEnvelope | JobCompleted | ClarificationRequested) -> str:
+        """Where the work's result goes: the next stage's subject from the routing table,
+        or the job's event subject for the completed and clarification events."""
+        if isinstance(result, JobEnvelope):
+            return routing.next_subject(self.stage, result)
+        return subjects.event_subject(result.job_id, result.type)
+
+    async def _publish(self, result: BaseModel, subject: str, msg_id: str) -> None:
+        """Through the broker, so its middlewares (metrics, trace context) see the hop;
+        the stream must acknowledge it before the command is acked."""
+        stream = subjects.JOBS_STREAM if subject.startswith(subjects.STAGE_PREFIX) else subjects.EVENTS_STREAM
+        await self.broker.publish(result.model_dump_json().encode(), subject, headers={MSG_ID: msg_id},
+                                  stream=stream, timeout=10)
 
     async def _run_cancellable(self, envelope: JobEnvelope, ctx: StageContext, work: Work) -> JobEnvelope | JobCompleted | ClarificationRequested:
         async def chaos_then_work() -> JobEnvelope | JobCompleted | ClarificationRequested:

@@ -18,13 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from faststream.nats import NatsMessage
-
 from services.scoring.claims import knowledge_gaps
 from services.scoring.coverage import judge_coverage
 from services.scoring.engine import ClaimScorer, JobConfidenceCalculator, SourceScorer
 from services.scoring.model_claims import Verifier, extract_verified_claims, load_canonical_texts
-from shared import subjects
 from shared.envelope import (
     DEADLINE_NOTE,
     MAX_REJECTED_CLAIMS,
@@ -46,11 +43,6 @@ settings = StageSettings()
 broker, app, runner = stage_app(Stage.SCORE, settings)
 
 
-@broker.subscriber(subjects.SCORE, **runner.subscriber_options())
-async def on_score(msg: NatsMessage) -> None:
-    await runner.handle(msg, score_job)
-
-
 def rank_claims(claims: Sequence[Claim], *, limit: int = MAX_CLAIMS) -> list[Claim]:
     """At most ``limit`` scored claims (the most confident; ties and order otherwise as
     proposed), numbered cl1, cl2... in that order."""
@@ -68,6 +60,7 @@ def merge_rejected(earlier: Sequence[RejectedClaim], new: Sequence[RejectedClaim
     return list(out.values())[-MAX_REJECTED_CLAIMS:]
 
 
+@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
 async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     plan = envelope.plan
     if plan is None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from faststream.nats import NatsMessage
 from nats.js.errors import BucketNotFoundError
 
 from services.digest.archive import Archive
@@ -82,11 +81,7 @@ async def archive_for_verification(envelope: JobEnvelope, ctx: StageContext) -> 
     return sum(done)
 
 
-@broker.subscriber(subjects.SYNTHESIZE, **runner.subscriber_options())
-async def on_synthesize(msg: NatsMessage) -> None:
-    await runner.handle(msg, synthesize_job)
-
-
+@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
 async def synthesize_job(envelope: JobEnvelope, ctx: StageContext) -> JobCompleted:
     archived = await archive_for_verification(envelope, ctx)
     reviews = brief_reviews_from_notes(envelope.notes)
