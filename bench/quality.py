@@ -23,12 +23,30 @@ The corpus is every HTML page of the documentation except Sphinx's generated pag
 (general index, module index, search page) and its ``_static``/``_sources`` folders;
 ``--sections tutorial,library,...`` indexes only those top-level sections (faster).
 
+Two engines ("modes"), each on a system of its own, both by default:
+
+- ``none``: no model; every stage runs its offline engine (fact recall is this
+  engine's figure);
+- ``fake``: every stage calls a model through the real ``anthropic`` SDK, pointed by
+  ANTHROPIC_BASE_URL at a loopback fake of the Messages API started by the bench
+  (``tests/fakes/research_model.py``). The fake answers each tool from the request
+  (the tool's schema, the prompt's data blocks), deterministically: claims quoting
+  the snippets it was given verbatim, and invented ones (snippet ids never shown,
+  paraphrases, numbers its quotes lack); a report that adds invented sentences and
+  cites claim ids that do not exist. Its figures measure the verification, not the
+  answers: claims kept and rejected, sentences removed, citations, and the tokens
+  each stage spends (about 4 characters a token, as the fake bills them).
+
+With both, a comparison of the two follows the two reports.
+
 Exits 0 when every job completed, 1 when one did not, 2 on a usage or start-up
 error, 3 when the documentation is not installed.
 
-    python bench/quality.py                  # all questions, offline engine
+    python bench/quality.py                  # all questions, offline and fake model
+    python bench/quality.py --llm none       # offline engine only
     python bench/quality.py --split tuning   # only the tuning part
     python bench/quality.py --json out.json  # also write every result
+    python bench/quality.py --corpus samples/corpus --questions my.toml  # another corpus
 
 Adding an engine (e.g. a fake model): give :data:`ENGINES` an entry that prepares
 the environment the services inherit and returns a cleanup; :func:`run_question`
@@ -243,8 +261,44 @@ def _offline(_data_dir: Path) -> Callable[[], None]:
     return lambda: None
 
 
+# A model that answers at once and costs nothing still bills every prompt; the
+# budget a real deployment would give long documents, so that the figures show the
+# model's answers rather than the offline fallback of a spent budget.
+FAKE_TOKEN_BUDGET = 2_000_000
+FAKE_SEED = 7
+
+
+def _fake(_data_dir: Path) -> Callable[[], None]:
+    """The stages call a model: a loopback fake of Anthropic's Messages API, served
+    from this process, that answers every tool plausibly and adversarially."""
+    from tests.fakes.research_model import ResearchModel
+
+    saved = {k: os.environ.get(k) for k in ("LLM_PROVIDER", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
+                                            "RESEARCH_MAX_TOKENS_PER_JOB")}
+    _offline(_data_dir)
+    fake = ResearchModel(seed=FAKE_SEED).serve()
+    os.environ.update(fake.env())
+    os.environ["RESEARCH_MAX_TOKENS_PER_JOB"] = str(FAKE_TOKEN_BUDGET)
+
+    def cleanup() -> None:
+        fake.stop()
+        if fake.errors:  # a responder bug answered as HTTP 500: the figures are suspect
+            print(f"quality: the fake model failed {len(fake.errors)} requests, first: {fake.errors[0]!r}",
+                  file=sys.stderr)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+    return cleanup
+
+
 # name -> prepare(data_dir) -> cleanup; the services inherit os.environ.
-ENGINES: dict[str, Callable[[Path], Callable[[], None]]] = {"none": _offline}
+ENGINES: dict[str, Callable[[Path], Callable[[], None]]] = {"none": _offline, "fake": _fake}
+ENGINE_NOTES = {"none": "none (offline engines, no model)",
+                "fake": f"fake (loopback Anthropic Messages API, adversarial, seed {FAKE_SEED}, "
+                        f"token budget {FAKE_TOKEN_BUDGET:,} per job)"}
 
 
 # -- the corpus ----------------------------------------------------------------------------
@@ -291,6 +345,22 @@ def _recall(outcomes: list[Outcome]) -> tuple[int, int]:
     return sum(sum(o.found) for o in outcomes), sum(len(o.question.facts) for o in outcomes)
 
 
+_REJECTED_IN_REPORT = re.compile(r"(\d+) rejected by the claim check")
+
+
+def rejected_count(result: dict) -> int | None:
+    """Claims the check refused in one job: the result's list, or, when that list is
+    empty, the count the report's methodology states (the list is bounded, and a
+    result may not carry it); None when neither says."""
+    listed = result.get("rejected_claims")
+    count = len(listed) if isinstance(listed, list) else listed if isinstance(listed, int) else None
+    if not count:
+        m = _REJECTED_IN_REPORT.search(result.get("report") or "")
+        if m is not None:
+            return int(m.group(1))
+    return count
+
+
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -316,10 +386,9 @@ def report(outcomes: list[Outcome], *, corpus_note: str, engine: str) -> str:
     done = [o for o in outcomes if o.status == "COMPLETED"]
     lines.append("")
     lines.append(f"claims kept per report      {_mean([len(o.result.get('claims') or []) for o in done]):.1f}")
-    rejected = [o.result["rejected_claims"] for o in done if isinstance(o.result.get("rejected_claims"), list | int)]
+    rejected = [n for o in done if (n := rejected_count(o.result)) is not None]
     if rejected:
-        counts = [r if isinstance(r, int) else len(r) for r in rejected]
-        lines.append(f"claims rejected per report  {_mean(counts):.1f}")
+        lines.append(f"claims rejected per report  {_mean(rejected):.1f}")
     else:
         lines.append("claims rejected per report  not reported by this engine")
     lines.append(f"citations per 1,000 words   {_mean([citations_per_1000_words(o.result.get('report') or '') for o in done]):.1f}")
@@ -350,23 +419,97 @@ def report(outcomes: list[Outcome], *, corpus_note: str, engine: str) -> str:
     return "\n".join(lines)
 
 
+# -- comparing modes -------------------------------------------------------------------------
+
+
+def figures(outcomes: list[Outcome]) -> dict[str, float]:
+    """The per-report means of one mode (completed jobs), and its fact recall."""
+    done = [o for o in outcomes if o.status == "COMPLETED"]
+    got, total = _recall(outcomes)
+    out = {"fact recall": got / total if total else 0.0,
+           "claims kept": _mean([len(o.result.get("claims") or []) for o in done]),
+           "claims rejected": _mean([rejected_count(o.result) or 0 for o in done]),
+           "sentences removed": _mean([o.result.get("sentences_removed") or 0 for o in done]),
+           "citations per 1,000 words": _mean([citations_per_1000_words(o.result.get("report") or "") for o in done])}
+    for stage in STAGES:
+        usage = [((o.result.get("usage") or {}).get("by_stage") or {}).get(stage) or {} for o in done]
+        out[f"tokens, {stage}"] = _mean([u.get("input_tokens", 0) + u.get("output_tokens", 0) for u in usage])
+    return out
+
+
+def compare(runs: list[tuple[str, list[Outcome]]]) -> str:
+    """One line per figure, one column per mode."""
+    table = [(engine, figures(outcomes)) for engine, outcomes in runs]
+    lines = ["modes compared (means per report; tokens = input + output)",
+             f"  {'':<27}" + "".join(f"{engine:>12}" for engine, _ in table)]
+    for name in table[0][1]:
+        fmt = "{:>12.2f}" if name == "fact recall" else "{:>12.0f}" if name.startswith("tokens") else "{:>12.1f}"
+        lines.append(f"  {name:<27}" + "".join(fmt.format(values[name]) for _, values in table))
+    return "\n".join(lines)
+
+
 # -- entry -----------------------------------------------------------------------------------
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--llm", choices=sorted(ENGINES), default="none", help="the model behind the stages (default none: offline)")
+    p.add_argument("--llm", choices=(*sorted(ENGINES), "both"), default="both",
+                   help="the model behind the stages: none (offline), fake (a loopback fake model) or both (default)")
     p.add_argument("--split", choices=(*SPLITS, "all"), default="all", help="which part of the question set to run")
     p.add_argument("--only", metavar="ID", action="append", help="run only this question id (repeatable)")
     p.add_argument("--questions", type=Path, default=QUESTIONS_FILE, help="question set (TOML)")
     p.add_argument("--docs", metavar="DIR", help="HTML of Python's documentation (default: python3-doc's)")
+    p.add_argument("--corpus", metavar="DIR", type=Path,
+                   help="index this folder (any supported files) instead of Python's documentation")
     p.add_argument("--sections", metavar="LIST", help="index only these top-level sections, comma-separated "
                    "(e.g. tutorial,library,reference,faq,howto,glossary)")
     p.add_argument("--timeout", type=float, default=300.0, help="limit per question in seconds (default 300)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write every question's result and scores")
     p.add_argument("--keep-data", action="store_true", help="keep the temporary folder (servers' data and logs)")
     return p.parse_args(argv)
+
+
+def run_mode(engine: str, questions: list[Question], source: Path, pages: list[Path] | None, describe: str,
+             args: argparse.Namespace) -> tuple[int, list[Outcome]]:
+    """One engine on a system of its own: (exit code, outcomes). ``pages``: the HTML
+    pages of ``source`` to copy, or None to copy the whole folder."""
+    from services.retrieval.index import index_corpus
+    from services.supervisor import running_system
+    from shared.errors import ResearchError
+
+    data_dir = Path(tempfile.mkdtemp(prefix=f"deepresearch-quality-{engine}-"))
+    os.environ["RESEARCH_DATA_DIR"] = str(data_dir)
+    os.environ["RESEARCH_RATE_LIMIT_MAX"] = "100000"
+    ok = False
+    outcomes: list[Outcome] = []
+    cleanup = ENGINES[engine](data_dir)
+    try:
+        if pages is None:
+            shutil.copytree(source, data_dir / "source")
+        else:
+            copy_corpus(source, pages, data_dir / "source")
+        stats = index_corpus(data_dir / "source", name=CORPUS_NAME, corpora_dir=data_dir / "corpora")
+        note = f"{stats.files_indexed} {describe} ({stats.chunks} chunks, indexed in {stats.seconds:.1f}s)"
+        print(f"[{engine}] indexed {note}", file=sys.stderr)
+        print(f"[{engine}] starting nats-server, PostgreSQL, the gateway and the five stages...",
+              file=sys.stderr, flush=True)
+        with running_system(data_dir=data_dir, nats_url=None, database_url=None, quiet=True) as system:
+            print(f"[{engine}] system up at {system.url}; {len(questions)} questions", file=sys.stderr, flush=True)
+            outcomes = asyncio.run(run_all(system.url, questions, [CORPUS_NAME], args.timeout))
+        print(report(outcomes, corpus_note=note, engine=ENGINE_NOTES.get(engine, engine)))
+        print(flush=True)
+        ok = all(o.status == "COMPLETED" for o in outcomes)
+        return (0 if ok else 1), outcomes
+    except (RuntimeError, ResearchError, OSError) as exc:  # a server or service did not start
+        print(f"quality: [{engine}] {exc}", file=sys.stderr)
+        return 2, outcomes
+    finally:
+        cleanup()
+        if ok and not args.keep_data:
+            shutil.rmtree(data_dir, ignore_errors=True)
+        else:
+            print(f"[{engine}] data and logs kept in {data_dir}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -383,51 +526,42 @@ def main(argv: list[str] | None = None) -> int:
     if not questions:
         print("quality: no question selected", file=sys.stderr)
         return 2
-    docs = find_docs(args.docs)
-    if docs is None:
-        print(f"quality: {INSTALL_HINT}", file=sys.stderr)
-        return 3
-    sections = [s.strip() for s in args.sections.split(",") if s.strip()] if args.sections else None
-    pages = doc_pages(docs, sections)
-    if not pages:
-        print(f"quality: no page of {docs} in sections {sections}", file=sys.stderr)
-        return 2
+    pages: list[Path] | None = None
+    if args.corpus is not None:
+        if not args.corpus.is_dir():
+            print(f"quality: --corpus {args.corpus} is not a folder", file=sys.stderr)
+            return 2
+        source, describe = args.corpus, f"files of {args.corpus}"
+    else:
+        docs = find_docs(args.docs)
+        if docs is None:
+            print(f"quality: {INSTALL_HINT}", file=sys.stderr)
+            return 3
+        sections = [s.strip() for s in args.sections.split(",") if s.strip()] if args.sections else None
+        pages = doc_pages(docs, sections)
+        if not pages:
+            print(f"quality: no page of {docs} in sections {sections}", file=sys.stderr)
+            return 2
+        source = docs
+        describe = (f"pages of {docs}; " + (f"sections {','.join(sections)}" if sections
+                                             else "all but Sphinx's generated index pages"))
 
-    from services.retrieval.index import index_corpus
-    from services.supervisor import running_system
-    from shared.errors import ResearchError
-
-    data_dir = Path(tempfile.mkdtemp(prefix="deepresearch-quality-"))
-    os.environ["RESEARCH_DATA_DIR"] = str(data_dir)
-    os.environ["RESEARCH_RATE_LIMIT_MAX"] = "100000"
-    cleanup = ENGINES[args.llm](data_dir)
-    ok = False
-    try:
-        copy_corpus(docs, pages, data_dir / "source")
-        stats = index_corpus(data_dir / "source", name=CORPUS_NAME, corpora_dir=data_dir / "corpora")
-        note = (f"{stats.files_indexed} pages of {docs} ({stats.chunks} chunks, indexed in {stats.seconds:.1f}s; "
-                + (f"sections {','.join(sections)})" if sections else "all but Sphinx's generated index pages)"))
-        print(f"indexed {note}", file=sys.stderr)
-        print("starting nats-server, PostgreSQL, the gateway and the five stages...", file=sys.stderr, flush=True)
-        with running_system(data_dir=data_dir, nats_url=None, database_url=None, quiet=True) as system:
-            print(f"system up at {system.url}; {len(questions)} questions", file=sys.stderr, flush=True)
-            outcomes = asyncio.run(run_all(system.url, questions, [CORPUS_NAME], args.timeout))
-        print(report(outcomes, corpus_note=note, engine=args.llm))
-        if args.json:
-            args.json.write_text(json.dumps([
-                {"id": o.question.id, "split": o.question.split, "status": o.status, "reason": o.reason,
-                 "found": o.found, "result": o.result} for o in outcomes], indent=1), encoding="utf-8")
-        ok = all(o.status == "COMPLETED" for o in outcomes)
-        return 0 if ok else 1
-    except (RuntimeError, ResearchError) as exc:  # a server or service did not start
-        print(f"quality: {exc}", file=sys.stderr)
-        return 2
-    finally:
-        cleanup()
-        if ok and not args.keep_data:
-            shutil.rmtree(data_dir, ignore_errors=True)
-        else:
-            print(f"data and logs kept in {data_dir}", file=sys.stderr)
+    engines = ["none", "fake"] if args.llm == "both" else [args.llm]
+    runs: list[tuple[str, list[Outcome]]] = []
+    worst = 0
+    for engine in engines:
+        code, outcomes = run_mode(engine, questions, source, pages, describe, args)
+        worst = max(worst, code)
+        if outcomes:
+            runs.append((engine, outcomes))
+    if len(runs) > 1:
+        print(compare(runs))
+    if args.json:
+        args.json.write_text(json.dumps([
+            {"engine": engine, "id": o.question.id, "split": o.question.split, "status": o.status,
+             "reason": o.reason, "found": o.found, "result": o.result}
+            for engine, outcomes in runs for o in outcomes], indent=1), encoding="utf-8")
+    return worst
 
 
 if __name__ == "__main__":
