@@ -137,6 +137,18 @@ class GatewaySettings(CommonSettings):
     gateway_event_retry_delay_s: float = Field(1.0, ge=0)
     """Base delay before a job event that could not be stored is retried (doubles per attempt)."""
 
+    gateway_event_batch: int = Field(256, ge=1, le=1000)
+    """Progress and stage events taken in one fetch; each job's latest is stored, all of
+    them in one transaction."""
+
+    gateway_outcome_concurrency: int = Field(4, ge=1, le=64)
+    """Jobs whose outcome events (completed, failed, clarification) are stored at once,
+    by a consumer of their own that never waits behind progress."""
+
+    gateway_db_api_connections: int = Field(8, ge=1)
+    """Database connections kept for API requests, on top of one per background loop
+    and GATEWAY_OUTCOME_CONCURRENCY for outcome events: together, the pool's fixed size."""
+
     @field_validator("database_url")
     @classmethod
     def _asyncpg_dsn(cls, v: str | None) -> str | None:

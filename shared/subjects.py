@@ -79,14 +79,33 @@ def stage_durable(stage: Stage) -> str:
     return f"{stage.value}-{DURABLE_VERSION}"
 
 
-# v2: a finite max_deliver (the gateway fails the job of an event it cannot store).
-GATEWAY_EVENTS_DURABLE = "gateway-events-v2"
+# The gateway reads job events through two durables, so that an outcome never waits
+# behind other jobs' progress. v3: progress and stage events only (v2 took every event).
+GATEWAY_EVENTS_DURABLE = "gateway-events-v3"
+GATEWAY_OUTCOMES_DURABLE = f"gateway-outcomes-{DURABLE_VERSION}"
+GATEWAY_RETIRED_DURABLES = ("gateway-events-v2", "gateway-events-deadletter-v1")
+"""Durables of earlier gateway versions, deleted at start-up (a durable nobody reads
+would only keep a count of pending messages)."""
 GATEWAY_DEADLETTER_DURABLE = f"gateway-deadletter-{DURABLE_VERSION}"
-GATEWAY_EVENTS_DEADLETTER_DURABLE = f"gateway-events-deadletter-{DURABLE_VERSION}"
+# v2: also the outcome consumer's advisories.
+GATEWAY_EVENTS_DEADLETTER_DURABLE = "gateway-events-deadletter-v2"
+
+PROGRESS_KINDS = ("progress", "stage")
+"""Event kinds the gateway stores coalesced (each job's latest, once per batch)."""
+OUTCOME_KINDS = ("completed", "failed", "clarification")
+"""Event kinds that move a job to another status: read by their own consumer."""
+
+
+def event_kinds_filter(kinds: tuple[str, ...]) -> list[str]:
+    """The subjects of these event kinds, for every job (a consumer's filter_subjects)."""
+    return [f"{EVENTS_PREFIX}.*.{kind}" for kind in kinds]
+
 
 EVENTS_MAX_DELIVERIES_ADVISORY = f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{EVENTS_STREAM}.{GATEWAY_EVENTS_DURABLE}"
 """An event the gateway's consumer gave up on (its process stopped on every attempt):
 captured in the dead-letter stream so that the job still fails with a reason."""
+OUTCOMES_MAX_DELIVERIES_ADVISORY = f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{EVENTS_STREAM}.{GATEWAY_OUTCOMES_DURABLE}"
+"""The same for the gateway's outcome consumer."""
 
 # -- key-value and object stores ----------------------------------------------
 
@@ -134,9 +153,14 @@ __all__ = [
     "GATEWAY_DEADLETTER_DURABLE",
     "GATEWAY_EVENTS_DEADLETTER_DURABLE",
     "GATEWAY_EVENTS_DURABLE",
+    "GATEWAY_OUTCOMES_DURABLE",
+    "GATEWAY_RETIRED_DURABLES",
     "JOBS_STREAM",
     "MAX_DELIVERIES_ADVISORY",
+    "OUTCOMES_MAX_DELIVERIES_ADVISORY",
+    "OUTCOME_KINDS",
     "PLAN",
+    "PROGRESS_KINDS",
     "RATELIMIT_BUCKET",
     "RETRIEVE",
     "SCORE",
@@ -147,6 +171,7 @@ __all__ = [
     "TEXT_BUCKET",
     "USAGE_BUCKET",
     "Stage",
+    "event_kinds_filter",
     "event_subject",
     "job_events_filter",
     "stage_durable",

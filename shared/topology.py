@@ -12,6 +12,8 @@ import logging
 import nats
 from nats.js import JetStreamContext
 from nats.js.api import (
+    ConsumerConfig,
+    DeliverPolicy,
     DiscardPolicy,
     KeyValueConfig,
     ObjectStoreConfig,
@@ -56,10 +58,59 @@ def stream_configs(ttl_s: float, replicas: int = 1) -> list[StreamConfig]:
         ),
         StreamConfig(
             name=subjects.DEADLETTER_STREAM,
-            subjects=[subjects.MAX_DELIVERIES_ADVISORY, subjects.EVENTS_MAX_DELIVERIES_ADVISORY],
+            subjects=[subjects.MAX_DELIVERIES_ADVISORY, subjects.EVENTS_MAX_DELIVERIES_ADVISORY, subjects.OUTCOMES_MAX_DELIVERIES_ADVISORY],
             **common,
         ),
     ]
+
+
+def gateway_event_consumers(max_deliver: int) -> dict[str, tuple[str, ConsumerConfig]]:
+    """The gateway's durables: name -> (stream, config). Job events are read by two of
+    them, progress and stage events by one and outcomes by the other, so a job's
+    completion is stored while a flood of progress from other jobs is still pending."""
+    # A margin over the gateway's own limit: it fails the job on its last attempt, so
+    # the server's cap is only reached if the process died on every attempt.
+    events = dict(ack_wait=30, deliver_policy=DeliverPolicy.ALL, max_deliver=max_deliver + 2)
+    advisories = dict(ack_wait=30, deliver_policy=DeliverPolicy.ALL)
+    return {
+        subjects.GATEWAY_EVENTS_DURABLE: (subjects.EVENTS_STREAM, ConsumerConfig(
+            durable_name=subjects.GATEWAY_EVENTS_DURABLE, filter_subjects=subjects.event_kinds_filter(subjects.PROGRESS_KINDS), **events,
+        )),
+        subjects.GATEWAY_OUTCOMES_DURABLE: (subjects.EVENTS_STREAM, ConsumerConfig(
+            durable_name=subjects.GATEWAY_OUTCOMES_DURABLE, filter_subjects=subjects.event_kinds_filter(subjects.OUTCOME_KINDS), **events,
+        )),
+        subjects.GATEWAY_DEADLETTER_DURABLE: (subjects.DEADLETTER_STREAM, ConsumerConfig(
+            durable_name=subjects.GATEWAY_DEADLETTER_DURABLE, filter_subject=subjects.MAX_DELIVERIES_ADVISORY, **advisories,
+        )),
+        subjects.GATEWAY_EVENTS_DEADLETTER_DURABLE: (subjects.DEADLETTER_STREAM, ConsumerConfig(
+            durable_name=subjects.GATEWAY_EVENTS_DEADLETTER_DURABLE,
+            filter_subjects=[subjects.EVENTS_MAX_DELIVERIES_ADVISORY, subjects.OUTCOMES_MAX_DELIVERIES_ADVISORY], **advisories,
+        )),
+    }
+
+
+async def ensure_gateway_consumer(js: JetStreamContext, durable: str, *, max_deliver: int) -> str:
+    """Create one of the gateway's durables unless it exists (an existing one is left
+    as it is: a consumer's config changes by a new name); returns its stream."""
+    stream, config = gateway_event_consumers(max_deliver)[durable]
+    try:
+        await js.consumer_info(stream, durable)
+    except NotFoundError:
+        await js.add_consumer(stream, config=config)
+    return stream
+
+
+async def ensure_gateway_consumers(js: JetStreamContext, *, max_deliver: int) -> None:
+    """Every durable of the gateway, and none of earlier versions."""
+    for durable in gateway_event_consumers(max_deliver):
+        await ensure_gateway_consumer(js, durable, max_deliver=max_deliver)
+    for durable in subjects.GATEWAY_RETIRED_DURABLES:
+        for stream in (subjects.EVENTS_STREAM, subjects.DEADLETTER_STREAM):
+            try:
+                await js.delete_consumer(stream, durable)
+                log.info("deleted the retired durable %s of %s", durable, stream)
+            except NotFoundError:
+                pass  # never created, or already gone: nothing to retire
 
 
 async def ensure_topology(js: JetStreamContext, *, ttl_s: float, replicas: int = 1) -> None:

@@ -33,8 +33,13 @@ def is_unavailable(exc: BaseException) -> bool:
     return False
 
 
-def make_engine(database_url: str) -> AsyncEngine:
-    return create_async_engine(database_url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+def make_engine(database_url: str, *, pool_size: int = 10) -> AsyncEngine:
+    """A pool of a fixed ``pool_size`` connections, each opened once and kept: no
+    overflow connections opened under load and closed after, no ping before each use.
+    A connection the server dropped fails the unit of work that used it, as an outage
+    (``is_unavailable``): the loops retry it, the API answers 503, and SQLAlchemy
+    replaces every connection older than the failure."""
+    return create_async_engine(database_url, pool_size=pool_size, max_overflow=0, pool_pre_ping=False)
 
 
 def make_sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

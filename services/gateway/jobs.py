@@ -170,7 +170,7 @@ async def _transition(
         if reason is not None:
             update["error"] = reason
     moved = await session.exec(
-        sa.update(Job).where(col(Job.id) == job_id, col(Job.status).in_(from_)).values(**update)  # type: ignore[call-overload]
+        sa.update(Job).where(col(Job.id) == job_id, col(Job.status).in_(from_)).values(**update).execution_options(synchronize_session=False)  # type: ignore[call-overload]
     )
     if moved.rowcount != 1:  # pragma: no cover - the row lock above makes this impossible
         return None
@@ -205,6 +205,63 @@ async def record_progress(session: AsyncSession, *, job_id: str, stage: str, ite
         )
     )
     await session.commit()
+
+
+@dataclass
+class JobProgress:
+    """What a batch of progress and stage events says about one running job: the last
+    stage heard of, the highest iteration and progress, the last transient error and
+    the largest usage counters (each the same as applying the events one by one)."""
+
+    stage: str | None = None
+    iteration: int = 0
+    progress: float = 0.0
+    error: str | None = None
+    tokens: tuple[int, int, int] | None = None  # input tokens, output tokens, model calls
+
+    def add_usage(self, usage: Usage) -> None:
+        seen = (usage.input_tokens, usage.output_tokens, usage.calls)
+        self.tokens = seen if self.tokens is None else tuple(max(a, b) for a, b in zip(self.tokens, seen))  # type: ignore[assignment]
+
+    def values(self) -> dict:
+        out: dict = {}
+        if self.stage is not None:
+            out |= {
+                "stage": self.stage,
+                "iteration": sa.func.greatest(Job.iteration, self.iteration),
+                "progress": sa.func.greatest(Job.progress, self.progress),
+            }
+        if self.error is not None:
+            out["error"] = clean(self.error)
+        if self.tokens is not None:
+            # Token counters only grow: a replayed or late event never lowers them.
+            out |= {
+                "input_tokens": sa.func.greatest(Job.input_tokens, self.tokens[0]),
+                "output_tokens": sa.func.greatest(Job.output_tokens, self.tokens[1]),
+                "llm_calls": sa.func.greatest(Job.llm_calls, self.tokens[2]),
+            }
+        return out
+
+
+async def record_progress_batch(session: AsyncSession, updates: dict[str, JobProgress]) -> int:
+    """Store each job's coalesced progress with one conditional UPDATE (only a job that
+    is still running moves), all in one transaction; commits. No ORM state is involved:
+    the statements go straight to PostgreSQL. Returns how many jobs moved."""
+    now = utcnow()
+    moved = 0
+    for job_id, update in updates.items():
+        values = update.values()
+        if not values:
+            continue
+        result = await session.exec(
+            sa.update(Job)  # type: ignore[call-overload]
+            .where(col(Job.id) == job_id, col(Job.status) == JobStatus.PROCESSING)
+            .values(**values, updated_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        moved += result.rowcount
+    await session.commit()
+    return moved
 
 
 async def record_retry(session: AsyncSession, *, job_id: str, stage: str, delivery: int, error: str) -> None:

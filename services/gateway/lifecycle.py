@@ -18,7 +18,6 @@ import nats.errors
 import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import ConsumerConfig, DeliverPolicy
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -26,7 +25,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from services.gateway import db, jobs, outbox
 from services.gateway.loops import LoopHealth, Loops
 from services.gateway.models import Job
-from shared import subjects
+from shared import subjects, topology
 from shared.envelope import JobEnvelope, ResearchRequest
 from shared.events import (
     ClarificationRequested,
@@ -43,16 +42,18 @@ from shared.settings import GatewaySettings
 from shared.stage import MSG_ID
 from shared.subjects import Stage
 
-__all__ = ["Lifecycle", "is_outage"]
+__all__ = ["LOOP_CONNECTIONS", "Lifecycle", "coalesce", "is_outage"]
 
 log = logging.getLogger(__name__)
 
-EVENTS_FILTER = f"{subjects.EVENTS_PREFIX}.*.*"
-FETCH_BATCH = 20
+FETCH_BATCH = 20  # dead-letter advisories per fetch
+# Database connections the loops hold at most, besides the outcome consumer's: events,
+# relay, admission, expiry, the two dead-letter loops and the metrics pass.
+LOOP_CONNECTIONS = 7
 
 
 # Events that move a job to another status: one that cannot be read fails its job.
-OUTCOME_KINDS = frozenset({"completed", "failed", "clarification"})
+OUTCOME_KINDS = frozenset(subjects.OUTCOME_KINDS)
 
 
 class UnreadableEvent(ValueError):
@@ -74,9 +75,7 @@ class Lifecycle:
         self._kick = asyncio.Event()
         self._relay_kick = asyncio.Event()
         self._admission_lock = asyncio.Lock()
-        self._events_sub: JetStreamContext.PullSubscription | None = None
-        self._deadletter_sub: JetStreamContext.PullSubscription | None = None
-        self._event_deadletter_sub: JetStreamContext.PullSubscription | None = None
+        self._subs: dict[str, JetStreamContext.PullSubscription] = {}
 
     # -- loops -------------------------------------------------------------------------
 
@@ -88,6 +87,7 @@ class Lifecycle:
         self.loops.start("expiry", self.expire_once, interval_s=min(30.0, s.research_job_ttl_s / 4))
         # A fetch waits up to a second for messages, so these passes pace themselves.
         self.loops.start("events", self.events_once, interval_s=0.01)
+        self.loops.start("outcomes", self.outcomes_once, interval_s=0.01)
         self.loops.start("dead-letters", self.dead_letters_once, interval_s=0.01)
         self.loops.start("event-dead-letters", self.event_dead_letters_once, interval_s=0.01)
         self.kick()
@@ -165,38 +165,77 @@ class Lifecycle:
 
     # -- consumers ---------------------------------------------------------------------------
 
-    async def _fetch(self, sub: JetStreamContext.PullSubscription) -> list[Msg]:
+    async def _fetch(self, durable: str, batch: int = FETCH_BATCH) -> list[Msg]:
+        """One fetch from one of the gateway's durables (created if missing). A failed
+        fetch forgets the subscription: the consumer or its stream may be gone."""
+        sub = self._subs.get(durable)
+        if sub is None:
+            stream = await topology.ensure_gateway_consumer(self.js, durable, max_deliver=self.settings.gateway_event_max_deliver)
+            sub = self._subs[durable] = await self.js.pull_subscribe_bind(durable, stream=stream)
         try:
-            return await sub.fetch(FETCH_BATCH, timeout=1.0)
+            return await sub.fetch(batch, timeout=1.0)
         except nats.errors.TimeoutError:
             return []
+        except Exception:
+            self._subs.pop(durable, None)
+            raise
+
+    @staticmethod
+    def _job_of(msg: Msg) -> str:
+        return msg.subject.split(".")[2]
+
+    def _job_context(self, msg: Msg):  # noqa: ANN202
+        # Log lines about this event (the database's, the handler's) name its job.
+        return job_context(self._job_of(msg), "gateway", msg.metadata.num_delivered if msg.metadata else None)
 
     async def events_once(self) -> None:
-        """One fetch from the gateway's durable on the events stream."""
-        if self._events_sub is None:
-            self._events_sub = await self.js.pull_subscribe(
-                EVENTS_FILTER, durable=subjects.GATEWAY_EVENTS_DURABLE, stream=subjects.EVENTS_STREAM,
-                config=ConsumerConfig(
-                    ack_wait=30, deliver_policy=DeliverPolicy.ALL,
-                    # A margin over our own limit: the handler fails the job on its last
-                    # attempt, so the server's cap is only reached if the process died.
-                    max_deliver=self.settings.gateway_event_max_deliver + 2,
-                ),
-            )
-        try:
-            msgs = await self._fetch(self._events_sub)
-        except Exception:
-            self._events_sub = None  # the consumer or its stream may be gone: subscribe again
-            raise
+        """One batch of progress and stage events: each job's latest state is stored,
+        in one transaction. Every event has reached SSE and the subjects already (it
+        is on NATS); the table only needs to be current, not to see every step."""
+        msgs = await self._fetch(subjects.GATEWAY_EVENTS_DURABLE, self.settings.gateway_event_batch)
+        if not msgs:
+            return
         health = self.loops.health.get("events")
+        updates = coalesce(msgs)
+        if updates:
+            try:
+                await self._until_stored(
+                    f"{len(msgs)} progress events", lambda: self._store_progress(updates), msgs, health,
+                )
+            except Exception as exc:  # noqa: BLE001 - the events are then stored one by one
+                # Something in the batch is at fault, not the database: one by one,
+                # each event gets its own retries, and its own verdict.
+                log.error("a batch of %d progress events could not be stored; storing them one by one", len(msgs), exc_info=exc)
+                for msg in msgs:
+                    with self._job_context(msg):
+                        await self.handle_event(msg, health)
+                return
         for msg in msgs:
-            # Log lines about this event (the database's, the handler's) name its job.
-            with job_context(msg.subject.split(".")[2], "gateway", msg.metadata.num_delivered if msg.metadata else None):
-                await self.handle_event(msg, health)
+            await msg.ack()
 
-    async def _until_stored(self, what: str, action, msg: Msg, health: LoopHealth | None) -> None:  # noqa: ANN001
+    async def _store_progress(self, updates: dict[str, jobs.JobProgress]) -> None:
+        async with self.sessions() as session:
+            await jobs.record_progress_batch(session, updates)
+
+    async def outcomes_once(self) -> None:
+        """One fetch of outcome events (completed, failed, clarification), stored by
+        jobs at once: a job's events in their order, different jobs concurrently."""
+        msgs = await self._fetch(subjects.GATEWAY_OUTCOMES_DURABLE, self.settings.gateway_outcome_concurrency)
+        by_job: dict[str, list[Msg]] = {}
+        for msg in msgs:
+            by_job.setdefault(self._job_of(msg), []).append(msg)
+        health = self.loops.health.get("outcomes")
+
+        async def handle(job_msgs: list[Msg]) -> None:
+            for msg in job_msgs:
+                with self._job_context(msg):
+                    await self.handle_event(msg, health)
+
+        await asyncio.gather(*(handle(m) for m in by_job.values()))
+
+    async def _until_stored(self, what: str, action, msgs: list[Msg], health: LoopHealth | None) -> None:  # noqa: ANN001
         """Run ``action`` until it no longer fails for want of the database, keeping
-        ``msg`` ours meanwhile: an outage does not use up its deliveries."""
+        ``msgs`` ours meanwhile: an outage does not use up their deliveries."""
         failures = 0
         while True:
             try:
@@ -213,7 +252,8 @@ class Lifecycle:
                 delay = min(10.0, 0.5 * 2 ** min(failures, 10))
                 log.error("%s: database unavailable (%d), retrying in %.1fs", what, failures, delay, exc_info=exc)
                 try:
-                    await msg.in_progress()
+                    for msg in msgs:
+                        await msg.in_progress()
                 except Exception as nats_exc:  # noqa: BLE001 - the redelivery is then counted; logged
                     log.warning("%s: could not extend the ack deadline: %s", what, nats_exc)
                 await asyncio.sleep(delay)
@@ -225,7 +265,7 @@ class Lifecycle:
         not a loop, and never holds a slot."""
         what = f"event {msg.subject}"
         try:
-            await self._until_stored(what, lambda: self.apply_event(msg.data, msg.subject), msg, health)
+            await self._until_stored(what, lambda: self.apply_event(msg.data, msg.subject), [msg], health)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a retry or a FAILED job
             delivered = msg.metadata.num_delivered if msg.metadata else 1
             limit = self.settings.gateway_event_max_deliver
@@ -243,7 +283,7 @@ class Lifecycle:
                 async with self.sessions() as session:
                     await jobs.fail_job(session, job_id=job_id, reason=reason)
 
-            await self._until_stored(f"failing job {job_id}", fail, msg, health)
+            await self._until_stored(f"failing job {job_id}", fail, [msg], health)
             await self.stop_stages(job_id, JobStatus.FAILED)
             self.kick()
             await msg.term()
@@ -252,31 +292,13 @@ class Lifecycle:
 
     async def dead_letters_once(self) -> None:
         """One fetch of MAX_DELIVERIES advisories of the stage consumers."""
-        if self._deadletter_sub is None:
-            self._deadletter_sub = await self.js.pull_subscribe(
-                subjects.MAX_DELIVERIES_ADVISORY, durable=subjects.GATEWAY_DEADLETTER_DURABLE, stream=subjects.DEADLETTER_STREAM,
-                config=ConsumerConfig(ack_wait=30, deliver_policy=DeliverPolicy.ALL),
-            )
-        try:
-            msgs = await self._fetch(self._deadletter_sub)
-        except Exception:
-            self._deadletter_sub = None
-            raise
+        msgs = await self._fetch(subjects.GATEWAY_DEADLETTER_DURABLE)
         await self._handle_advisories(msgs, self.apply_dead_letter)
 
     async def event_dead_letters_once(self) -> None:
-        """One fetch of MAX_DELIVERIES advisories of the gateway's own event consumer:
+        """One fetch of MAX_DELIVERIES advisories of the gateway's own event consumers:
         an event whose handling stopped the process on every attempt."""
-        if self._event_deadletter_sub is None:
-            self._event_deadletter_sub = await self.js.pull_subscribe(
-                subjects.EVENTS_MAX_DELIVERIES_ADVISORY, durable=subjects.GATEWAY_EVENTS_DEADLETTER_DURABLE,
-                stream=subjects.DEADLETTER_STREAM, config=ConsumerConfig(ack_wait=30, deliver_policy=DeliverPolicy.ALL),
-            )
-        try:
-            msgs = await self._fetch(self._event_deadletter_sub)
-        except Exception:
-            self._event_deadletter_sub = None
-            raise
+        msgs = await self._fetch(subjects.GATEWAY_EVENTS_DEADLETTER_DURABLE)
         await self._handle_advisories(msgs, self.apply_event_dead_letter)
 
     async def _handle_advisories(self, msgs: list[Msg], handle) -> None:  # noqa: ANN001
@@ -377,3 +399,35 @@ class Lifecycle:
             reason = f"{consumer} gave up after {deliveries} deliveries{last}"
             if await jobs.fail_job(session, job_id=job_id, reason=reason):
                 self.kick()
+
+
+def coalesce(msgs: list[Msg]) -> dict[str, jobs.JobProgress]:
+    """Each job's state after a batch of progress and stage events, in stream order.
+    An unreadable event is dropped with a log line: it changes no job state."""
+    updates: dict[str, jobs.JobProgress] = {}
+    for msg in msgs:
+        try:
+            event = parse_event(msg.data)
+        except ValidationError as exc:
+            log.error("dropping an unreadable event on %s (it changes no job state): %s", msg.subject, exc)
+            continue
+        match event:
+            case ProgressEvent():
+                _advance(updates, event.job_id, event.stage.value, event.iteration, event.progress)
+            case StageEvent(state=StageState.STARTED):
+                _advance(updates, event.job_id, event.stage.value, event.iteration, 0.0)
+            case StageEvent(state=StageState.DONE, usage=usage) if usage is not None and usage.calls:
+                updates.setdefault(event.job_id, jobs.JobProgress()).add_usage(usage)
+            case StageEvent(state=StageState.RETRYING):
+                u = updates.setdefault(event.job_id, jobs.JobProgress())
+                u.error = f"{event.stage.value} attempt {event.delivery} failed: {event.error or ''}"
+            case _:
+                pass  # stage done without usage, skipped: nothing to persist
+    return updates
+
+
+def _advance(updates: dict[str, jobs.JobProgress], job_id: str, stage: str, iteration: int, within: float) -> None:
+    u = updates.setdefault(job_id, jobs.JobProgress())
+    u.stage = stage
+    u.iteration = max(u.iteration, iteration)
+    u.progress = max(u.progress, jobs.overall_progress(stage, within))

@@ -1,8 +1,11 @@
 """The gateway service.
 
-Consumes: ``research.events.*.*`` (durable, shared by all gateway processes; an
-event that cannot be stored after GATEWAY_EVENT_MAX_DELIVER attempts fails its job) and
-the MAX_DELIVERIES advisories captured in the dead-letter stream.
+Consumes: job events through two durables shared by all gateway processes:
+``research.events.*.{progress,stage}`` (each job's latest stored once per batch) and
+``research.events.*.{completed,failed,clarification}`` (a consumer of their own, so an
+outcome never waits behind progress); an event that cannot be stored after
+GATEWAY_EVENT_MAX_DELIVER attempts fails its job. Also the MAX_DELIVERIES advisories
+captured in the dead-letter stream.
 Emits: ``research.stage.plan`` commands when a job is admitted, and
 ``research.events.<job_id>.status`` on every lifecycle transition, both through the
 outbox relay.
@@ -35,7 +38,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from services.gateway import db
 from services.gateway.api import OPENAPI_SECURITY, ErrorBody, router
-from services.gateway.lifecycle import Lifecycle
+from services.gateway.lifecycle import LOOP_CONNECTIONS, Lifecycle
 from services.gateway.models import Job
 from shared import metrics, topology
 from shared.errors import ConfigurationError
@@ -96,6 +99,12 @@ class JobMetrics:
             self.since = started[-1][1]
 
 
+def pool_size(s: GatewaySettings) -> int:
+    """Every connection the gateway can use at once: one per loop, one per outcome
+    event stored concurrently, and those kept for API requests."""
+    return LOOP_CONNECTIONS + s.gateway_outcome_concurrency + s.gateway_db_api_connections
+
+
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if not settings.database_url:
@@ -104,10 +113,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.api_keys = settings.api_key_map()
     check_bind(settings.gateway_host, app.state.api_keys)
     await db.migrate(settings.database_url)
-    engine = db.make_engine(settings.database_url)
+    engine = db.make_engine(settings.database_url, pool_size=pool_size(settings))
     await topology.declare(settings.nats_servers, ttl_s=settings.research_job_ttl_s, replicas=settings.research_stream_replicas)
     await broker.start()
-    app.state.lifecycle = life = Lifecycle(settings, db.make_sessions(engine), broker.connection.jetstream())
+    js = broker.connection.jetstream()
+    await topology.ensure_gateway_consumers(js, max_deliver=settings.gateway_event_max_deliver)
+    app.state.lifecycle = life = Lifecycle(settings, db.make_sessions(engine), js)
     life.start()
     if metrics.serve("gateway", settings.research_metrics_port, settings.research_metrics_host):
         life.loops.start("metrics", JobMetrics(life.sessions), interval_s=5.0)
