@@ -349,3 +349,11 @@ class DigestSettings(StageSettings):
 class CliSettings(GatewaySettings, StageSettings):
     research_gateway_url: str | None = None
     """Where `deepresearch ask` submits. Unset or not answering: it starts the system."""
+
+    research_restart_backoff_s: float = Field(1.0, gt=0)
+    """`deepresearch up`: delay before restarting a service that exited; it doubles
+    with each exit in a row that came soon after a start."""
+
+    research_restart_backoff_max_s: float = Field(60.0, gt=0)
+    """Cap of that delay; a service that ran this long resets it. After 3 quick exits
+    in a row the service is reported crash-looping (log, /readyz) and still retried."""
