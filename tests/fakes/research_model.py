@@ -15,13 +15,16 @@ request always gets the same answer, whatever order concurrent calls arrive in.
 * ``record_claims``: a claim per snippet, one of its sentences verbatim (these verify),
   plus invented ones: a real sentence citing a snippet id that was never shown, a
   paraphrase that strays from its snippet, and a sentence with a number its snippet
-  does not have;
+  does not have; a share (``invalid_share``) of first asks gets an answer of the
+  wrong shape, and the re-ask that follows a proper one;
 * ``record_coverage``: every item satisfied, by real claim ids and a bogus one;
 * ``write_report`` / ``revise_sentences`` / ``record_review``: the adversarial report
   writer of :mod:`tests.fakes.report_writer` (invented sentences, bogus claim ids,
   model-written ``[n]`` markers, revisions that invent again).
 
-Anything else gets a schema-valid answer made of the prompt's words. Token usage is
+A re-ask (the original prompt, the rejected answer, a request to fix it) is answered
+from the original prompt's data. Anything else gets a schema-valid answer made of the
+prompt's words. Token usage is
 the fake server's (about 4 characters a token of the request and of the answer).
 Serve it with ``ResearchModel.serve()`` or ``python -m tests.fakes.research_model``.
 """
@@ -31,11 +34,11 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tests.fakes.anthropic import AnthropicFake
-from tests.fakes.llm import RecordedRequest, Step, ToolCall, prompt_words, schema_responder, serve_forever
+from tests.fakes.llm import RecordedRequest, Step, ToolCall, prompt_words, schema_responder, serve_forever, text_of
 from tests.fakes.report_writer import ReportWriter, blocks
 
 __all__ = ["BOGUS_SNIPPET", "HONEST_CLAIMS", "ResearchModel", "STRAY_WORDS"]
@@ -68,14 +71,19 @@ class ResearchModel:
     """The responder (``AnthropicFake(responder=ResearchModel())``)."""
 
     seed: int = 7
+    invalid_share: float = 0.25  # of first claims asks answered with the wrong shape
     writer: ReportWriter = field(default_factory=lambda: ReportWriter(adversarial=True))
     seen: list[str] = field(default_factory=list)  # forced tools, in arrival order
 
     def __call__(self, request: RecordedRequest) -> Step:
         tool = request.forced_tool or ""
         self.seen.append(tool)
-        rng = random.Random(f"{self.seed}:{tool}:{hashlib.sha256(request.prompt.encode()).hexdigest()}")
-        prompt = request.prompt
+        messages = request.body.get("messages") or []
+        users = [text_of(m.get("content")) for m in messages if m.get("role") == "user"]
+        # A re-ask repeats the original prompt first; its data blocks are there.
+        prompt = users[0] if users else request.prompt
+        reask = len(messages) > 1
+        rng = random.Random(f"{self.seed}:{tool}:{hashlib.sha256(prompt.encode()).hexdigest()}")
         if tool == "record_clarification":
             return ToolCall(input={"needs_clarification": False, "questions": []})
         if tool == "record_brief":
@@ -87,6 +95,8 @@ class ResearchModel:
         if tool == "record_digest":
             return ToolCall(input=self.digest(prompt, request.system, rng))
         if tool == "record_claims":
+            if not reask and rng.random() < self.invalid_share:
+                return ToolCall(input={"claims": "The snippets support several claims about the question."})
             return ToolCall(input=self.claims(prompt, rng))
         if tool == "record_coverage":
             answer = self.writer.coverage(prompt)
@@ -94,7 +104,7 @@ class ResearchModel:
                 item["claim_ids"] = [*item["claim_ids"], "cl999"]
             return ToolCall(input=answer)
         if tool in ("write_report", "revise_sentences", "record_review"):
-            return self.writer(request)
+            return self.writer(request if not reask else replace(request, prompt=prompt))
         return schema_responder(request)
 
     # -- planning ---------------------------------------------------------------------

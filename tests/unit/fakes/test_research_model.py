@@ -40,22 +40,25 @@ SNIPPETS = {
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[AnthropicFake]:
-    with AnthropicFake(responder=ResearchModel(seed=3)) as served:
+    with AnthropicFake(responder=ResearchModel(seed=3, invalid_share=0.0)) as served:
         yield served
 
 
-def _ask(fake: AnthropicFake, schema: type[BaseModel], tool: str, system: str, prompt: str) -> Any:
+def _ask(fake: AnthropicFake, schema: type[BaseModel] | None, tool: str, system: str, prompt: str, *,
+         followup: list[tuple[str, str]] | None = None, model: type[BaseModel] | None = None) -> Any:
     provider = AnthropicProvider(api_key=fake.api_key, model="claude-test", base_url=fake.base_url,
                                  timeout_s=10, max_retries=0)
 
     async def call() -> Any:
-        answer = await provider.structured(schema.model_json_schema(), system=system, prompt=prompt,
-                                           tool_name=tool, tool_description="record it", max_tokens=4096)
+        answer = await provider.structured((schema or model).model_json_schema(), system=system, prompt=prompt,
+                                           tool_name=tool, tool_description="record it", max_tokens=4096,
+                                           followup=followup)
         assert answer.input_tokens > 0 and answer.output_tokens > 0
         return answer.data
 
     data = asyncio.run(call())
-    schema.model_validate(data)
+    if schema is not None:
+        schema.model_validate(data)
     return data
 
 
@@ -109,3 +112,13 @@ def test_same_request_same_answer(fake: AnthropicFake) -> None:
     first = _ask(fake, _Claims, scoring_prompts.CLAIMS_TOOL, scoring_prompts.CLAIMS_SYSTEM, _claims_prompt())
     again = _ask(fake, _Claims, scoring_prompts.CLAIMS_TOOL, scoring_prompts.CLAIMS_SYSTEM, _claims_prompt())
     assert first == again
+
+
+def test_a_wrong_shape_then_a_proper_answer_when_re_asked() -> None:
+    with AnthropicFake(responder=ResearchModel(invalid_share=1.0)) as fake:
+        system, prompt = scoring_prompts.CLAIMS_SYSTEM, _claims_prompt()
+        first = _ask(fake, None, scoring_prompts.CLAIMS_TOOL, system, prompt, model=_Claims)
+        assert isinstance(first["claims"], str)  # not a list: the stage re-asks
+        fixed = _ask(fake, _Claims, scoring_prompts.CLAIMS_TOOL, system, prompt,
+                     followup=[("assistant", str(first)), ("user", "claims: Input should be a valid list. Call it again.")])
+        assert any(c["supporting"] == ["s1.e1"] for c in fixed["claims"])
