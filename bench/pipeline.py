@@ -21,6 +21,13 @@ Exits 1 when any job did not complete, 2 on a usage or start-up error.
 
     make bench BENCH_ARGS="--start --jobs 20"
     python bench/pipeline.py --gateway http://127.0.0.1:8080 --jobs 10
+
+``--event-path`` starts a system of its own (offline engine) and prints the JetStream
+floor (a publish to a pull already waiting), the mean stage-to-stage hop and its
+ratio to the floor, and the completion lag (the completed event stored to COMPLETED
+in PostgreSQL) with 1 and 3 jobs in flight (see bench/event_path.py):
+
+    python bench/pipeline.py --event-path --jobs 6
 """
 
 from __future__ import annotations
@@ -296,6 +303,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--jobs", type=int, default=10, help="jobs to submit (default 10)")
     p.add_argument(
+        "--event-path", action="store_true",
+        help="start a system of its own and print the JetStream floor, the stage-to-stage hop and the completion "
+             "lag with 1 and 3 jobs in flight (--jobs jobs at each)",
+    )
+    p.add_argument(
         "--gateway", default=os.environ.get("RESEARCH_GATEWAY_URL") or "http://127.0.0.1:8080",
         help="gateway of a running system (default: RESEARCH_GATEWAY_URL or http://127.0.0.1:8080)",
     )
@@ -323,6 +335,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.event_path:
+        from bench.event_path import event_path_figures  # it imports this module
+
+        return event_path_figures(args.jobs, args.timeout)
     runs = [JobRun(i + 1, QUESTIONS[i % len(QUESTIONS)]) for i in range(args.jobs)]
 
     if not args.start:
