@@ -121,7 +121,7 @@ class GatewaySettings(CommonSettings):
     research_rate_limit_max: int = Field(10, ge=1)
     research_rate_limit_window_s: int = Field(900, ge=1)
     research_job_deadline_s: float = Field(600.0, gt=0)
-    """Global time budget of one job (seed 001: 10 minutes); then it finishes partial."""
+    """Global time budget of one job (10 minutes); then it finishes partial."""
 
     research_max_question_chars: int = Field(4_000, ge=1)
     research_admission_interval_s: float = Field(1.0, gt=0)
@@ -195,7 +195,7 @@ class StageSettings(CommonSettings):
     """Its key; local servers accept any value."""
 
     llm_timeout_s: float = Field(60.0, gt=0)
-    """Per model call (seed 000's worker timeout); a slower call is abandoned and retried."""
+    """Per model call; a slower call is abandoned and retried."""
 
     llm_max_retries: int = Field(3, ge=0, le=10)
     """Retries of one call on 429, 5xx, 529 and timeouts (the SDK's backoff, honouring retry-after)."""
@@ -256,7 +256,7 @@ class StageSettings(CommonSettings):
     """Another Tavily endpoint (a proxy, or the test suite's fake); unset: https://api.tavily.com."""
 
     research_web_results_per_query: int = Field(10, ge=1, le=20)
-    """Web results per query (seed 001: about 10; Tavily allows at most 20)."""
+    """Web results per query (about 10 gives breadth at a bounded cost; Tavily allows at most 20)."""
 
     tavily_search_depth: Literal["basic", "advanced"] = "basic"
     """Tavily search depth; `advanced` costs two credits per search."""
@@ -285,7 +285,7 @@ class StageSettings(CommonSettings):
     """Unset: PubMed is on when NCBI_EMAIL or NCBI_API_KEY is set. true/false forces it."""
 
     research_pubmed_results_per_query: int = Field(10, ge=1, le=100)
-    """PubMed records fetched per query (seed 001: about 10)."""
+    """PubMed records fetched per query."""
 
     research_retrieval_concurrency: int = Field(16, ge=1, le=64)
     """(query, provider) searches in flight at once per retrieval process."""
@@ -304,7 +304,7 @@ class StageSettings(CommonSettings):
 
 
 class DigestSettings(StageSettings):
-    """The digest service (seed 002's digest settings)."""
+    """The digest service (docs/research-method.md, "Digests and locators")."""
 
     digest_policy: Literal["off", "auto", "always"] = "auto"
     """Which sources are digested: off (none, all pass through), auto (longer than
