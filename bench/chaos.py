@@ -55,6 +55,7 @@ if str(ROOT) not in sys.path:  # run as `python bench/chaos.py` from a checkout
 
 from services.supervisor import STAGE_SERVICES  # noqa: E402
 from shared.servers import PostgresServer  # noqa: E402
+from shared.settings import CommonSettings  # noqa: E402
 from tests.integration.cluster import NatsCluster  # noqa: E402
 from tests.integration.harness import TERMINAL, System  # noqa: E402
 
@@ -276,7 +277,7 @@ def report(run: Run, statuses: dict[str, str], events: list[dict[str, Any]], res
     delays = takeover_delays(run.kills, events)
     by_kind = collections.Counter(k.kind for k in run.kills)
     rows = [
-        ("seed / jobs / duration", f"{args.seed} / {args.jobs} / {args.duration:g} s, a kill every {args.interval:g} s, stage delay {args.stage_delay:g} s"),
+        ("seed / jobs / duration", f"{args.seed} / {args.jobs} / {args.duration:g} s, a kill every {args.interval:g} s, stage delay {args.stage_delay:g} s, ack_wait {args.ack_wait:g} s"),
         ("kills", ", ".join(f"{n} {kind}" for kind, n in sorted(by_kind.items())) or "none"),
         ("submitted (202)", str(len(run.accepted))),
         ("refused, retried", ", ".join(f"{n}x {code}" for code, n in sorted(run.refused.items())) or "none"),
@@ -318,6 +319,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="seconds retrieve, digest and score sleep before working (RESEARCH_CHAOS delay; default 2): offline "
              "stages take milliseconds, and a kill then rarely finds a process holding a job",
     )
+    p.add_argument(
+        "--ack-wait", type=float, default=CommonSettings.model_fields["research_ack_wait_s"].default,
+        help="RESEARCH_ACK_WAIT_S of the stages (default: the setting's default): how long a dead process's "
+             "command waits before another process takes it over",
+    )
     p.add_argument("--keep-data", action="store_true", help="keep the temporary folder (servers' data and logs)")
     args = p.parse_args(argv)
     if args.jobs < 1 or args.duration <= 0 or args.interval <= 0 or args.grace <= 0 or args.stage_delay < 0:
@@ -343,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
                 "RESEARCH_STREAM_REPLICAS": "3",
                 "RESEARCH_RATE_LIMIT_MAX": "100000",
                 "RESEARCH_MAX_CONCURRENCY": str(args.max_concurrency),
+                "RESEARCH_ACK_WAIT_S": f"{args.ack_wait:g}",
                 "RESEARCH_CHAOS": ",".join(f"{stage}:delay={args.stage_delay:g}" for stage in ("retrieve", "digest", "score"))
                 if args.stage_delay > 0 else "",
             },
