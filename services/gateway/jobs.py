@@ -340,6 +340,10 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
             job_id=job_id, report=clean(result.report), output=clean_json(result.output.model_dump(mode="json")),
             citations=citations, claims=clean_json([c.model_dump(mode="json") for c in result.claims]),
             rejected_claims=clean_json([r.model_dump(mode="json") for r in result.rejected_claims]),
+            verified_findings=clean_json([f.model_dump(mode="json") for f in result.verified_findings]),
+            sentences_removed=result.sentences_removed,
+            offline_parts=clean_json(list(result.offline_parts)),
+            council=clean_json([c.model_dump(mode="json") for c in result.council]),
             confidence=clean_json(result.confidence.model_dump(mode="json")),
             token_usage=clean_json({
                 "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,

@@ -122,6 +122,15 @@ class Result(SQLModel, table=True):
     # Proposed claims the deterministic check refused, with their reasons (GET …/claims).
     rejected_claims: list[dict[str, Any]] = Field(
         default_factory=list, sa_column=sa.Column(JSONB, nullable=False, server_default=sa.text("'[]'::jsonb")))
+    # What synthesis verified: findings built by code, sentences its check removed, parts
+    # written without the model, and the council's reviews (empty when it is off).
+    verified_findings: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=sa.Column(JSONB, nullable=False, server_default=sa.text("'[]'::jsonb")))
+    sentences_removed: int = Field(default=0, sa_column=sa.Column(sa.Integer, nullable=False, server_default="0"))
+    offline_parts: list[str] = Field(
+        default_factory=list, sa_column=sa.Column(JSONB, nullable=False, server_default=sa.text("'[]'::jsonb")))
+    council: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=sa.Column(JSONB, nullable=False, server_default=sa.text("'[]'::jsonb")))
     confidence: dict[str, Any] = Field(sa_column=sa.Column(JSONB, nullable=False))
     token_usage: dict[str, Any] = Field(sa_column=sa.Column(JSONB, nullable=False))
     engine: str = Field(max_length=40)

@@ -271,6 +271,7 @@ def assemble(prepared: Prepared, draft: Draft, *, partial_reason: str | None,
         report=answer, output=output, scored_sources=list(sources), claims=list(envelope.claims),
         confidence=confidence, usage=envelope.usage, partial=partial_reason is not None,
         partial_reason=partial_reason, engine=_engine(envelope, draft),
+        rejected_claims=list(envelope.rejected_claims),
         verified_findings=list(prepared.findings), sentences_removed=draft.sentences_removed,
         offline_parts=list(draft.offline_parts), council=list(council),
     )
