@@ -26,6 +26,18 @@ from tests.integration.harness import System
 QUESTION = "How did automation change lighthouse keeping?"
 ALICE, BOB = "key-alice", "key-bob"
 
+# A plan a careful model would write for QUESTION, so that the sources found are about it.
+PLAN: dict[str, dict[str, Any]] = {
+    "record_brief": {
+        "refined_question": QUESTION, "key_terms": ["lighthouse", "automation", "keeper"],
+        "checklist": ["How automation changed the lighthouse keeper's work", "When lighthouses were automated",
+                      "How automated lighthouses are monitored"],
+    },
+    "record_sub_questions": {"sub_questions": [
+        {"question": QUESTION, "kind": "independent", "web_queries": ["lighthouse automation keepers"], "pubmed_queries": []},
+    ]},
+}
+
 _SNIPPET = re.compile(r'<snippet id="([^"]+)">\n(.*?)\n</snippet>', re.DOTALL)
 _CLAIM = re.compile(r'<claim id="([^"]+)">')
 _CHECKLIST = re.compile(r"<checklist>\n(.*?)\n</checklist>", re.DOTALL)
@@ -35,13 +47,16 @@ class ClaimsModel:
     """Answers the scoring stage's tools as a model would: ``honest`` claims restate
     the snippets they cite; ``adversarial`` ones also cite snippets that do not exist,
     stray from their quotes and add numbers; ``invalid`` ones are of the wrong shape.
-    Every other tool gets the fake's default schema-valid answer."""
+    The plan is a careful one (PLAN); every other tool gets the fake's default
+    schema-valid answer."""
 
     def __init__(self) -> None:
         self.mode = "honest"
         self.claims_asked: list[RecordedRequest] = []
 
     def __call__(self, request: RecordedRequest) -> Step:
+        if request.forced_tool in PLAN:
+            return ToolCall(input=PLAN[request.forced_tool])
         if request.forced_tool == "record_claims":
             self.claims_asked.append(request)
             if self.mode == "invalid":  # the wrong shape, also when re-asked
