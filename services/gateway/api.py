@@ -27,6 +27,7 @@ from shared.envelope import DigestPayload, RetrievalMethod, new_job_id
 from shared.errors import PermanentError, TransientError
 from shared.events import JobStatus, parse_event
 from shared.settings import GatewaySettings
+from shared.supervision import failing_services
 
 # \Z, not $: "$" also matches before a trailing newline.
 CORPUS_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
@@ -449,9 +450,11 @@ async def readyz(request: Request) -> JSONResponse:
             checks["postgres"] = True
         except Exception:  # noqa: BLE001
             pass
+    # A service that `deepresearch up` keeps restarting would leave every job unfinished.
+    failing = failing_services(settings_of(request).data_dir)
     # A background loop (admission, the outbox relay, a consumer) that keeps failing
     # leaves jobs queued or unannounced although both servers answer.
     loops = life.loops.problems() if life is not None else {}
-    ready = all(checks.values()) and not loops
-    body = {"ready": ready, **checks} | ({"loops": loops} if loops else {})
+    ready = all(checks.values()) and not failing and not loops
+    body = {"ready": ready, **checks} | ({"failing_services": failing} if failing else {}) | ({"loops": loops} if loops else {})
     return JSONResponse(body, status_code=200 if ready else 503)
