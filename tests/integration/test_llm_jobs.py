@@ -55,8 +55,10 @@ def test_a_job_plans_with_claude_and_reports_its_tokens(claude_system: System, c
     assert usage["llm_calls"] == calls == sum(s["calls"] for s in usage["by_stage"].values())
     assert usage["by_stage"]["plan"]["calls"] >= 2
     assert job["token_usage"] == {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"], "llm_calls": calls}
-    assert result["engine"] == "anthropic:claude-sonnet-5-5+offline"
-    assert "Planned by anthropic:claude-sonnet-5-5" in result["report"]
+    # The model plans and writes; whatever it could not write is labelled as offline.
+    assert result["engine"].startswith("anthropic:claude-sonnet-5-5")
+    assert ("Written by anthropic:claude-sonnet-5-5" in result["report"]
+            or "Planned by anthropic:claude-sonnet-5-5" in result["report"]), result["report"][:400]
     # The question reached the model inside its data block, never as instructions.
     first = claude.delivered[before_n]
     assert f"<question>\n{QUESTION}\n</question>" in first.prompt
