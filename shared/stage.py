@@ -105,6 +105,7 @@ class ControlWatch:
         self._task: asyncio.Task[None] | None = None
         self._js: JetStreamContext | None = None
         self._watcher: Any = None
+        self._kv: Any = None
 
     def start(self, js: JetStreamContext) -> None:
         if self._task is None or self._task.done():
@@ -121,8 +122,19 @@ class ControlWatch:
     async def stopped(self, job_id: str) -> bool:
         if self.live:
             return job_id in self._stopped
+        return await self.read(job_id)
+
+    async def read(self, job_id: str) -> bool:
+        """One read of the job's control key. The bucket's handle is looked up once per
+        process: each lookup is a stream-info round trip, paid on every hop otherwise."""
         assert self._js is not None, "ControlWatch.start() first"
-        return await is_cancelled(self._js, job_id)
+        if self._kv is None:
+            self._kv = await self._js.key_value(subjects.CONTROL_BUCKET)
+        try:
+            entry = await self._kv.get(job_id)
+        except KeyNotFoundError:
+            return False
+        return bool(entry.value)
 
     async def _run(self, js: JetStreamContext) -> None:
         while True:
@@ -320,6 +332,12 @@ class StageRunner:
         N of them on the stage's durable (each with its own pull inbox) run at most N
         messages at once and never hold one they have not started; a message waits on
         the server, where any process of the stage can take it.
+
+        The subscribers take the raw message, not a typed envelope, because a command
+        that is not a valid envelope must fail its job at once (failed event, then
+        TERM); FastStream's argument validation would leave it to be redelivered until
+        ``max_deliver``. ``work`` itself is typed: ``(JobEnvelope, StageContext) ->``
+        the next envelope or the job's closing event.
         """
         for slot in range(self.concurrency):
             async def handler(msg: NatsMessage) -> None:
@@ -365,7 +383,7 @@ class StageRunner:
         self.control.start(self.js)
         # Read the key itself here: the watch may lag a cancellation by a few
         # milliseconds, and a stage must never start work for a stopped job.
-        if await is_cancelled(self.js, envelope.job_id):
+        if await self.control.read(envelope.job_id):
             await self._stage_event(envelope, StageState.SKIPPED, delivery, error="job cancelled")
             await msg.ack()
             metrics.STAGE_MESSAGES.labels(stage, "cancelled").inc()

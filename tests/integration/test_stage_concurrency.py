@@ -74,7 +74,7 @@ async def _run(nats_url: str, *, concurrency: int, jobs: int, seconds: float, ac
             assert time.monotonic() < deadline, f"only {len(reached)} of {jobs} jobs reached synthesis"
             try:
                 msgs = await done.fetch(jobs, timeout=1)
-            except nats.errors.TimeoutError:
+            except TimeoutError:  # nats-py raises its own subclass or asyncio's: nothing yet
                 continue
             for m in msgs:
                 reached.add(JobEnvelope.model_validate_json(m.data).job_id)
