@@ -1,7 +1,8 @@
 """The digest archive: canonical texts that digests and reports quote, kept for verification.
 
 The digest stage archives the texts it digests; the synthesis stage archives every
-other source that reaches it, so each source a report cites can be verified.
+other source that reaches it, so each source a report cites can be verified; the
+gateway reads it back to verify a result's locators (:func:`check_snippet`).
 
 A local file would do for one process, but every digest and synthesis process must
 reach the archive, so it is the JetStream object store ``DIGEST_ARCHIVE_BUCKET``
@@ -23,11 +24,20 @@ from nats.js.api import ObjectMeta
 from nats.js.errors import BucketNotFoundError, NotFoundError, ObjectNotFoundError
 from pydantic import BaseModel
 
-from services.digest.evidence import page_of, parse_locator
 from shared import subjects
 from shared.envelope import Citation, DigestPayload, EvidenceSnippet
 from shared.errors import PermanentError, TransientError
+from shared.locators import page_of, parse_locator
 from shared.text import text_hash
+
+__all__ = [
+    "Archive",
+    "ArchivedText",
+    "SnippetCheck",
+    "archive_key",
+    "check_snippet",
+    "passages_to_verify",
+]
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from services.digest.archive import Archive
 from services.digest.breaker import CircuitBreaker
 from services.digest.cache import (
     DIGEST_IMPL_VERSION,
@@ -30,6 +29,7 @@ from services.digest.compress import PROMPT_VERSION, DigestLimits, compress
 from services.digest.evidence import conditioning_hash, page_map_problem, with_pages
 from services.digest.metrics import DigestMetrics
 from services.digest.policy import select
+from shared.archive import Archive
 from shared.envelope import DigestPayload, FidelityRecord, JobEnvelope, Source
 from shared.events import (
     DigestCircuitBreakerTriggered,

@@ -19,13 +19,13 @@ from __future__ import annotations
 import nats
 from pydantic import BaseModel
 
-from services.digest.archive import Archive
 from services.digest.breaker import CircuitBreaker
 from services.digest.cache import DigestCache, LocalCache, SharedCache
 from services.digest.digestor import Digestor
 from services.digest.metrics import DigestMetrics
 from shared import metrics as shared_metrics
 from shared import topology
+from shared.archive import Archive
 from shared.envelope import JobEnvelope
 from shared.settings import DigestSettings
 from shared.stage import StageContext, publish_event, stage_app

@@ -16,13 +16,13 @@ from nats.js.api import DeliverPolicy
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import text as sql_text
 
-from services.digest.archive import Archive, SnippetCheck, archive_key, check_snippet, passages_to_verify
 from services.gateway import jobs
 from services.gateway.claims import ClaimsListing, claims_listing
 from services.gateway.lifecycle import Lifecycle
 from services.gateway.models import JobPublic
 from services.gateway.text import is_blank, text_problem
 from shared import subjects
+from shared.archive import Archive, SnippetCheck, archive_key, check_snippet, passages_to_verify
 from shared.envelope import DigestPayload, RetrievalMethod, new_job_id
 from shared.errors import PermanentError, TransientError
 from shared.events import JobStatus, parse_event

@@ -32,6 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from shared.claims import META_TERMS, claim_matches_item, item_terms
 from shared.envelope import ChecklistItem, Citation, Claim, CoverageStatus, ScoredSource
 from shared.locators import locate
 from shared.text import STOPWORDS, has_negation, is_statement, jaccard, sentence_spans, terms, words
@@ -43,15 +44,6 @@ MIN_WORDS = 3
 # Longer "sentences" are tables, lists or code run together by the splitter: they state
 # too much to be one finding.
 MAX_WORDS = 80
-
-# Words that say what kind of information is wanted rather than what it is about:
-# "Definition of threads" is about threads. Stemmed by shared.text.terms itself, so
-# the set follows the stemmer.
-META_TERMS = frozenset(terms("""
-    definition meant mechanism advantage limitation risk evidence example comparison
-    versus choose open question key fact scope work aspect overview role main
-    detail information specific differ difference compare purpose
-"""))
 
 _FOOTNOTE = re.compile(r"\s*\[\d+\]")
 
@@ -92,35 +84,6 @@ def claim_text(quote: str) -> str:
 
 # The planner's "X in the context of Y" says how X and Y relate; "context" alone is a
 # subject word ("context managers").
-_IN_CONTEXT_OF = re.compile(r"\bin the context of\b", re.IGNORECASE)
-
-
-# A trailing qualifier narrows an item without being its subject: "a decorator in
-# Python" is about decorators, and a sentence of Python's documentation about them
-# need not say "Python".
-_QUALIFIER = re.compile(r"\s+(?:in|for|on|under|with|within)\s+(?:an?\s+|the\s+)?[^\s]+(?:\s+[^\s]+)?$",
-                        re.IGNORECASE)
-
-
-def item_terms(description: str) -> set[str]:
-    """The subject terms of a checklist item: META_TERMS and a trailing qualifier
-    ("... in Python", "... for a class") removed, unless nothing would be left."""
-    text = _IN_CONTEXT_OF.sub(" ", description)
-    full = set(terms(text)) - META_TERMS
-    core = set(terms(_QUALIFIER.sub("", text.rstrip(" ?.")))) - META_TERMS
-    return core or full
-
-
-def claim_matches_item(claim_terms: set[str], item: set[str]) -> bool:
-    """The coverage rule: a claim addresses an item when they share at least
-    min(2, n) of the item's n subject terms, and half of them for a long item ("How
-    PostgreSQL protects against transaction ID wraparound" is not answered by a
-    sentence about transaction IDs); an item with no subject terms matches nothing."""
-    if not item:
-        return False
-    return len(claim_terms & item) >= max(min(2, len(item)), math.ceil(len(item) / 2))
-
-
 def _may_answer(claim_terms: set[str], item: set[str]) -> bool:
     """Whether a sentence is worth choosing for an item: min(2, n) shared subject
     terms. Looser than :func:`claim_matches_item`, which decides what a claim is
@@ -458,15 +421,3 @@ def assess_coverage(checklist: Sequence[ChecklistItem], claims: Sequence[Claim])
                   else CoverageStatus.UNSATISFIED)
         out.append(item.model_copy(update={"status": status, "evidence": evidence}))
     return out
-
-
-def knowledge_gaps(checklist: Sequence[ChecklistItem]) -> list[str]:
-    """Descriptions of the items not satisfied; partial ones say so (as in
-    "item3 - partial coverage")."""
-    gaps: list[str] = []
-    for item in checklist:
-        if item.status is CoverageStatus.PARTIAL:
-            gaps.append(f"{item.description} - partial coverage")
-        elif item.status is CoverageStatus.UNSATISFIED:
-            gaps.append(item.description)
-    return gaps

@@ -14,22 +14,16 @@ import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from shared.envelope import TIER_SCORES, Claim, JobConfidence, ScoredSource, Source
+from shared.claims import clamp, valid_indices
+from shared.envelope import TIER_SCORES, Claim, ScoredSource, Source
 
 RECENCY_DECAY_DAYS = 180.0
 UNKNOWN_RECENCY = 0.5
 SUPPORT_BONUS = 0.05
 CONTRADICTION_PENALTY = 0.15
-FULL_CONFIDENCE_SOURCES = 10
 
 _SCORE_FIELDS = {"authority_score", "recency_score", "relevance_component",
                  "credibility_score", "composite_score"}
-
-
-def clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
-    if math.isnan(value):
-        return low
-    return max(low, min(high, value))
 
 
 def _aware(moment: datetime) -> datetime:
@@ -85,18 +79,6 @@ class SourceScorer:
         return [self.score(s, now=now) for s in sources]
 
 
-def valid_indices(indices: Sequence[int], size: int) -> list[int]:
-    """``indices`` that point into a list of ``size`` items, first occurrence only.
-    Negative indices are out of range: Python's wrap-around is not what a model means."""
-    seen: set[int] = set()
-    out: list[int] = []
-    for i in indices:
-        if 0 <= i < size and i not in seen:
-            seen.add(i)
-            out.append(i)
-    return out
-
-
 class ClaimScorer:
     """A claim's support strength (mean composite of its supporting sources), plus a bonus
     per supporting source, minus a penalty per contradicting one, clamped to [0, 1]."""
@@ -123,21 +105,3 @@ class ClaimScorer:
 
     def score_all(self, claims: Sequence[Claim], scored_sources: Sequence[ScoredSource]) -> list[Claim]:
         return [self.score(c, scored_sources) for c in claims]
-
-
-class JobConfidenceCalculator:
-    """The mean claim confidence, scaled down when the job has fewer than 10 sources."""
-
-    def calculate(self, claims: Sequence[Claim], scored_sources: Sequence[ScoredSource]) -> JobConfidence:
-        source_count = len(scored_sources)
-        if claims:
-            average = sum(c.confidence_score for c in claims) / len(claims)
-            confidence = clamp(average * min(source_count / FULL_CONFIDENCE_SOURCES, 1.0))
-        else:
-            confidence = 0.0
-        return JobConfidence(
-            confidence=confidence,
-            claim_count=len(claims),
-            source_count=source_count,
-            has_contradictions=any(c.contradiction_flag for c in claims),
-        )

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.scoring.claims import knowledge_gaps
 from services.scoring.coverage import judge_coverage
-from services.scoring.engine import ClaimScorer, JobConfidenceCalculator, SourceScorer
+from services.scoring.engine import ClaimScorer, SourceScorer
 from services.scoring.model_claims import Verifier, extract_verified_claims, load_canonical_texts
+from shared.claims import JobConfidenceCalculator, knowledge_gaps
 from shared.envelope import (
     DEADLINE_NOTE,
     MAX_REJECTED_CLAIMS,

@@ -18,12 +18,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from shared.claims import valid_indices
 from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobConfidence, ScoredSource
 from shared.events import CouncilReview, OutputSource, VerifiedFinding
 from shared.locators import locate
 from shared.text import jaccard, sentence_spans, terms
 
-from services.scoring.engine import valid_indices
 
 __all__ = [
     "OFFLINE_PART",

@@ -21,12 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from shared.claims import JobConfidenceCalculator, item_terms, knowledge_gaps, valid_indices
 from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope
 from shared.events import ChecklistCoverage, CouncilReview, ResearchOutput, ResearchResult, VerifiedFinding
 from shared.text import terms
 
-from services.scoring.claims import item_terms, knowledge_gaps
-from services.scoring.engine import JobConfidenceCalculator, valid_indices
 from services.synthesis.findings import verified_findings
 from services.synthesis.render import (
     Body,

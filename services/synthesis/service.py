@@ -22,10 +22,10 @@ import logging
 
 from nats.js.errors import BucketNotFoundError
 
-from services.digest.archive import Archive
 from services.synthesis.report import prepare
 from services.synthesis.writer import write_report
 from shared import subjects
+from shared.archive import Archive
 from shared.council import Council, brief_reviews_from_notes
 from shared.envelope import DEADLINE_NOTE, JobEnvelope, ScoredSource
 from shared.errors import PermanentError

@@ -14,12 +14,12 @@ import nats
 import pytest
 from pydantic import BaseModel
 
-from services.digest.archive import Archive, check_snippet
 from services.digest.breaker import CircuitBreaker
 from services.digest.cache import DigestCache, LocalCache, SharedCache
 from services.digest.digestor import ARCHIVE_LINK, Digestor
 from services.digest.evidence import build_digest, parse_locator, verify_snippet
 from services.digest.metrics import DigestMetrics
+from shared.archive import Archive, check_snippet
 from shared import topology
 from shared.envelope import (
     CredibilityTier,

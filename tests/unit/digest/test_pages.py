@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from services.digest.archive import ArchivedText, check_snippet
 from services.digest.evidence import (
     build_digest,
     page_map_problem,
@@ -14,6 +13,7 @@ from services.digest.evidence import (
     verify_snippet,
     with_pages,
 )
+from shared.archive import ArchivedText, check_snippet
 from shared.envelope import EvidenceSnippet
 from shared.text import canonicalize, text_hash
 

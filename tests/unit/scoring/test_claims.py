@@ -6,14 +6,9 @@ from shared.text import terms
 
 from datetime import UTC, datetime
 
-from services.scoring.claims import (
-    assess_coverage,
-    claim_matches_item,
-    extract_claims,
-    item_terms,
-    knowledge_gaps,
-)
+from services.scoring.claims import assess_coverage, extract_claims
 from services.scoring.engine import ClaimScorer, SourceScorer
+from shared.claims import claim_matches_item, item_terms, knowledge_gaps
 from shared.envelope import (
     ChecklistItem,
     Claim,

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from services.scoring.engine import (
     TIER_SCORES,
     ClaimScorer,
-    JobConfidenceCalculator,
     SourceScorer,
 )
+from shared.claims import JobConfidenceCalculator
 from shared.envelope import Claim, CredibilityTier, RetrievalMethod, ScoredSource, Source
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)

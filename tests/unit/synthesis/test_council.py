@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.digest.archive import passages_to_verify
+from shared.archive import passages_to_verify
 from shared.council import brief_review_notes, brief_reviews_from_notes, parse_members
 from shared.envelope import Citation, DigestPayload, EvidenceSnippet
 from shared.errors import ConfigurationError

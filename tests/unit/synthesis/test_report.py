@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from services.decomposition.plan import first_plan
-from services.scoring.claims import assess_coverage, extract_claims, knowledge_gaps
-from services.scoring.engine import ClaimScorer, JobConfidenceCalculator, SourceScorer
+from services.scoring.claims import assess_coverage, extract_claims
+from services.scoring.engine import ClaimScorer, SourceScorer
 from services.synthesis.report import build_report, citation_numbers
+from shared.claims import JobConfidenceCalculator, knowledge_gaps
 from shared.envelope import (
     ChecklistItem,
     CoverageStatus,
