@@ -1,4 +1,4 @@
-"""The HTTP API (seed 000's endpoints) over the gateway's state."""
+"""The HTTP API (jobs, results, sources, claims, events, cancel, queue, health) over the gateway's state."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def _storable(field: str, value: str) -> str:
 
 
 class JobCreate(BaseModel):
-    """A research request (seed 001's tool input, plus the corpora to search)."""
+    """A research request (the ``deep_research`` tool's input, plus the corpora to search)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -105,7 +105,7 @@ class JobCreate(BaseModel):
     @field_validator("providers", mode="before")
     @classmethod
     def _local_is_rag(cls, v: object) -> object:
-        """The issue's name for the local corpora ("local") is accepted for seed 000's "rag"."""
+        """The provider name "local" is accepted for the local corpora's "rag"."""
         return ["rag" if p == "local" else p for p in v] if isinstance(v, list) else v
 
     @field_validator("corpora")
@@ -293,7 +293,7 @@ class SourceVerification(BaseModel):
 
 @router.get("/api/research/jobs/{job_id}/sources/{source_id}/verify", response_model=SourceVerification, tags=["jobs"])
 async def verify_source(job_id: str, source_id: str, user: User, life: Life) -> SourceVerification:
-    """Seed 002's verification: ``archived_text[start:end] == snippet.text`` for every
+    """Locator verification: ``archived_text[start:end] == snippet.text`` for every
     evidence snippet of the source's digest and every passage of it the job's claims
     quote (and the page, for a page locator). Digested or not, a source's canonical
     text is archived (by the digest stage, else by synthesis) under its text hash."""
