@@ -1,4 +1,5 @@
-"""The scoring engine: source scores, claim scores, job confidence.
+"""The scoring engine: source scores and claim scores (the job's confidence, which
+synthesis reports too, is shared.claims.JobConfidenceCalculator).
 
 The formulas are written out in docs/research-method.md ("Sources and their scores",
 "Claim scores and job confidence"); every score this module returns lies in [0, 1].
