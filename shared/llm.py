@@ -39,6 +39,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from shared import metrics
+from shared.dates import retry_after_s
 from shared.envelope import JobEnvelope, StageUsage, Usage
 from shared.errors import ConfigurationError, PermanentError, TransientError
 
@@ -244,11 +245,7 @@ def _detail(exc: Any) -> str:
 
 def _retry_after(exc: Any) -> float | None:
     response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
+    return retry_after_s(response.headers.get("retry-after")) if response is not None else None
 
 
 def _json_or_none(text: str | None) -> Any:

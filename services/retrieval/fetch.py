@@ -61,6 +61,7 @@ import httpx
 from selectolax.lexbor import LexborHTMLParser
 
 from services.retrieval.index import html_to_text, pdf_to_text
+from shared.dates import retry_after_s
 from shared.errors import PermanentError, TransientError
 from shared.text import canonicalize, text_hash
 
@@ -280,17 +281,10 @@ def _parse_url(url: str) -> httpx.URL:
 def _check_status(resp: httpx.Response, url: httpx.URL) -> None:
     code = resp.status_code
     if code == 429 or code >= 500:
-        retry_after = _retry_after(resp.headers.get("retry-after"))
+        retry_after = retry_after_s(resp.headers.get("retry-after"))
         raise FetchUnavailable(f"{url} answered HTTP {code}", retry_after_s=retry_after)
     if code >= 300:
         raise FetchFailed(f"{url} answered HTTP {code}")
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
 
 
 def _kind(resp: httpx.Response, url: httpx.URL) -> tuple[Kind | None, str]:

@@ -34,13 +34,14 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import bm25s
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from shared.dates import parse_date
 from shared.errors import PermanentError
 from shared.text import canonicalize, sentence_spans, short_hash, terms, text_hash
 
@@ -337,21 +338,8 @@ def _first_heading(text: str) -> str | None:
 
 
 def _parse_date(value: str | None) -> datetime | None:
-    """An ISO date or date-time as an aware UTC datetime; None when it is not one."""
-    if not value:
-        return None
-    value = _unquote(value.strip())
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        try:
-            d = date.fromisoformat(value[:10])
-        except ValueError:
-            return None
-        parsed = datetime(d.year, d.month, d.day)
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    """A metadata date (front matter may quote it) as an aware UTC datetime; None when it is not one."""
+    return parse_date(_unquote(value.strip())) if value else None
 
 
 # -- chunking ----------------------------------------------------------------------

@@ -37,6 +37,7 @@ import httpx
 from services.retrieval.domains import classify
 from services.retrieval.merge import source_id
 from services.retrieval.providers import rank_relevance
+from shared.dates import retry_after_s
 from shared.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
 from shared.errors import PermanentError, TransientError
 from shared.text import canonicalize
@@ -289,11 +290,8 @@ class _Batch:
 
 
 def _retry_after(response: httpx.Response) -> float:
-    value = response.headers.get("Retry-After", "")
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return DEFAULT_RETRY_AFTER_S
+    wait = retry_after_s(response.headers.get("Retry-After"))
+    return DEFAULT_RETRY_AFTER_S if wait is None else wait
 
 
 # -- the provider --------------------------------------------------------------------

@@ -26,8 +26,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -42,6 +40,7 @@ from services.retrieval.providers import (
     QueryRejected,
     score_relevance,
 )
+from shared.dates import parse_date
 from shared.envelope import EXCERPT_MAX_CHARS, RetrievalMethod, Source
 from shared.errors import PermanentError, ResearchError, TransientError
 from shared.settings import StageSettings
@@ -89,20 +88,6 @@ async def _call(what: str, call: Awaitable[T]) -> T:
         raise PermanentError(f"Tavily {what} answered HTTP {status}") from exc
     except httpx.TransportError as exc:
         raise TransientError(f"Tavily unreachable for {what}: {exc}") from exc
-
-
-def _published(value: Any) -> datetime | None:
-    """Tavily's ``published_date`` (news results): RFC 2822 or ISO 8601."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        try:
-            parsed = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def excerpt_of(text: str, snippet: str) -> tuple[str, list[tuple[int, int]]]:
@@ -159,7 +144,7 @@ class WebProvider:
                 excerpt_start=spans[0][0] if spans else None,
                 url=url,
                 title=str(result.get("title") or (doc.title if isinstance(doc, FetchedDocument) else "") or url),
-                published_at=_published(result.get("published_date")),
+                published_at=parse_date(result.get("published_date")),
                 relevance_score=rel,
                 credibility_tier=info.tier,
                 domain_authority=info.authority,
