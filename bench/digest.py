@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from services.digest.compress import DigestLimits, draft_of, finalize, offline_digest  # noqa: E402
-from services.retrieval.index import load_document  # noqa: E402
+from services.retrieval.documents import load_document  # noqa: E402
 from shared.text import canonicalize, text_hash  # noqa: E402
 
 QUESTIONS = [

@@ -33,7 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from services.retrieval.index import LocalSearcher, index_corpus
+from services.retrieval.index import index_corpus
+from services.retrieval.search import LocalSearcher
 
 _SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vi", "so", "pe", "da", "go", "fu", "zi", "be", "yo", "xa", "wen",
               "tor", "lis", "mar", "quo", "hen", "dul", "sap", "rix"]  # fmt: skip

@@ -38,7 +38,8 @@ import nats
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from services.retrieval.index import LocalSearcher, index_corpus
+from services.retrieval.index import index_corpus
+from services.retrieval.search import LocalSearcher
 from services.retrieval.providers import Search, cached_search, fan_out
 from services.retrieval.pubmed import PubMedClient, PubMedProvider
 from services.retrieval.ratelimit import KvRateLimiter, ncbi_rate

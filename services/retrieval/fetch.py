@@ -60,7 +60,7 @@ from typing import Literal, Protocol
 import httpx
 from selectolax.lexbor import LexborHTMLParser
 
-from services.retrieval.index import html_to_text, pdf_to_text
+from services.retrieval.documents import html_to_text, pdf_to_text
 from shared.dates import retry_after_s
 from shared.errors import PermanentError, TransientError
 from shared.text import canonicalize, text_hash

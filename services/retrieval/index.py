@@ -1,4 +1,8 @@
-"""The local corpus index (the search stage's "RAG index"): documents on disk, BM25 over chunks.
+"""Corpus storage: the local corpora on disk, indexed for BM25 search.
+
+Documents are read through :mod:`services.retrieval.documents`, cut into chunks by
+:mod:`services.retrieval.chunking` and searched by :mod:`services.retrieval.search`;
+this module owns what lies on disk between them.
 
 Guarantees:
 
@@ -13,43 +17,47 @@ Guarantees:
   swapped with :func:`os.replace`. A reader sees the old index or the new one, never a
   half-written one. (A non-empty directory cannot be ``os.replace``d onto another, so
   the pointer file is what gets swapped.)
+* A symbolic link that leads outside the indexed folder is skipped, not followed.
 * Bad input (an invalid name, nothing indexable, an unknown corpus) raises
   :class:`shared.errors.PermanentError` with a message meant for the user.
 """
 
 from __future__ import annotations
 
-import bisect
 import fcntl
 import hashlib
-import io
-import itertools
 import json
-import logging
 import os
 import re
 import shutil
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import bm25s
 import numpy as np
-from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from shared.dates import parse_date
+from services.retrieval.chunking import document_spans
+from services.retrieval.documents import SUPPORTED_SUFFIXES, parse_document
 from shared.errors import PermanentError
-from shared.text import canonicalize, sentence_spans, short_hash, terms, text_hash
+from shared.text import short_hash, terms, text_hash
 
-SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
+__all__ = [
+    "CORPUS_NAME_RE",
+    "INDEX_FORMAT",
+    "MANIFEST",
+    "GenerationFiles",
+    "IndexStats",
+    "generation_files",
+    "index_corpus",
+    "list_corpora",
+    "validate_corpus_name",
+]
+
 CORPUS_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-CHUNK_TARGET_CHARS = 800
-CHUNK_MAX_CHARS = 1_200
 
 # 2: per-file stamps, chunk spans and terms kept for incremental re-index; PDF pages.
 # 3: terms are Snowball stems (shared.text.terms); a format-2 index holds the old
@@ -65,9 +73,19 @@ _LOCK = ".lock"
 _TMP_PREFIX = ".tmp-"
 _GEN_PREFIX = "gen-"
 
-_MARKDOWN = frozenset({".md", ".markdown"})
-_HTML = frozenset({".html", ".htm"})
-_PDF = frozenset({".pdf"})
+
+@dataclass(frozen=True)
+class GenerationFiles:
+    """Where one index generation keeps what a searcher reads."""
+
+    docs: Path  # one JSON row per document: relpath, title, canonical text, hash, pages
+    chunks: Path  # (n, 3) array: document index, start, end
+    bm25: Path  # the BM25 model over the chunks' terms
+
+
+def generation_files(corpus_dir: Path, generation: str) -> GenerationFiles:
+    gen_dir = corpus_dir / f"{_GEN_PREFIX}{generation}"
+    return GenerationFiles(docs=gen_dir / _DOCS, chunks=gen_dir / _CHUNKS, bm25=gen_dir / _BM25)
 
 
 # -- names ---------------------------------------------------------------------
@@ -81,330 +99,6 @@ def validate_corpus_name(name: str) -> str:
             "or '-', starting with a letter or digit"
         )
     return name
-
-
-# -- HTML to text ----------------------------------------------------------------
-
-_DROPPED_TAGS = [
-    "script", "style", "nav", "header", "footer", "aside", "noscript",
-    "template", "iframe", "svg", "form", "button", "select", "object", "embed",
-]  # fmt: skip
-_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-_BLOCK_TAGS = frozenset(
-    """address article blockquote body caption dd details dialog div dl dt fieldset
-    figcaption figure h1 h2 h3 h4 h5 h6 hr html legend li main ol p pre section summary
-    table tbody td tfoot th thead tr ul""".split()
-)
-_WS_RUN = re.compile(r"\s+")
-
-
-def html_to_text(html: str) -> tuple[str | None, str]:
-    """(title, text) of an HTML page: boilerplate dropped, one paragraph per block.
-
-    Headings become markdown-style ``#`` lines so that the sentence splitter and the
-    digest treat them as headings, exactly as in markdown documents.
-    """
-    tree = LexborHTMLParser(html)
-    title_node = tree.css_first("title")
-    title = _clean_inline(title_node.text()) if title_node is not None else ""
-    tree.strip_tags(_DROPPED_TAGS, recursive=True)
-    root = tree.body or tree.root
-    text = "\n\n".join(_blocks(root)) if root is not None else ""
-    return (title or None), text
-
-
-def _clean_inline(text: str) -> str:
-    return _WS_RUN.sub(" ", text).strip()
-
-
-def _blocks(root: LexborNode) -> Iterator[str]:
-    """Paragraphs of ``root`` in document order (iterative: pages nest deeply)."""
-    inline: list[str] = []
-
-    def flush(prefix: str = "") -> Iterator[str]:
-        para = _clean_inline("".join(inline))
-        inline.clear()
-        if para:
-            yield prefix + para
-
-    # ("enter", node) walks into a node; ("exit", tag) closes a block element.
-    stack: list[tuple[str, LexborNode | str]] = [("enter", root)]
-    while stack:
-        action, item = stack.pop()
-        if action == "exit":
-            assert isinstance(item, str)
-            level = _HEADINGS.get(item)
-            yield from flush("#" * level + " " if level else "")
-            continue
-        assert isinstance(item, LexborNode)
-        node = item
-        if node.is_text_node:
-            inline.append(node.text_content or "")
-            continue
-        if not node.is_element_node and not node.is_document_node:
-            continue  # comments
-        tag = (node.tag or "").lower()
-        if tag == "br":
-            inline.append(" ")
-            continue
-        if tag == "pre":
-            yield from flush()
-            # Keep the line structure of code; canonicalize() normalizes the rest.
-            pre = node.text(deep=True).strip("\n")
-            if pre.strip():
-                yield pre
-            continue
-        if tag in _BLOCK_TAGS:
-            yield from flush()
-            stack.append(("exit", tag))
-        children = list(node.iter(include_text=True))
-        stack.extend(("enter", child) for child in reversed(children))
-    yield from flush()
-
-
-def _html_published_at(html: str) -> datetime | None:
-    tree = LexborHTMLParser(html)
-    for selector in (
-        'meta[property="article:published_time"]',
-        'meta[name="date"]',
-        'meta[name="dc.date"]',
-        "time[datetime]",
-    ):
-        node = tree.css_first(selector)
-        if node is not None:
-            value = node.attributes.get("content") or node.attributes.get("datetime")
-            if parsed := _parse_date(value):
-                return parsed
-    return None
-
-
-# -- PDF to text --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PdfText:
-    """A PDF's canonical text with the offset where each page starts in it.
-
-    Page ``n`` (1-based) is ``text[page_starts[n-1]:page_starts[n]]`` (the last page runs
-    to the end), the blank line that joins it to the next page included; a page without
-    text adds no text. The join keeps the whole text canonical, not only each page.
-    """
-
-    title: str | None
-    text: str
-    page_starts: list[int]
-    published_at: datetime | None = None
-
-
-def pdf_to_text(data: bytes) -> PdfText:
-    """Text of every page of a PDF with ``pypdf``, canonicalized once.
-
-    Raises :class:`PermanentError` for a file pypdf cannot read, an encrypted file that
-    does not open with the empty password, or one without any extractable text (a
-    scanned PDF needs OCR, which this project does not do).
-    """
-    import pypdf  # imported here: the index loads without it for text-only corpora
-
-    # pypdf logs every repair it makes to a malformed file ("EOF marker not found") as
-    # a warning; the outcome (text, or our error) is what the user needs to see.
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
-    try:
-        reader = pypdf.PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise PermanentError("the PDF is encrypted with a password")
-        pages = [canonicalize(page.extract_text() or "") for page in reader.pages]
-        meta = reader.metadata
-        meta_title = meta.title if meta is not None else None
-        created = _pdf_date(meta) if meta is not None else None
-    except PermanentError:
-        raise
-    except Exception as exc:  # pypdf documents that broken files may raise any exception
-        raise PermanentError(f"not a readable PDF ({type(exc).__name__}: {exc})") from exc
-    parts: list[str] = []
-    page_starts: list[int] = []
-    offset = 0
-    for page in pages:
-        if page and parts:
-            offset += 2  # the blank line between pages
-        page_starts.append(offset)
-        if page:
-            parts.append(page)
-            offset += len(page)
-    text = "\n\n".join(parts)
-    if not text:
-        raise PermanentError("the PDF has no extractable text (scanned pages need OCR)")
-    title = canonicalize(str(meta_title)) if meta_title else None
-    return PdfText(title=title or None, text=text, page_starts=page_starts, published_at=created)
-
-
-def _pdf_date(meta: object) -> datetime | None:
-    """The PDF's creation date as aware UTC, None when absent or malformed."""
-    from pypdf.errors import PyPdfError
-
-    try:
-        created = meta.creation_date  # type: ignore[attr-defined]
-    except (ValueError, PyPdfError):  # a malformed date string, or a broken reference to it
-        return None  # the date is optional
-    if not isinstance(created, datetime):
-        return None
-    if created.tzinfo is None:
-        created = created.replace(tzinfo=UTC)
-    return created.astimezone(UTC)
-
-
-# -- documents -------------------------------------------------------------------
-
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
-_FM_LINE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
-_MD_H1 = re.compile(r"^# +(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class ParsedDocument:
-    title: str
-    text: str  # canonical
-    published_at: datetime | None
-    page_starts: list[int] | None = None  # PDF only
-
-
-def parse_document(data: bytes, *, suffix: str, stem: str) -> ParsedDocument:
-    """The canonical text and metadata of a file's bytes, by its suffix.
-
-    Title: front-matter ``title:``, else the first ``# `` heading, else the HTML
-    ``<title>`` or PDF title, else the file stem. Raises :class:`PermanentError` for an
-    unsupported type or an unreadable PDF.
-    """
-    suffix = suffix.lower()
-    if suffix not in SUPPORTED_SUFFIXES:
-        raise PermanentError(f"unsupported file type {suffix or '(none)'!r}: {stem}{suffix}")
-    if suffix in _PDF:
-        pdf = pdf_to_text(data)
-        return ParsedDocument(
-            title=canonicalize(pdf.title or stem),
-            text=pdf.text,
-            published_at=pdf.published_at,
-            page_starts=pdf.page_starts,
-        )
-    raw = data.decode("utf-8", errors="replace").lstrip("\ufeff")
-    raw = raw.replace("\r\n", "\n").replace("\r", "\n")
-
-    meta: dict[str, str] = {}
-    html_title: str | None = None
-    published_at: datetime | None = None
-    if suffix in _HTML:
-        html_title, body = html_to_text(raw)
-        published_at = _html_published_at(raw)
-    else:
-        body = raw
-        if suffix in _MARKDOWN:
-            meta, body = _split_front_matter(raw)
-            published_at = _parse_date(meta.get("date"))
-
-    text = canonicalize(body)
-    title = meta.get("title") or _first_heading(text) or html_title or stem
-    return ParsedDocument(title=canonicalize(title), text=text, published_at=published_at)
-
-
-def load_document(path: Path) -> tuple[str, str, datetime | None]:
-    """(title, canonical_text, published_at) of a supported file (see :func:`parse_document`)."""
-    path = Path(path)
-    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-        raise PermanentError(f"unsupported file type {path.suffix.lower() or '(none)'!r}: {path.name}")
-    doc = parse_document(path.read_bytes(), suffix=path.suffix, stem=path.stem)
-    return doc.title, doc.text, doc.published_at
-
-
-def _split_front_matter(raw: str) -> tuple[dict[str, str], str]:
-    m = _FRONT_MATTER.match(raw)
-    if not m:
-        return {}, raw
-    meta: dict[str, str] = {}
-    for line in (m.group(1) or "").splitlines():
-        fm = _FM_LINE.match(line)
-        if fm and fm.group(1).lower() not in meta:
-            meta[fm.group(1).lower()] = _unquote(fm.group(2))
-    return meta, raw[m.end() :]
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
-
-
-def _first_heading(text: str) -> str | None:
-    m = _MD_H1.search(text)
-    return m.group(1).strip() if m else None
-
-
-def _parse_date(value: str | None) -> datetime | None:
-    """A metadata date (front matter may quote it) as an aware UTC datetime; None when it is not one."""
-    return parse_date(_unquote(value.strip())) if value else None
-
-
-# -- chunking ----------------------------------------------------------------------
-
-
-def chunk_spans(
-    text: str, *, target: int = CHUNK_TARGET_CHARS, max_chars: int = CHUNK_MAX_CHARS
-) -> list[tuple[int, int]]:
-    """(start, end) spans of ``text`` of about ``target`` chars, at most ``max_chars``.
-
-    Chunks end on sentence boundaries and prefer paragraph boundaries; only a single
-    sentence longer than ``max_chars`` is cut inside, at a space when there is one.
-    Spans are trimmed, non-overlapping and in order.
-    """
-    pieces: list[tuple[int, int]] = []
-    for s, e in sentence_spans(text):
-        pieces.extend(_split_long(text, s, e, max_chars))
-
-    chunks: list[tuple[int, int]] = []
-    current: list[tuple[int, int]] = []
-    for s, e in pieces:
-        if current:
-            cs, ce = current[0][0], current[-1][1]
-            paragraph_break = "\n\n" in text[ce:s]
-            if (
-                e - cs > max_chars
-                or ce - cs >= target
-                or (paragraph_break and e - cs > target)
-            ):
-                carried = _carry_heading(text, current, e, max_chars)
-                if current:
-                    chunks.append((current[0][0], current[-1][1]))
-                current = carried
-        current.append((s, e))
-    if current:
-        chunks.append((current[0][0], current[-1][1]))
-    return chunks
-
-
-def _carry_heading(
-    text: str, current: list[tuple[int, int]], next_end: int, max_chars: int
-) -> list[tuple[int, int]]:
-    """A heading that would end a chunk belongs with the text after it."""
-    last_start = current[-1][0]
-    if len(current) > 1 and text.startswith("#", last_start) and next_end - last_start <= max_chars:
-        return [current.pop()]
-    return []
-
-
-def _split_long(text: str, start: int, end: int, max_chars: int) -> Iterator[tuple[int, int]]:
-    while end - start > max_chars:
-        cut = start + max_chars
-        space = text.rfind(" ", start + max_chars // 2, cut + 1)
-        space = max(space, text.rfind("\n", start + max_chars // 2, cut + 1))
-        if space > start:
-            cut = space
-        piece_end = cut
-        while piece_end > start and text[piece_end - 1].isspace():
-            piece_end -= 1
-        yield start, piece_end
-        start = cut
-        while start < end and text[start].isspace():
-            start += 1
-    if end > start:
-        yield start, end
 
 
 # -- indexing -----------------------------------------------------------------------
@@ -574,7 +268,7 @@ def _index_file(
         prev.row["file"] = {**stamp, "sha256": digest}
         return prev, True
     doc = parse_document(data, suffix=path.suffix, stem=path.stem)
-    spans = _document_spans(doc.text, doc.page_starts)
+    spans = document_spans(doc.text, doc.page_starts)
     if not spans:
         return None, False
     # The title is indexed with every chunk: a chunk deep in a document about
@@ -594,19 +288,6 @@ def _index_file(
         "file": {**stamp, "sha256": digest},
     }
     return _Entry(row=row, tokens=tokens), False
-
-
-def _document_spans(text: str, page_starts: list[int] | None) -> list[tuple[int, int]]:
-    """Chunks of a document; a PDF is chunked page by page, so a chunk (and any quote
-    inside it) lies on one page and its locator can name that page."""
-    if not page_starts:
-        return chunk_spans(text)
-    bounds = [*page_starts, len(text)]
-    spans: list[tuple[int, int]] = []
-    for start, end in itertools.pairwise(bounds):
-        spans.extend((start + s, start + e) for s, e in chunk_spans(text[start:end]))
-    return spans
-
 
 def _read_previous(corpus_dir: Path) -> tuple[dict[str, _Entry], str | None]:
     """The live generation's documents by relpath, and the folder it was built from.
@@ -748,180 +429,4 @@ def list_corpora(corpora_dir: Path) -> list[str]:
         entry.name
         for entry in corpora_dir.iterdir()
         if CORPUS_NAME_RE.fullmatch(entry.name) and (entry / MANIFEST).is_file()
-    )
-
-
-# -- searching -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ChunkHit:
-    corpus: str
-    doc_relpath: str
-    doc_title: str
-    doc_text_hash: str
-    published_at: datetime | None
-    start: int
-    end: int
-    text: str  # == the document's canonical text[start:end]
-    score: float  # BM25, > 0
-    doc_chars: int  # length of the document's canonical text
-    page_starts: list[int] | None = None  # PDF: offset of each page in the canonical text
-    page: int | None = None  # PDF: the 1-based page the chunk lies on
-    # The whole canonical text (shared, not copied), so an excerpt can reach past the
-    # chunk; "" when unknown, and the excerpt is then the chunk alone.
-    document: str = field(default="", repr=False, compare=False)
-
-
-@dataclass(frozen=True)
-class _Doc:
-    relpath: str
-    title: str
-    published_at: datetime | None
-    text_hash: str
-    text: str
-    page_starts: list[int] | None = None
-
-
-@dataclass
-class _LoadedCorpus:
-    name: str
-    stamp: tuple[int, int, int]  # (st_ino, st_mtime_ns, st_size) of manifest.json
-    generation: str
-    retriever: bm25s.BM25
-    docs: list[_Doc]
-    chunks: np.ndarray  # (n, 3): doc index, start, end
-    by_relpath: dict[str, int] = field(default_factory=dict)
-
-
-class LocalSearcher:
-    """BM25 search over indexed corpora; loads each corpus on first use and reloads it
-    when its manifest is replaced (a re-index). Safe to share between threads."""
-
-    def __init__(self, corpora_dir: Path) -> None:
-        self._dir = Path(corpora_dir)
-        self._cache: dict[str, _LoadedCorpus] = {}
-        self._lock = threading.Lock()
-
-    def search(self, query: str, *, corpora: list[str] | None = None, k: int = 10) -> list[ChunkHit]:
-        """The ``k`` best chunks for ``query`` across ``corpora`` (None: all), best first."""
-        names = self._resolve(corpora)
-        query_terms = terms(query)
-        if not query_terms or k <= 0:
-            return []
-        hits: list[ChunkHit] = []
-        for name in names:
-            hits.extend(self._search_one(self._corpus(name), query_terms, k))
-        hits.sort(key=lambda h: (-h.score, h.corpus, h.doc_relpath, h.start))
-        return hits[:k]
-
-    def document_text(self, corpus: str, relpath: str) -> str:
-        """The canonical text of one indexed document (what locators point into)."""
-        loaded = self._corpus(self._resolve([corpus])[0])
-        index = loaded.by_relpath.get(relpath)
-        if index is None:
-            raise PermanentError(f"corpus {corpus!r} has no document {relpath!r}")
-        return loaded.docs[index].text
-
-    def _resolve(self, corpora: list[str] | None) -> list[str]:
-        available = list_corpora(self._dir)
-        if corpora is None:
-            return available
-        for name in corpora:
-            if name not in available:
-                listed = ", ".join(available) if available else "none"
-                raise PermanentError(f"unknown corpus {name!r}; indexed corpora: {listed}")
-        return list(dict.fromkeys(corpora))
-
-    def _corpus(self, name: str) -> _LoadedCorpus:
-        with self._lock:
-            manifest_path = self._dir / name / MANIFEST
-            for attempt in range(3):
-                try:
-                    st = manifest_path.stat()
-                    stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
-                    cached = self._cache.get(name)
-                    if cached is not None and cached.stamp == stamp:
-                        return cached
-                    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-                    if cached is not None and cached.generation == manifest["generation"]:
-                        cached.stamp = stamp
-                        return cached
-                    loaded = _load(self._dir / name, name, manifest, stamp)
-                    self._cache[name] = loaded
-                    return loaded
-                except FileNotFoundError:
-                    # A re-index swapped the manifest and removed the generation we
-                    # were reading; the new manifest names the one to read.
-                    if attempt == 2 or not manifest_path.exists():
-                        raise PermanentError(
-                            f"corpus {name!r} is not readable; index it again"
-                        ) from None
-            raise AssertionError("unreachable")
-
-    @staticmethod
-    def _search_one(loaded: _LoadedCorpus, query_terms: list[str], k: int) -> list[ChunkHit]:
-        scores = loaded.retriever.get_scores(query_terms)
-        positive = np.flatnonzero(scores > 0)
-        if positive.size == 0:
-            return []
-        # Stable sort on -score keeps ties in index order (document, then position).
-        order = positive[np.argsort(-scores[positive], kind="stable")][:k]
-        hits = []
-        for i in order.tolist():
-            doc_index, start, end = (int(v) for v in loaded.chunks[i])
-            doc = loaded.docs[doc_index]
-            hits.append(
-                ChunkHit(
-                    corpus=loaded.name,
-                    doc_relpath=doc.relpath,
-                    doc_title=doc.title,
-                    doc_text_hash=doc.text_hash,
-                    published_at=doc.published_at,
-                    start=start,
-                    end=end,
-                    text=doc.text[start:end],
-                    score=float(scores[i]),
-                    doc_chars=len(doc.text),
-                    page_starts=doc.page_starts,
-                    page=bisect.bisect_right(doc.page_starts, start) if doc.page_starts else None,
-                    document=doc.text,
-                )
-            )
-        return hits
-
-
-def _load(corpus_dir: Path, name: str, manifest: dict, stamp: tuple[int, int, int]) -> _LoadedCorpus:
-    if manifest.get("format") != INDEX_FORMAT:
-        # Its terms were made by another tokenizer: queries would match them wrongly.
-        raise PermanentError(
-            f"corpus {name!r} was indexed in format {manifest.get('format')!r}, this version "
-            f"reads format {INDEX_FORMAT}; index it again"
-        )
-    gen_dir = corpus_dir / f"{_GEN_PREFIX}{manifest['generation']}"
-    docs: list[_Doc] = []
-    with open(gen_dir / _DOCS, encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            published = row.get("published_at")
-            docs.append(
-                _Doc(
-                    relpath=row["relpath"],
-                    title=row["title"],
-                    published_at=datetime.fromisoformat(published) if published else None,
-                    text_hash=row["text_hash"],
-                    text=row["text"],
-                    page_starts=row.get("page_starts"),
-                )
-            )
-    chunks = np.load(gen_dir / _CHUNKS, allow_pickle=False)
-    retriever = bm25s.BM25.load(gen_dir / _BM25, show_progress=False)
-    return _LoadedCorpus(
-        name=name,
-        stamp=stamp,
-        generation=manifest["generation"],
-        retriever=retriever,
-        docs=docs,
-        chunks=chunks,
-        by_relpath={doc.relpath: i for i, doc in enumerate(docs)},
     )

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from services.retrieval.excerpt import excerpt_window
-from services.retrieval.index import ChunkHit
+from services.retrieval.search import ChunkHit
 from shared.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
 
 

@@ -24,7 +24,7 @@ import hashlib
 import httpx
 from nats.js import JetStreamContext
 
-from services.retrieval.index import ChunkHit, LocalSearcher, list_corpora
+from services.retrieval.index import list_corpora
 from services.retrieval.merge import merge_hits
 from services.retrieval.providers import (
     Outcome,
@@ -38,6 +38,7 @@ from services.retrieval.providers import (
 )
 from services.retrieval.pubmed import PubMedClient, PubMedProvider
 from services.retrieval.ratelimit import KvRateLimiter, ncbi_rate
+from services.retrieval.search import ChunkHit, LocalSearcher
 from services.retrieval.search_cache import SearchCache
 from services.retrieval.web import WebProvider, make_tavily_client
 from shared import topology

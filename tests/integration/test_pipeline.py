@@ -6,7 +6,7 @@ import re
 
 import httpx
 
-from services.retrieval.index import LocalSearcher
+from services.retrieval.search import LocalSearcher
 from services.synthesis.report import citation_numbers
 from tests.integration.harness import System
 

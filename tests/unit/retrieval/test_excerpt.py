@@ -7,7 +7,8 @@ import hashlib
 from datetime import UTC, datetime
 
 from services.retrieval.excerpt import excerpt_window
-from services.retrieval.index import ChunkHit, chunk_spans
+from services.retrieval.chunking import chunk_spans
+from services.retrieval.search import ChunkHit
 from services.retrieval.merge import merge_hits
 from shared.envelope import EXCERPT_MAX_CHARS, CredibilityTier
 

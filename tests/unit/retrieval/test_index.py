@@ -8,17 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from services.retrieval.index import (
-    CHUNK_MAX_CHARS,
-    LocalSearcher,
-    chunk_spans,
-    html_to_text,
-    index_corpus,
-    list_corpora,
-    load_document,
-    validate_corpus_name,
-)
+from services.retrieval.chunking import CHUNK_MAX_CHARS, chunk_spans
+from services.retrieval.documents import html_to_text, load_document
+from services.retrieval.index import index_corpus, list_corpora, validate_corpus_name
 from services.retrieval.merge import merge_hits
+from services.retrieval.search import LocalSearcher
 from shared.envelope import CredibilityTier
 from shared.errors import PermanentError
 from shared.text import canonicalize, text_hash

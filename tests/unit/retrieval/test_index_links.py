@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from services.retrieval.index import LocalSearcher, index_corpus
+from services.retrieval.index import index_corpus
+from services.retrieval.search import LocalSearcher
 
 ROOT = Path(__file__).resolve().parents[3]
 

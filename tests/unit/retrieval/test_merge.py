@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from services.retrieval.index import ChunkHit
+from services.retrieval.search import ChunkHit
 from services.retrieval.merge import (
     canonical_url,
     corpus_url,
