@@ -63,6 +63,18 @@ def _wait(port: int, proc: subprocess.Popen[str], ok, timeout: float = 90) -> ht
     raise AssertionError(f"gateway on {port} never reached the expected state; last: {r.text if r else None}\n{_output(proc)[-5000:]}")
 
 
+def _commands(pid: int) -> list[str]:
+    """Command lines of the live descendants of ``pid`` (a crashed, not yet reaped
+    service is a zombie without one)."""
+    out = []
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            out.append(" ".join(child.cmdline()))
+        except (psutil.ZombieProcess, psutil.NoSuchProcess):
+            continue
+    return out
+
+
 def _cli_env(data_dir: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "services.cli", "env"], env=_env(data_dir), capture_output=True, text=True, timeout=60)
 
@@ -95,10 +107,14 @@ def test_sigkill_of_up_takes_every_child_down_and_the_folder_starts_again(tmp_ro
     first = _up(data, port)
     try:
         _wait(port, first, lambda r: r.status_code == 200)
-        children = psutil.Process(first.pid).children(recursive=True)
-        commands = [" ".join(c.cmdline()) for c in children]
+        deadline = time.monotonic() + 30  # a service that crashed meanwhile is restarted first
+        commands = _commands(first.pid)
+        while sum("services.cli service" in c for c in commands) < 6 and time.monotonic() < deadline:
+            time.sleep(0.3)
+            commands = _commands(first.pid)
         assert any("nats-server" in c for c in commands) and any("postgres" in c for c in commands), commands
         assert sum("services.cli service" in c for c in commands) == 6, commands
+        children = psutil.Process(first.pid).children(recursive=True)
         first.kill()  # SIGKILL: no handler, no clean-up of its own
         first.wait(10)
         _, alive = psutil.wait_procs(children, timeout=15)
@@ -186,7 +202,7 @@ def test_a_crash_looping_stage_is_retried_and_named_in_readyz_while_the_rest_run
         assert proc.poll() is None
         later = json.loads((data / "supervisor.json").read_text())
         assert later["services"]["digest"]["restarts"] > restarts
-        alive = [" ".join(c.cmdline()) for c in psutil.Process(proc.pid).children(recursive=True)]
+        alive = _commands(proc.pid)
         for name in healthy:
             assert any(f"service {name}" in c for c in alive), alive
             assert later["services"][name]["restarts"] == 0, later
