@@ -447,6 +447,9 @@ class StageRunner:
         await self.broker.publish(result.model_dump_json().encode(), subject, headers={MSG_ID: msg_id},
                                   stream=stream, timeout=10)
 
+    async def _event(self, event: BaseModel, msg_id: str) -> None:
+        await self._publish(event, subjects.event_subject(event.job_id, event.type), msg_id)  # type: ignore[attr-defined]
+
     async def _run_cancellable(self, envelope: JobEnvelope, ctx: StageContext, work: Work) -> JobEnvelope | JobCompleted | ClarificationRequested:
         async def chaos_then_work() -> JobEnvelope | JobCompleted | ClarificationRequested:
             if delay := self.chaos.get("delay"):
@@ -510,7 +513,7 @@ class StageRunner:
 
     async def _fail(self, envelope: JobEnvelope, reason: str, msg: NatsMessage) -> None:
         log.error("%s stage: job %s failed: %s", self.stage, envelope.job_id, reason)
-        await publish_event(self.js, JobFailed(job_id=envelope.job_id, stage=self.stage, reason=reason), f"{envelope.job_id}:failed")
+        await self._event(JobFailed(job_id=envelope.job_id, stage=self.stage, reason=reason), f"{envelope.job_id}:failed")
         await msg.reject()
 
     async def _poison(self, msg: NatsMessage, exc: ValidationError) -> None:
@@ -525,7 +528,7 @@ class StageRunner:
         log.error("%s stage: %s (job %r)", self.stage, reason, job_id)
         metrics.STAGE_MESSAGES.labels(self.stage.value, "malformed").inc()
         if job_id:
-            await publish_event(self.js, JobFailed(job_id=job_id, stage=self.stage, reason=reason), f"{job_id}:failed")
+            await self._event(JobFailed(job_id=job_id, stage=self.stage, reason=reason), f"{job_id}:failed")
         await msg.reject()
 
     async def _stage_event(self, envelope: JobEnvelope, state: StageState, delivery: int, *, duration_s: float | None = None,
@@ -534,7 +537,7 @@ class StageRunner:
             job_id=envelope.job_id, stage=self.stage, iteration=envelope.iteration,
             state=state, delivery=delivery, worker=WORKER, duration_s=duration_s, error=error, usage=usage,
         )
-        await publish_event(self.js, event, f"{envelope.msg_id}:stage:{state}:{delivery}")
+        await self._event(event, f"{envelope.msg_id}:stage:{state}:{delivery}")
 
 
 def stage_app(stage: Stage, settings: CommonSettings) -> tuple[NatsBroker, Any, StageRunner]:
