@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import nats
 import pytest
@@ -148,7 +149,10 @@ def test_self_started_servers_leave_nothing_running(tmp_root: Path) -> None:
 
     data = tmp_root / "own"
     with ensure_servers(data_dir=data, nats_url=None, database_url=None) as (nats_url, dsn):
-        assert nats_url.startswith("nats://127.0.0.1:") and dsn and dsn.startswith("postgresql://")
+        # Self-started servers are loopback-only and require the data folder's credentials.
+        nats, pg = urlsplit(nats_url), urlsplit(dsn or "")
+        assert (nats.scheme, nats.hostname) == ("nats", "127.0.0.1") and nats.username and nats.password
+        assert pg.scheme.startswith("postgresql") and pg.username and pg.password
         pids = [int(p.read_text().split()[0]) for p in (data / "postgres" / "pgdata").glob("postmaster.pid")]
         assert pids
     for pid in pids:
