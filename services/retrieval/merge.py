@@ -13,8 +13,10 @@ Guarantees:
   document longer than ``window_max_chars``, its best chunk; ``excerpt_start`` is its
   offset in the canonical text.
 * An existing source keeps its id; spans and queries are unioned and the higher
-  relevance kept (with the excerpt of the pass that gave it). Spans always index the canonical text named by ``text_hash``: if a
-  re-index changed the document, the new text's spans replace the old ones.
+  relevance kept (with the excerpt of the pass that gave it). Spans always index the
+  canonical text named by ``text_hash``: if a re-index changed the document, the new
+  text's spans replace the old ones. Sources from every provider are merged by the
+  same rule (:func:`combine_sources`).
 * The output is sorted by relevance (desc), then URL: the same input gives the same list.
 
 Web and PubMed results deduplicate on :func:`dedupe_key`: a PubMed record by its PMID
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
@@ -188,7 +190,7 @@ def merge_hits(
     for url, doc in docs.items():
         fresh = _to_source(doc, tier=tier, domain_authority=domain_authority, window_max_chars=window_max_chars)
         old = merged.get(url)
-        merged[url] = fresh if old is None else _merge(old, fresh)
+        merged[url] = fresh if old is None else combine_sources(old, fresh)
     return sorted(merged.values(), key=lambda s: (-s.relevance_score, s.url))
 
 
@@ -223,18 +225,58 @@ def _to_source(doc: _Doc, *, tier: CredibilityTier, domain_authority: int, windo
     )
 
 
-def _merge(old: Source, fresh: Source) -> Source:
+# -- one source per work ---------------------------------------------------------------
+
+# When two providers found the same work, the one with richer metadata wins.
+_METHOD_RANK = {RetrievalMethod.PUBMED: 2, RetrievalMethod.RAG: 1, RetrievalMethod.WEB: 0}
+
+
+def combine_sources(old: Source, fresh: Source) -> Source:
+    """One source for one work found twice, keeping the old id and every query that
+    found it.
+
+    A re-indexed local document (a new text at the same corpus URL) replaces the old:
+    the old spans and digest point into a text that is gone. A web page or record found
+    again keeps the text first read, which its digest was made from. Otherwise the
+    richer record wins (PubMed over a local corpus over the web; between two of a kind,
+    the old one) with the best relevance; found twice with the same text, the spans are
+    unioned and the excerpt is the more relevant pass's."""
     found_by = list(dict.fromkeys([*old.found_by, *fresh.found_by]))
-    if old.text_hash != fresh.text_hash:
-        # The document was re-indexed: old spans and digest point into a text that is
-        # gone, so the new version wins; only the identity and history carry over.
+    reindexed = old.retrieval_method is fresh.retrieval_method is RetrievalMethod.RAG
+    if reindexed and fresh.text_hash != old.text_hash:
         return fresh.model_copy(update={"id": old.id, "found_by": found_by})
+    winner = old
+    if fresh.retrieval_method != old.retrieval_method and (
+        (_METHOD_RANK[fresh.retrieval_method], fresh.relevance_score) > (_METHOD_RANK[old.retrieval_method], old.relevance_score)
+    ):
+        winner = fresh
     update: dict[str, object] = {
-        "matched_spans": sorted(set(old.matched_spans) | set(fresh.matched_spans)),
+        "id": old.id,
         "found_by": found_by,
+        "relevance_score": max(old.relevance_score, fresh.relevance_score),
+        "metadata": {**(fresh.metadata if winner is old else old.metadata), **winner.metadata},
     }
-    if fresh.relevance_score > old.relevance_score:
-        update["relevance_score"] = fresh.relevance_score
-        update["text"] = fresh.text
-        update["excerpt_start"] = fresh.excerpt_start
-    return old.model_copy(update=update)
+    if winner is old and fresh.text_hash == old.text_hash:
+        update["matched_spans"] = sorted(set(old.matched_spans) | set(fresh.matched_spans))
+        if fresh.relevance_score > old.relevance_score:
+            update["text"] = fresh.text
+            update["excerpt_start"] = fresh.excerpt_start
+    return winner.model_copy(update=update)
+
+
+def merge_sources(existing: Sequence[Source], fresh: Iterable[Source]) -> list[Source]:
+    """``existing`` plus ``fresh``, one source per work (any shared dedupe key), sorted
+    by relevance then URL."""
+    merged: list[Source] = []
+    index: dict[str, int] = {}
+    for source in [*existing, *fresh]:
+        keys = dedupe_keys(source)
+        slot = next((index[k] for k in keys if k in index), None)
+        if slot is None:
+            slot = len(merged)
+            merged.append(source)
+        else:
+            merged[slot] = combine_sources(merged[slot], source)
+        for k in (*keys, *dedupe_keys(merged[slot])):
+            index.setdefault(k, slot)
+    return sorted(merged, key=lambda s: (-s.relevance_score, s.url))

@@ -33,7 +33,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from services.retrieval.merge import dedupe_keys
 from services.retrieval.search_cache import SearchCache, cache_key
 from shared.envelope import RetrievalMethod, SearchQuery, Source
 from shared.errors import PermanentError, ResearchError, TransientError
@@ -47,7 +46,6 @@ __all__ = [
     "Search",
     "SearchProvider",
     "fan_out",
-    "merge_sources",
     "queries_for",
     "rank_relevance",
     "score_relevance",
@@ -57,8 +55,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 RETRY_BASE_S = 1.0
-# When two providers found the same work, the one with richer metadata wins.
-_METHOD_RANK = {RetrievalMethod.PUBMED: 2, RetrievalMethod.RAG: 1, RetrievalMethod.WEB: 0}
 
 
 class ProviderUnavailable(PermanentError):
@@ -244,45 +240,3 @@ def cached_search(
         return sources
 
     return run
-
-
-# -- merging ---------------------------------------------------------------------------
-
-
-def _combine(old: Source, fresh: Source) -> Source:
-    """One source for one work found twice: the richer record (PubMed over web; else
-    the more relevant) with the old id, every query that found it, the best relevance."""
-    winner = old
-    if fresh.retrieval_method != old.retrieval_method and (
-        (_METHOD_RANK[fresh.retrieval_method], fresh.relevance_score) > (_METHOD_RANK[old.retrieval_method], old.relevance_score)
-    ):
-        winner = fresh
-    update: dict[str, object] = {
-        "id": old.id,
-        "found_by": list(dict.fromkeys([*old.found_by, *fresh.found_by])),
-        "relevance_score": max(old.relevance_score, fresh.relevance_score),
-        "metadata": {**(fresh.metadata if winner is old else old.metadata), **winner.metadata},
-    }
-    if winner is old and fresh.text_hash == old.text_hash:
-        update["matched_spans"] = sorted(set(old.matched_spans) | set(fresh.matched_spans))
-        if fresh.relevance_score > old.relevance_score:
-            update["text"] = fresh.text
-    return winner.model_copy(update=update)
-
-
-def merge_sources(existing: Sequence[Source], fresh: Iterable[Source]) -> list[Source]:
-    """``existing`` plus ``fresh``, one source per work (any shared dedupe key), sorted
-    by relevance then URL."""
-    merged: list[Source] = []
-    index: dict[str, int] = {}
-    for source in [*existing, *fresh]:
-        keys = dedupe_keys(source)
-        slot = next((index[k] for k in keys if k in index), None)
-        if slot is None:
-            slot = len(merged)
-            merged.append(source)
-        else:
-            merged[slot] = _combine(merged[slot], source)
-        for k in (*keys, *dedupe_keys(merged[slot])):
-            index.setdefault(k, slot)
-    return sorted(merged, key=lambda s: (-s.relevance_score, s.url))

@@ -25,14 +25,13 @@ import httpx
 from nats.js import JetStreamContext
 
 from services.retrieval.index import list_corpora
-from services.retrieval.merge import merge_hits
+from services.retrieval.merge import merge_hits, merge_sources
 from services.retrieval.providers import (
     Outcome,
     Search,
     SearchProvider,
     cached_search,
     fan_out,
-    merge_sources,
     queries_for,
     select_providers,
 )

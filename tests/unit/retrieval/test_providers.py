@@ -13,12 +13,12 @@ from services.retrieval.providers import (
     QueryRejected,
     Search,
     fan_out,
-    merge_sources,
     queries_for,
     rank_relevance,
     score_relevance,
     select_providers,
 )
+from services.retrieval.merge import merge_sources
 from shared.envelope import CredibilityTier, RetrievalMethod, SearchQuery, Source
 from shared.errors import PermanentError, TransientError
 
@@ -204,3 +204,30 @@ def test_same_pmid_from_two_queries_is_one_source() -> None:
     a = src("https://pubmed.ncbi.nlm.nih.gov/7/", PUBMED, found_by=["q1"], pmid="7")
     b = src("https://pubmed.ncbi.nlm.nih.gov/7/", PUBMED, found_by=["q2"], pmid="7")
     assert len(merge_sources([a], [b])) == 1
+
+
+def test_a_reindexed_document_replaces_the_old_text() -> None:
+    old = src("corpus://docs/bees.md", RAG, rel=0.9, found_by=["q1"])
+    new = src("corpus://docs/bees.md", RAG, rel=0.4, text_hash="sha256-" + "3" * 64, found_by=["q2"])
+    [merged] = merge_sources([old], [new])
+    # The old spans and digest point into a text that is gone: the new record wins whole.
+    assert merged.text_hash == new.text_hash and merged.relevance_score == 0.4
+    assert merged.id == old.id and merged.found_by == ["q1", "q2"]
+
+
+def test_a_page_found_again_keeps_the_text_first_read() -> None:
+    old = src("https://example.org/bees", rel=0.4, found_by=["q1"])
+    new = src("https://example.org/bees", rel=0.9, text_hash="sha256-" + "3" * 64, found_by=["q2"])
+    [merged] = merge_sources([old], [new])
+    assert merged.text_hash == old.text_hash and merged.relevance_score == 0.9
+    assert merged.found_by == ["q1", "q2"]
+
+
+def test_a_more_relevant_pass_brings_its_excerpt_and_its_offset() -> None:
+    old = src("https://example.org/bees", rel=0.4, found_by=["q1"]).model_copy(
+        update={"text": "first", "excerpt_start": 0, "text_chars": 200, "matched_spans": [(0, 5)]})
+    new = src("https://example.org/bees", rel=0.8, found_by=["q2"]).model_copy(
+        update={"text": "later", "excerpt_start": 100, "text_chars": 200, "matched_spans": [(100, 105)]})
+    [merged] = merge_sources([old], [new])
+    assert (merged.text, merged.excerpt_start) == ("later", 100)
+    assert merged.matched_spans == [(0, 5), (100, 105)] and merged.relevance_score == 0.8
