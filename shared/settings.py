@@ -1,7 +1,8 @@
 """Settings: one pydantic-settings class per service on a shared base.
 
-Environment variable names are the field names in upper case (no prefix), because the
-specifications name them that way (``RESEARCH_MAX_CONCURRENCY``, ``NATS_URL``...).
+Environment variable names are the field names in upper case (no prefix), the names
+operators already know (``RESEARCH_MAX_CONCURRENCY``, ``NATS_URL``...); the README's
+settings table lists every one.
 Per-job options in a request override these defaults, never the other way round.
 """
 
