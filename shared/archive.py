@@ -13,22 +13,18 @@ description, so a page locator can be checked too. Reading checks the text again
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nats.js import JetStreamContext
-from nats.js.api import ObjectMeta
-from nats.js.errors import BucketNotFoundError, NotFoundError, ObjectNotFoundError
 from pydantic import BaseModel
 
 from shared import subjects
+from shared._objects import READ_TIMEOUT_S, HashedTexts
 from shared.envelope import Citation, DigestPayload, EvidenceSnippet
-from shared.errors import PermanentError, TransientError
 from shared.locators import page_of, parse_locator
-from shared.text import text_hash
 
 __all__ = [
     "Archive",
@@ -40,11 +36,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-# nats-py's ObjectStore.get waits for the object's chunks without a limit: an object
-# whose chunks have just aged out (chunks are written, hence expire, before its meta
-# record) would hang the reader.
-READ_TIMEOUT_S = 10.0
 
 
 def archive_key(source_text_hash: str) -> str:
@@ -61,50 +52,26 @@ class ArchivedText:
 
 class Archive:
     def __init__(self, js: JetStreamContext, *, read_timeout_s: float = READ_TIMEOUT_S) -> None:
-        self._js = js
-        self._store = None
-        self._read_timeout_s = read_timeout_s
-
-    async def _obs(self):
-        if self._store is None:
-            self._store = await self._js.object_store(subjects.DIGEST_ARCHIVE_BUCKET)
-        return self._store
+        self._texts = HashedTexts(js, subjects.DIGEST_ARCHIVE_BUCKET, read_timeout_s=read_timeout_s)
 
     async def has(self, key: str) -> bool:
-        try:
-            await (await self._obs()).get_info(key)
-            return True
-        except (ObjectNotFoundError, NotFoundError):
-            return False
+        return await self._texts.has(key)
 
     async def put(self, text: str, page_starts: Sequence[int] | None = None) -> str:
         """Archive ``text`` (idempotent); its key."""
-        key = text_hash(text)
-        if await self.has(key):
-            return key
         description = json.dumps({"page_starts": list(page_starts)}) if page_starts else None
-        try:
-            await (await self._obs()).put(key, text.encode("utf-8"), meta=ObjectMeta(name=key, description=description))
-        except TimeoutError as exc:
-            raise TransientError(f"digest archive put timed out for {key}") from exc
-        return key
+        return await self._texts.put(text, description=description)
 
     async def get(self, key: str) -> ArchivedText | None:
         """The archived text, or None when it is not (or no longer) archived."""
-        try:
-            obs = await self._obs()
-            result = await asyncio.wait_for(obs.get(key), self._read_timeout_s)
-        except (ObjectNotFoundError, NotFoundError, BucketNotFoundError):
+        found = await self._texts.read(key)
+        if found is None:
             return None
-        except TimeoutError as exc:
-            raise TransientError(f"digest archive read of {key} timed out (it may be expiring right now)") from exc
-        text = (result.data or b"").decode("utf-8")
-        if text_hash(text) != key:
-            raise PermanentError(f"archived text {key} does not match its hash")
+        text, description = found
         pages = None
-        if result.info.description:
+        if description:
             try:
-                pages = json.loads(result.info.description).get("page_starts")
+                pages = json.loads(description).get("page_starts")
             except (ValueError, AttributeError):
                 log.warning("archived text %s has an unreadable page map", key)
         return ArchivedText(key, text, pages)
