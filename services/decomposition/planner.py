@@ -19,12 +19,9 @@ import re
 from pydantic import BaseModel, Field
 
 from services.decomposition import prompts
+from services.decomposition.offline import CHECKLIST_MAX, CHECKLIST_MIN, classify_step, key_terms
 from services.decomposition.plan import (
-    CHECKLIST_MAX,
-    CHECKLIST_MIN,
-    classify_step,
     first_plan,
-    key_terms,
     parse_sub_questions,
     pubmed_query,
     queries_for,

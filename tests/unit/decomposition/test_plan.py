@@ -9,12 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from services.decomposition import plan as plan_mod
+from services.decomposition.offline import classify_step, key_terms, offline_checklist, offline_sub_questions
 from services.decomposition.plan import (
-    classify_step,
     first_plan,
-    key_terms,
-    offline_checklist,
-    offline_sub_questions,
     parse_sub_questions,
     pubmed_query,
     refine_question,
