@@ -1,4 +1,5 @@
-"""Each service stands alone: no module of ``services/X`` imports ``services/Y``.
+"""Each service stands alone: no module of ``services/X`` imports ``services/Y``,
+and the library in ``shared/`` imports no service.
 
 What two services need lives in ``shared/``. The CLI and the supervisor are the
 exception: starting services is their job.
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-SERVICES = Path(__file__).resolve().parents[2] / "services"
+ROOT = Path(__file__).resolve().parents[2]
+SERVICES = ROOT / "services"
 
 
 def imported_modules(path: Path) -> list[str]:
@@ -54,6 +56,11 @@ def test_every_service_is_found() -> None:
 @pytest.mark.parametrize(("own", "path"), service_modules(), ids=lambda v: str(v))
 def test_service_imports_no_other_service(own: str, path: Path) -> None:
     assert not foreign_services(path, own), f"{path.relative_to(SERVICES)} imports another service"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "shared").rglob("*.py")), ids=lambda p: p.name)
+def test_the_library_imports_no_service(path: Path) -> None:
+    assert not [n for n in imported_modules(path) if n.split(".")[0] == "services"]
 
 
 def test_the_check_sees_cross_service_imports(tmp_path: Path) -> None:
