@@ -10,6 +10,7 @@ machine has no DNS server to publish it in); every other name resolves for real.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import http.server
 import socket
 import ssl
@@ -17,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -318,6 +320,14 @@ async def test_status_errors(site: Site) -> None:
     assert busy.value.retry_after_s == 7.0
     with pytest.raises(FetchUnavailable, match="HTTP 429"):
         await fetch_document(f"{site.base}/limited", settings())
+
+
+async def test_retry_after_as_an_http_date(site: Site) -> None:
+    later = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=120), usegmt=True)
+    site.routes["/busy"] = Reply(status=503, body=b"busy", headers={"Retry-After": later})
+    with pytest.raises(FetchUnavailable, match="HTTP 503") as busy:
+        await fetch_document(f"{site.base}/busy", settings())
+    assert busy.value.retry_after_s is not None and 100.0 <= busy.value.retry_after_s <= 120.0
 
 
 async def test_timeout_is_transient(site: Site) -> None:
