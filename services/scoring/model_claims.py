@@ -313,9 +313,14 @@ async def extract_verified_claims(
     iteration: int,
 ) -> ClaimsOutcome:
     """Claims for the job's current sources (see the module doc)."""
+    # Extraction and the quote checks are CPU work over whole canonical texts: they run in
+    # a thread so the event loop keeps sending the command's heartbeats (a loop blocked
+    # past the ack wait would have JetStream hand the command to another process).
     if llm.offline:
-        kept, rejected = verify_offline_claims(extract_claims(question, sub_questions, checklist, scored),
-                                               verifier, iteration=iteration)
+        def offline_all() -> tuple[list[Claim], list[RejectedClaim]]:
+            return verify_offline_claims(extract_claims(question, sub_questions, checklist, scored),
+                                         verifier, iteration=iteration)
+        kept, rejected = await asyncio.to_thread(offline_all)
         return ClaimsOutcome(kept, rejected)
     snippets = build_snippets(scored)
     groups = batches(snippets)
@@ -339,15 +344,18 @@ async def extract_verified_claims(
         except LLMInvalidOutput as exc:
             log.warning("claims answer for sources %s unusable (%s): offline engine for them",
                         ", ".join(source_label(i) for i in batch), exc)
-            return [], _offline_for(question, sub_questions, checklist, scored, batch), [], "model output invalid"
+            fallback = await asyncio.to_thread(_offline_for, question, sub_questions, checklist, scored, batch)
+            return [], fallback, [], "model output invalid"
         if answered_offline:
-            return [], _offline_for(question, sub_questions, checklist, scored, batch), [], "token budget spent"
+            fallback = await asyncio.to_thread(_offline_for, question, sub_questions, checklist, scored, batch)
+            return [], fallback, [], "token budget spent"
         drafts = answer.claims
         if len(drafts) > MAX_CLAIMS_PER_CALL:
             log.warning("claims answer has %d claims; reading the first %d", len(drafts), MAX_CLAIMS_PER_CALL)
             drafts = drafts[:MAX_CLAIMS_PER_CALL]
         shown = {i for i, s in snippets.items() if s.source_index in set(batch)}
-        kept, rejected = check_model_claims(drafts, snippets, verifier, item_ids, iteration=iteration, allowed=shown)
+        kept, rejected = await asyncio.to_thread(
+            check_model_claims, drafts, snippets, verifier, item_ids, iteration=iteration, allowed=shown)
         return kept, [], rejected, None
 
     results = await asyncio.gather(*(one(b) for b in groups))
@@ -363,7 +371,7 @@ async def extract_verified_claims(
             offline_claims.extend(fallback)
             offline_sources += len(batch)
             why.append(reason)
-    checked, refused = verify_offline_claims(offline_claims, verifier, iteration=iteration)
+    checked, refused = await asyncio.to_thread(verify_offline_claims, offline_claims, verifier, iteration=iteration)
     rejected.extend(refused)
     notes: list[str] = []
     total = sum(len(b) for b in groups)
