@@ -70,6 +70,7 @@ def pct(value: float) -> str:
 
 
 _PLURALS = {"query": "queries"}
+SEE_ALSO_QUOTED = 3  # findings quoted under an item whose answers were all placed elsewhere
 
 
 def plural(count: int, noun: str) -> str:
@@ -249,8 +250,20 @@ def _section(section: Section, citer: Citations, *, label_offline: bool) -> list
     if section.findings:
         lines += [_bullet(c, citer) for c in section.findings] + [""]
     if section.see_also:
-        lines += [f'- "{escape(c.text)}" {citer.cite_claims([c.id])} (listed under "{escape(h)}")'
-                  for c, h in section.see_also] + [""]
+        # A claim that answers several items is quoted where it was placed; elsewhere one
+        # line per heading refers to it. An item with nothing of its own quotes the best
+        # few, so that every item shown covered has a quoted finding under it.
+        see_also = section.see_also
+        if not section.findings and not section.paragraphs:
+            quoted, see_also = see_also[:SEE_ALSO_QUOTED], see_also[SEE_ALSO_QUOTED:]
+            lines += [f'- "{escape(c.text)}" {citer.cite_claims([c.id])} (listed under "{escape(h)}")'
+                      for c, h in quoted] + [""]
+        by_heading: dict[str, list[str]] = {}
+        for claim, heading in see_also:
+            by_heading.setdefault(heading, []).append(claim.id)
+        if by_heading:
+            lines += [f'- Also answered by {plural(len(ids), "finding")} under "{escape(h)}" {citer.cite_claims(ids)}'
+                      for h, ids in by_heading.items()] + [""]
     if not section.paragraphs and not section.findings and not section.see_also:
         lines += ["No verified finding answers this item.", ""]
     return lines
