@@ -13,11 +13,13 @@ import asyncio
 import json
 import logging
 from datetime import timedelta
+from typing import Any
 
 import nats.errors
 import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
+from nats.js.api import RawStreamMsg
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -311,18 +313,30 @@ class Lifecycle:
                 continue
             await msg.ack()
 
-    async def apply_event_dead_letter(self, data: bytes) -> None:
+    async def _given_up(self, data: bytes, stream: str) -> tuple[dict[str, Any], RawStreamMsg] | None:
+        """(advisory, the stored message it names) for a MAX_DELIVERIES advisory; None,
+        with a log line, when the advisory is unreadable or its message aged out of
+        ``stream`` (its job has expired too). Any other error (a timeout, a lost
+        connection) propagates: the advisory is redelivered and the job still fails."""
         try:
             advisory = json.loads(data)
             seq = int(advisory["stream_seq"])
         except (ValueError, KeyError, TypeError):
             log.error("unreadable MAX_DELIVERIES advisory: %r", data[:200])
-            return
+            return None
         try:
-            raw = await self.js.get_msg(subjects.EVENTS_STREAM, seq)
-        except nats.js.errors.NotFoundError as exc:  # aged out: its job has expired too
-            log.error("dead event seq %s is gone (%s)", seq, exc)
+            return advisory, await self.js.get_msg(stream, seq)
+        except nats.js.errors.NotFoundError as exc:
+            log.error("%s seq %s named by a MAX_DELIVERIES advisory of %s is gone (%s)",
+                      stream, seq, advisory.get("consumer", "?"), exc)
+            return None
+
+    async def apply_event_dead_letter(self, data: bytes) -> None:
+        given_up = await self._given_up(data, subjects.EVENTS_STREAM)
+        if given_up is None:
             return
+        advisory, raw = given_up
+        seq = raw.seq
         parts = (raw.subject or "").split(".")
         if len(parts) != 4:
             log.error("dead event seq %s has an unexpected subject %r", seq, raw.subject)
@@ -374,21 +388,13 @@ class Lifecycle:
     async def apply_dead_letter(self, data: bytes) -> None:
         """A stage command hit max_deliver (its process crashed or timed out on every
         attempt): fail the job, naming the stage and the last error we heard of."""
-        try:
-            advisory = json.loads(data)
-            seq = int(advisory["stream_seq"])
-        except (ValueError, KeyError, TypeError):
-            log.error("unreadable MAX_DELIVERIES advisory: %r", data[:200])
+        given_up = await self._given_up(data, subjects.JOBS_STREAM)
+        if given_up is None:
             return
+        advisory, raw = given_up
+        seq = raw.seq
         consumer = advisory.get("consumer", "?")
         deliveries = advisory.get("deliveries", "?")
-        try:
-            raw = await self.js.get_msg(subjects.JOBS_STREAM, seq)
-        except nats.js.errors.NotFoundError as exc:  # aged out of the stream: no job to fail any more
-            log.error("dead letter seq %s of %s is gone (%s)", seq, consumer, exc)
-            return
-        # Any other error (a timeout, a lost connection) propagates: the advisory is
-        # redelivered and the job still gets failed.
         job_id = ((raw.headers or {}).get(MSG_ID) or "").split(":")[0]
         if not job_id:
             log.error("dead letter seq %s has no job id", seq)
