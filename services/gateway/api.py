@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -28,6 +29,8 @@ from shared.errors import PermanentError, TransientError
 from shared.events import JobStatus, parse_event
 from shared.settings import GatewaySettings
 from shared.supervision import failing_services
+
+log = logging.getLogger(__name__)
 
 # \Z, not $: "$" also matches before a trailing newline.
 CORPUS_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
@@ -438,23 +441,25 @@ async def healthz() -> dict[str, str]:
 async def readyz(request: Request) -> JSONResponse:
     life: Lifecycle | None = getattr(request.app.state, "lifecycle", None)
     checks = {"nats": False, "postgres": False}
+    errors: dict[str, str] = {}
     if life is not None:
-        try:
-            await asyncio.wait_for(life.js.account_info(), 2.0)
-            checks["nats"] = True
-        except Exception:  # noqa: BLE001 - any failure means not ready
-            pass
-        try:
+        async def postgres() -> None:
             async with life.sessions() as session:
-                await asyncio.wait_for(session.exec(sql_text("SELECT 1")), 2.0)  # type: ignore[call-overload]
-            checks["postgres"] = True
-        except Exception:  # noqa: BLE001
-            pass
+                await session.exec(sql_text("SELECT 1"))  # type: ignore[call-overload]
+
+        for name, probe in (("nats", life.js.account_info), ("postgres", postgres)):
+            try:
+                await asyncio.wait_for(probe(), 2.0)
+                checks[name] = True
+            except Exception as exc:  # noqa: BLE001 - any failure means not ready; said in the body and the log
+                errors[name] = f"{type(exc).__name__}: {exc}"[:200]
+                log.warning("readiness: %s check failed: %s", name, errors[name])
     # A service that `deepresearch up` keeps restarting would leave every job unfinished.
     failing = failing_services(settings_of(request).data_dir)
     # A background loop (admission, the outbox relay, a consumer) that keeps failing
     # leaves jobs queued or unannounced although both servers answer.
     loops = life.loops.problems() if life is not None else {}
     ready = all(checks.values()) and not failing and not loops
-    body = {"ready": ready, **checks} | ({"failing_services": failing} if failing else {}) | ({"loops": loops} if loops else {})
+    body = ({"ready": ready, **checks} | ({"errors": errors} if errors else {})
+            | ({"failing_services": failing} if failing else {}) | ({"loops": loops} if loops else {}))
     return JSONResponse(body, status_code=200 if ready else 503)
