@@ -21,6 +21,7 @@ from shared.envelope import (
     Usage,
     utcnow,
 )
+from shared.memory import ResearchMemory
 from shared.subjects import Stage
 
 
@@ -66,6 +67,44 @@ class StageState(StrEnum):
     SKIPPED = "skipped"  # the job was cancelled or finished; no work was done
 
 
+class TraceTokens(BaseModel):
+    input: int = 0
+    output: int = 0
+
+
+class TraceQuery(BaseModel):
+    provider: str
+    text: str
+
+
+class ProviderResults(BaseModel):
+    count: int = 0  # results the provider returned
+    new_sources: int = 0  # sources new to the job it contributed
+
+
+class TraceChecklistItem(BaseModel):
+    id: str
+    description: str
+    status: str
+
+
+class StageTrace(BaseModel):
+    """One stage's contribution to the job's trace, carried by its ``done`` event and
+    stored by the gateway once per (job, stage, iteration). Every stage reports its
+    duration and this pass's tokens; retrieval adds the searches it ran and what each
+    provider returned; scoring adds the checklist, the claims kept and rejected, and
+    the research memory after the pass."""
+
+    duration_s: float = 0.0
+    tokens: TraceTokens = Field(default_factory=TraceTokens)
+    queries: list[TraceQuery] | None = None
+    results: dict[str, ProviderResults] | None = None
+    checklist: list[TraceChecklistItem] | None = None
+    claims_kept: int | None = None
+    claims_rejected: int | None = None
+    memory: ResearchMemory | None = None
+
+
 class StageEvent(_Event):
     type: Literal["stage"] = "stage"
     stage: Stage
@@ -76,6 +115,7 @@ class StageEvent(_Event):
     duration_s: float | None = None
     error: str | None = None
     usage: Usage | None = None  # on "done": the job's token usage so far (cumulative)
+    trace: StageTrace | None = None  # on "done": this stage's part of the job's trace
 
 
 class ChecklistCoverage(BaseModel):
@@ -141,6 +181,7 @@ class ResearchResult(BaseModel):
     sentences_removed: int = 0  # model-written sentences the verification pass removed
     offline_parts: list[str] = Field(default_factory=list)  # report parts written without the model
     council: list[CouncilReview] = Field(default_factory=list)
+    memory: ResearchMemory | None = None  # the research memory the report was written from
 
 
 class JobCompleted(_Event):
