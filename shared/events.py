@@ -236,6 +236,7 @@ class DigestSkipReason(StrEnum):
     CIRCUIT_OPEN = "circuit_open"  # the circuit breaker is open and no digest is cached
     TIMEOUT = "timeout"  # slower than DIGEST_TIMEOUT_S
     ERROR = "error"  # the digest failed (a digest.error event says how)
+    DEADLINE = "deadline"  # the job's deadline came before its digest did
 
 
 class _DigestEvent(_Event):
