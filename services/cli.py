@@ -1,4 +1,5 @@
-"""``deepresearch``: run the system, one service, index documents, ask a question."""
+"""``deepresearch``: run the system, one service, index documents, ask a question,
+and follow, fetch, cancel and resume jobs on a running gateway (services/cli_jobs.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ from pathlib import Path
 
 import httpx
 
+from services.cli_jobs import (
+    EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_USAGE, FORMATS, CliExit, Command, Gateway, cmd_cancel, cmd_jobs, cmd_result,
+    cmd_resume, cmd_status, cmd_trace, cmd_watch, ended, follow, live_wanted, write_report,
+)
 from shared.errors import ConfigurationError, ResearchError
 from shared.settings import CliSettings
 
@@ -146,63 +151,7 @@ def _gateway_answers(url: str) -> bool:
     return False
 
 
-def _headers() -> dict[str, str]:
-    key = os.environ.get("RESEARCH_API_KEY")
-    return {"Authorization": f"Bearer {key}"} if key else {}
-
-
-def _show_event(event: dict) -> None:
-    kind = event.get("type")
-    if kind == "progress":
-        counts = " ".join(f"{k}={v}" for k, v in event.get("counts", {}).items())
-        line = f"  {event['stage']:<10} {event['progress'] * 100:3.0f}%  {event['message']}" + (f"  ({counts})" if counts else "")
-    elif kind == "stage":
-        if event["state"] == "started":
-            line = f"[iteration {event['iteration'] + 1}] {event['stage']} started" if event["stage"] == "plan" else f"  {event['stage']:<10} started"
-        elif event["state"] == "done":
-            line = f"  {event['stage']:<10} done in {event.get('duration_s') or 0:.2f}s"
-        else:
-            line = f"  {event['stage']:<10} {event['state']}" + (f": {event['error']}" if event.get("error") else "")
-    elif kind == "status":
-        line = f"status: {event['status']}" + (f" ({event['reason']})" if event.get("reason") else "")
-    elif kind == "failed":
-        line = f"FAILED in {event.get('stage')}: {event['reason']}"
-    elif kind == "completed":
-        line = "completed"
-    elif kind == "clarification":
-        return  # asked by _answer_clarification
-    else:
-        return
-    print(line, file=sys.stderr, flush=True)
-
-
-def _answer_clarification(client: httpx.Client, job_id: str, questions: list[str]) -> bool:
-    """Ask the planner's questions at the terminal and send the answers; without an
-    answer (end of input) the job is cancelled rather than left waiting until its TTL."""
-    print("\nThe planner needs clarification before researching:", file=sys.stderr)
-    answers = []
-    for n, question in enumerate(questions, start=1):
-        print(f"  {n}. {question}", file=sys.stderr, flush=True)
-        print("     > ", end="", file=sys.stderr, flush=True)  # stdout is for the report
-        try:
-            reply = input().strip()
-        except EOFError:
-            reply = ""
-        if reply:
-            answers.append(f"{question} {reply}")
-    if not answers:
-        client.post(f"/api/research/jobs/{job_id}/cancel")
-        print(f"no answer given; job {job_id} cancelled", file=sys.stderr)
-        return False
-    r = client.post(f"/api/research/jobs/{job_id}/clarification", json={"answer": "\n".join(answers)})
-    if r.status_code != 200:
-        print(f"clarification refused ({r.status_code}): {r.text}", file=sys.stderr)
-        return False
-    print("answer sent; research continues", file=sys.stderr, flush=True)
-    return True
-
-
-def _ask_via(url: str, args: argparse.Namespace, corpora: list[str] | None) -> int:
+def _request(args: argparse.Namespace, corpora: list[str] | None) -> dict:
     body: dict = {"question": args.question, "max_iterations": args.max_iterations}
     if args.context:
         body["context"] = args.context
@@ -212,41 +161,34 @@ def _ask_via(url: str, args: argparse.Namespace, corpora: list[str] | None) -> i
         body["providers"] = list(dict.fromkeys("rag" if p == "local" else p for p in args.provider))
     if args.clarify:
         body["clarify"] = True
-    with httpx.Client(base_url=url, headers=_headers(), timeout=30) as client:
-        r = client.post("/api/research/jobs", json=body)
-        if r.status_code != 202:
-            print(f"submission refused ({r.status_code}): {r.text}", file=sys.stderr)
-            return 2
-        job_id = r.json()["job_id"]
+    return body
+
+
+def _ask_via(url: str, args: argparse.Namespace, corpora: list[str] | None) -> int:
+    key = _settings().research_api_key
+    gw = Gateway(url, key.get_secret_value() if key else None)
+    try:
+        job_id = gw.call("POST", "/api/research/jobs", json=_request(args, corpora), what="submission").json()["job_id"]
         print(f"job {job_id} submitted to {url}", file=sys.stderr, flush=True)
-        questions: list[str] = []
         try:
-            with client.stream("GET", f"/api/research/jobs/{job_id}/events", timeout=httpx.Timeout(30, read=None)) as events:
-                for line in events.iter_lines():
-                    if line.startswith("data: "):
-                        event = json.loads(line[6:])
-                        _show_event(event)
-                        if event.get("type") == "clarification":
-                            questions = event["questions"]
-                        # Answer once the gateway has stored the wait (its status event
-                        # follows the planner's questions), or it would answer 409.
-                        elif event.get("type") == "status" and event.get("status") == "AWAITING_INPUT":
-                            if not _answer_clarification(client, job_id, questions):
-                                return 1
+            job = follow(gw, job_id, live=live_wanted(args), max_iterations=args.max_iterations)
         except KeyboardInterrupt:
-            client.post(f"/api/research/jobs/{job_id}/cancel")
+            gw.call("POST", f"/api/research/jobs/{job_id}/cancel", what=f"cancel job {job_id}")
             print(f"job {job_id} cancelled", file=sys.stderr)
-            return 130
-        job = client.get(f"/api/research/jobs/{job_id}").json()
-        if job["status"] != "COMPLETED":
-            print(f"job {job_id} ended {job['status']}: {job.get('error')}", file=sys.stderr)
-            return 1
-        result = client.get(f"/api/research/jobs/{job_id}/result").json()
-    if args.json:
-        print(json.dumps(result["output"] | {"job_id": job_id, "confidence": result["confidence"], "tokenUsage": result["tokenUsage"]}, indent=2))
-    else:
-        print(result["report"])
-    return 0
+            return EXIT_INTERRUPTED
+        code = ended(job)
+        if code:
+            return code
+        if args.output:
+            write_report(gw, job_id, Path(args.output), args.format)
+        if args.json:
+            result = gw.call("GET", f"/api/research/jobs/{job_id}/result", what=f"result of job {job_id}").json()
+            print(json.dumps(result["output"] | {"job_id": job_id, "confidence": result["confidence"], "tokenUsage": result["tokenUsage"]}, indent=2))
+        elif not args.output:
+            write_report(gw, job_id, None, "md")
+        return 0
+    finally:
+        gw.close()
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -262,6 +204,20 @@ def cmd_ask(args: argparse.Namespace) -> int:
     print("starting the system for this job (servers and services; logs in the data folder)", file=sys.stderr, flush=True)
     with running_system(data_dir=settings.data_dir, nats_url=settings.nats_url, database_url=settings.database_url, quiet=True) as system:
         return _ask_via(system.url, args, corpora)
+
+
+# -- mcp -------------------------------------------------------------------------
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """The deep_research tool for a desktop agent, over stdio, against a running gateway."""
+    from services.gateway.mcp import run_stdio
+
+    url = args.url or _settings().research_gateway_url or DEFAULT_GATEWAY_URL
+    if not _gateway_answers(url):  # stdout is the protocol's: warnings go to stderr
+        print(f"deepresearch mcp: no gateway answers at {url} yet; tool calls fail until one does (`deepresearch up`)", file=sys.stderr, flush=True)
+    run_stdio(url, os.environ.get("RESEARCH_API_KEY"))
+    return 0
 
 
 # -- entry -----------------------------------------------------------------------
@@ -298,6 +254,10 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print the result object instead of the report")
     ask.add_argument("--clarify", action="store_true", help="let the planner ask clarifying questions here first")
     ask.set_defaults(func=cmd_ask)
+
+    mcp = sub.add_parser("mcp", help="serve the deep_research MCP tool over stdio (for desktop agents) against a running gateway")
+    mcp.add_argument("--url", help="the gateway (default: RESEARCH_GATEWAY_URL, else http://127.0.0.1:8080); RESEARCH_API_KEY is its key")
+    mcp.set_defaults(func=cmd_mcp)
     return p
 
 
