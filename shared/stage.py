@@ -30,11 +30,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import json
 import logging
 import os
-import random
 import socket
 import time
 import traceback
@@ -43,31 +41,36 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import nats
-import nats.errors
 from faststream.nats import JStream, NatsBroker, NatsMessage, PullSub
 from faststream.middlewares import AckPolicy
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
+from nats.js.errors import NotFoundError
 from pydantic import BaseModel, ValidationError
 
 from shared import metrics, routing, subjects
+from shared.control import CANCEL_POLL_S, CANCEL_READ_S, WATCH_CHECK_S, ControlWatch, is_cancelled
 from shared.envelope import JobEnvelope, Usage
 from shared.errors import ConfigurationError, JobCancelled, PermanentError, TransientError
-from shared.events import ClarificationRequested, JobCompleted, JobFailed, ProgressEvent, StageEvent, StageState
+from shared.heartbeat import heartbeat as beat
+from shared.events import (
+    ClarificationRequested, JobCompleted, JobFailed, ProgressEvent, StageEvent, StageState, StageTrace, TraceTokens,
+)
 from shared.llm import JobLLM, LLMEngine, make_engine
 from shared.logs import job_context
 from shared.settings import CommonSettings
+from shared.spend import KvSpendLedger
 from shared.subjects import Stage
 from shared.textstore import TextStore
 
+__all__ = [
+    "MSG_ID", "WORKER", "StageContext", "StageRunner", "Work", "parse_chaos", "publish_event", "publish_json", "stage_app",
+    # Kept importable from here for callers written before they had modules of their own.
+    "WATCH_CHECK_S", "ControlWatch", "KvSpendLedger", "is_cancelled",
+]
+
 log = logging.getLogger(__name__)
 
-CANCEL_POLL_S = 0.25  # how often in-flight work looks at the watched set (in memory)
-CANCEL_READ_S = 1.0  # how often it reads the control key itself while the watch is down
-WATCH_RETRY_S = 1.0
-WATCH_CHECK_S = 10.0
-HEARTBEATS_PER_ACK_WAIT = 4
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 MSG_ID = "Nats-Msg-Id"
 
@@ -78,151 +81,6 @@ async def publish_json(js: JetStreamContext, subject: str, model: BaseModel, msg
 
 async def publish_event(js: JetStreamContext, event: BaseModel, msg_id: str) -> None:
     await publish_json(js, subjects.event_subject(event.job_id, event.type), event, msg_id)  # type: ignore[attr-defined]
-
-
-async def is_cancelled(js: JetStreamContext, job_id: str) -> bool:
-    """True once the gateway has stopped the job (its control key holds the terminal
-    status that stopped it: CANCELLED or EXPIRED). One read of the bucket."""
-    kv = await js.key_value(subjects.CONTROL_BUCKET)
-    try:
-        entry = await kv.get(job_id)
-    except KeyNotFoundError:
-        return False
-    return bool(entry.value)
-
-
-class ControlWatch:
-    """The jobs the gateway has stopped, kept by one watch of the control bucket per
-    process, so a message in flight costs no request to know whether to go on.
-
-    Until the watch has delivered the bucket's current keys, and whenever it has
-    failed (it is re-established in the background), :meth:`stopped` reads the key
-    itself."""
-
-    def __init__(self) -> None:
-        self._stopped: set[str] = set()
-        self.live = False
-        self._task: asyncio.Task[None] | None = None
-        self._js: JetStreamContext | None = None
-        self._watcher: Any = None
-        self._kv: Any = None
-
-    def start(self, js: JetStreamContext) -> None:
-        if self._task is None or self._task.done():
-            self._js = js
-            # A context of its own: started while handling a job, it must not log as that job.
-            self._task = asyncio.create_task(self._run(js), name="control-watch", context=contextvars.Context())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def stopped(self, job_id: str) -> bool:
-        if self.live:
-            return job_id in self._stopped
-        return await self.read(job_id)
-
-    async def read(self, job_id: str) -> bool:
-        """One read of the job's control key. The bucket's handle is looked up once per
-        process: each lookup is a stream-info round trip, paid on every hop otherwise."""
-        assert self._js is not None, "ControlWatch.start() first"
-        if self._kv is None:
-            self._kv = await self._js.key_value(subjects.CONTROL_BUCKET)
-        try:
-            entry = await self._kv.get(job_id)
-        except KeyNotFoundError:
-            return False
-        return bool(entry.value)
-
-    async def _run(self, js: JetStreamContext) -> None:
-        while True:
-            watcher = None
-            try:
-                kv = await js.key_value(subjects.CONTROL_BUCKET)
-                watcher = self._watcher = await kv.watchall()
-                while True:
-                    try:
-                        entry = await watcher.updates(timeout=WATCH_CHECK_S)
-                    except nats.errors.TimeoutError:
-                        # Quiet for a while: make sure the watch's consumer still exists
-                        # (after a server restart it may not, and the watch would stay
-                        # silent); a missing one raises and the watch is made again.
-                        await watcher._sub.consumer_info()
-                        continue
-                    if entry is None:  # the bucket's current keys are all in
-                        self.live = True
-                        continue
-                    if not hasattr(entry, "key"):  # the watcher was stopped under us
-                        raise ConnectionError("control watch ended")
-                    if entry.operation in ("DEL", "PURGE") or not entry.value:
-                        self._stopped.discard(entry.key)
-                    else:
-                        self._stopped.add(entry.key)
-            except asyncio.CancelledError:
-                self.live = False
-                raise
-            except Exception as exc:  # noqa: BLE001 - any failure: read keys directly, then watch again
-                self.live = False
-                log.warning("control bucket watch failed (%s: %s): reading control keys directly; re-watching in %.0fs",
-                            type(exc).__name__, exc, WATCH_RETRY_S)
-                if watcher is not None:
-                    with contextlib.suppress(Exception):
-                        await watcher.stop()
-                await asyncio.sleep(WATCH_RETRY_S)
-
-
-class KvSpendLedger:
-    """The job's model spend in the usage bucket (key = job id, value = tokens),
-    updated by compare-and-set so concurrent writers never lose an addition."""
-
-    ATTEMPTS = 50
-
-    def __init__(self, js: JetStreamContext) -> None:
-        self._js = js
-        self._kv: Any = None
-        # One writer at a time from this process: only other processes can race it.
-        self._lock = asyncio.Lock()
-
-    async def _bucket(self) -> Any:
-        if self._kv is None:
-            self._kv = await self._js.key_value(subjects.USAGE_BUCKET)
-        return self._kv
-
-    async def spent(self, job_id: str) -> int:
-        kv = await self._bucket()
-        try:
-            entry = await kv.get(job_id)
-        except KeyNotFoundError:
-            return 0
-        return int(entry.value or b"0")
-
-    async def add(self, job_id: str, tokens: int) -> None:
-        kv = await self._bucket()
-        async with self._lock:
-            await self._add(kv, job_id, tokens)
-
-    async def _add(self, kv: Any, job_id: str, tokens: int) -> None:
-        for attempt in range(self.ATTEMPTS):
-            try:
-                entry = await kv.get(job_id)
-            except KeyNotFoundError:
-                revision, current = 0, 0
-            else:
-                revision, current = entry.revision, int(entry.value or b"0")
-            value = str(max(0, current + tokens)).encode()
-            try:
-                if revision:
-                    await kv.update(job_id, value, last=revision)
-                else:
-                    await kv.create(job_id, value)
-                return
-            except KeyWrongLastSequenceError:
-                # Another process wrote in between: read again, after a jittered pause
-                # so that writers in step do not collide again.
-                await asyncio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-        raise TransientError(f"usage key of job {job_id} kept changing under {self.ATTEMPTS} attempts")
 
 
 def parse_chaos(spec: str) -> dict[str, dict[str, float]]:
@@ -252,7 +110,16 @@ class StageContext:
     texts: TextStore
     settings: CommonSettings
     llm: JobLLM = field(default_factory=lambda: LLMEngine(None).bind("", Usage()))
+    trace: dict[str, Any] = field(default_factory=dict)  # the work's part of the job's trace (StageTrace fields)
     _progress_seq: int = field(default=0, repr=False)
+
+    def stage_trace(self, duration_s: float, result: object) -> StageTrace:
+        """What the done event carries into the job's trace: the work's ``trace``, this
+        attempt's duration and tokens, and the plan's step order as it now stands."""
+        plan = result.plan if isinstance(result, JobEnvelope) else None
+        tokens = TraceTokens(input=sum(c.input_tokens for c in self.llm.calls), output=sum(c.output_tokens for c in self.llm.calls))
+        return StageTrace.model_validate({"step_order": plan.step_order if plan and plan.step_order else None,
+                                          **self.trace, "duration_s": round(duration_s, 3), "tokens": tokens})
 
     async def progress(self, progress: float, message: str, **counts: int) -> None:
         self._progress_seq += 1
@@ -395,7 +262,7 @@ class StageRunner:
                             ledger=None if self.llm.offline else self.ledger)
         await llm.load()
         ctx = StageContext(self.stage, envelope, self.js, TextStore(self.js), self.settings, llm=llm)
-        heartbeat = asyncio.create_task(self._heartbeat(msg), name=f"heartbeat-{envelope.msg_id}")
+        heartbeat = asyncio.create_task(beat(msg, self.settings.research_ack_wait_s), name=f"heartbeat-{envelope.msg_id}")
         outcome = "retried"
         try:
             result = await self._run_cancellable(envelope, ctx, work)
@@ -427,7 +294,8 @@ class StageRunner:
         else:
             await self._publish(result, target, f"{envelope.msg_id}:{result.type}")
         duration = time.monotonic() - started
-        await self._stage_event(envelope, StageState.DONE, delivery, duration_s=duration, usage=ctx.llm.usage())
+        await self._stage_event(envelope, StageState.DONE, delivery, duration_s=duration, usage=ctx.llm.usage(),
+                                trace=ctx.stage_trace(duration, result))
         await msg.ack_sync()
         log.info("%s stage done in %.2fs (%d model calls)", self.stage, duration, len(ctx.llm.calls))
         metrics.STAGE_MESSAGES.labels(stage, "done").inc()
@@ -478,25 +346,6 @@ class StageRunner:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
-    async def _heartbeat(self, msg: NatsMessage) -> None:
-        """``in_progress`` every quarter of ack_wait. A heartbeat that cannot be sent,
-        or that comes late because the event loop was blocked, is logged: either may
-        let JetStream hand the message to another process while this one still works."""
-        ack_wait = self.settings.research_ack_wait_s
-        interval = ack_wait / HEARTBEATS_PER_ACK_WAIT
-        last = time.monotonic()
-        while True:
-            await asyncio.sleep(interval)
-            now = time.monotonic()
-            if now - last > ack_wait / 2:
-                log.warning("heartbeat %.1fs late (event loop blocked?); ack_wait is %.1fs", now - last - interval, ack_wait)
-            last = now
-            try:
-                await msg.in_progress()
-            except Exception as exc:  # noqa: BLE001 - keep beating: the next one may get through
-                log.warning("heartbeat not sent (%s: %s): the command may be redelivered after %.1fs",
-                            type(exc).__name__, exc, ack_wait)
-
     async def _retry_or_fail(self, envelope: JobEnvelope, exc: Exception, delivery: int, msg: NatsMessage) -> str:
         reason = f"{type(exc).__name__}: {exc}"
         if not isinstance(exc, TransientError):
@@ -532,10 +381,10 @@ class StageRunner:
         await msg.reject()
 
     async def _stage_event(self, envelope: JobEnvelope, state: StageState, delivery: int, *, duration_s: float | None = None,
-                           error: str | None = None, usage: Usage | None = None) -> None:
+                           error: str | None = None, usage: Usage | None = None, trace: StageTrace | None = None) -> None:
         event = StageEvent(
             job_id=envelope.job_id, stage=self.stage, iteration=envelope.iteration,
-            state=state, delivery=delivery, worker=WORKER, duration_s=duration_s, error=error, usage=usage,
+            state=state, delivery=delivery, worker=WORKER, duration_s=duration_s, error=error, usage=usage, trace=trace,
         )
         await self._event(event, f"{envelope.msg_id}:stage:{state}:{delivery}")
 

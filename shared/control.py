@@ -1,0 +1,131 @@
+"""Whether the gateway has stopped a job: the control bucket, read or watched.
+
+The gateway writes a job's terminal status (CANCELLED or EXPIRED) under the job's id
+in the control bucket when it stops the job. A stage must never start work for such a
+job and must abandon work in flight within about a second. Reading the key for every
+message every quarter second would cost a request each time, so each process keeps
+one watch of the whole bucket (:class:`ControlWatch`) and answers from memory; a
+direct read stands in while the watch is down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+from typing import Any
+
+import nats.errors
+from nats.js import JetStreamContext
+from nats.js.errors import KeyNotFoundError
+
+from shared import subjects
+
+__all__ = ["CANCEL_POLL_S", "CANCEL_READ_S", "WATCH_CHECK_S", "WATCH_RETRY_S", "ControlWatch", "is_cancelled"]
+
+log = logging.getLogger(__name__)
+
+CANCEL_POLL_S = 0.25  # how often in-flight work looks at the watched set (in memory)
+CANCEL_READ_S = 1.0  # how often it reads the control key itself while the watch is down
+WATCH_RETRY_S = 1.0
+WATCH_CHECK_S = 10.0
+
+
+async def is_cancelled(js: JetStreamContext, job_id: str) -> bool:
+    """True once the gateway has stopped the job (its control key holds the terminal
+    status that stopped it: CANCELLED or EXPIRED). One read of the bucket."""
+    kv = await js.key_value(subjects.CONTROL_BUCKET)
+    try:
+        entry = await kv.get(job_id)
+    except KeyNotFoundError:
+        return False
+    return bool(entry.value)
+
+
+class ControlWatch:
+    """The jobs the gateway has stopped, kept by one watch of the control bucket per
+    process, so a message in flight costs no request to know whether to go on.
+
+    Until the watch has delivered the bucket's current keys, and whenever it has
+    failed (it is re-established in the background), :meth:`stopped` reads the key
+    itself."""
+
+    def __init__(self) -> None:
+        self._stopped: set[str] = set()
+        self.live = False
+        self._task: asyncio.Task[None] | None = None
+        self._js: JetStreamContext | None = None
+        self._watcher: Any = None
+        self._kv: Any = None
+
+    def start(self, js: JetStreamContext) -> None:
+        if self._task is None or self._task.done():
+            self._js = js
+            # A context of its own: started while handling a job, it must not log as that job.
+            self._task = asyncio.create_task(self._run(js), name="control-watch", context=contextvars.Context())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def stopped(self, job_id: str) -> bool:
+        if self.live:
+            return job_id in self._stopped
+        return await self.read(job_id)
+
+    async def read(self, job_id: str) -> bool:
+        """One read of the job's control key. The bucket's handle is looked up once per
+        process: each lookup is a stream-info round trip, paid on every hop otherwise."""
+        assert self._js is not None, "ControlWatch.start() first"
+        if self._kv is None:
+            self._kv = await self._js.key_value(subjects.CONTROL_BUCKET)
+        try:
+            entry = await self._kv.get(job_id)
+        except KeyNotFoundError:
+            return False
+        return bool(entry.value)
+
+    async def _run(self, js: JetStreamContext) -> None:
+        while True:
+            watcher = None
+            try:
+                kv = await js.key_value(subjects.CONTROL_BUCKET)
+                watcher = self._watcher = await kv.watchall()
+                await self._follow(watcher)
+            except asyncio.CancelledError:
+                self.live = False
+                raise
+            except Exception as exc:  # noqa: BLE001 - any failure: read keys directly, then watch again
+                self.live = False
+                log.warning("control bucket watch failed (%s: %s): reading control keys directly; re-watching in %.0fs",
+                            type(exc).__name__, exc, WATCH_RETRY_S)
+                if watcher is not None:
+                    try:
+                        await watcher.stop()
+                    except Exception as stop_exc:  # noqa: BLE001 - the watch is replaced either way
+                        log.debug("stopping the failed control watch: %s: %s", type(stop_exc).__name__, stop_exc)
+                await asyncio.sleep(WATCH_RETRY_S)
+
+    async def _follow(self, watcher: Any) -> None:
+        """Apply the watch's updates to the stopped set until it fails."""
+        while True:
+            try:
+                entry = await watcher.updates(timeout=WATCH_CHECK_S)
+            except nats.errors.TimeoutError:
+                # Quiet for a while: make sure the watch's consumer still exists
+                # (after a server restart it may not, and the watch would stay
+                # silent); a missing one raises and the watch is made again.
+                await watcher._sub.consumer_info()
+                continue
+            if entry is None:  # the bucket's current keys are all in
+                self.live = True
+                continue
+            if not hasattr(entry, "key"):  # the watcher was stopped under us
+                raise ConnectionError("control watch ended")
+            if entry.operation in ("DEL", "PURGE") or not entry.value:
+                self._stopped.discard(entry.key)
+            else:
+                self._stopped.add(entry.key)
