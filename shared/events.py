@@ -103,6 +103,7 @@ class StageTrace(BaseModel):
     claims_kept: int | None = None
     claims_rejected: int | None = None
     memory: ResearchMemory | None = None
+    step_order: list[str] | None = None  # plan step ids in the order they ran, when the stage knows it
 
 
 class StageEvent(_Event):
