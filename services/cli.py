@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from services.cli_config import cmd_config
 from services.cli_jobs import (
     EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_USAGE, FORMATS, CliExit, Command, Gateway, cmd_cancel, cmd_jobs, cmd_result,
     cmd_resume, cmd_status, cmd_trace, cmd_watch, ended, follow, live_wanted, write_report,
@@ -223,10 +224,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 # -- entry -----------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="deepresearch", description="A deep research engine over NATS JetStream.")
-    sub = p.add_subparsers(dest="command", required=True)
+def _remote(command: Command) -> object:
+    """A gateway command as the parser calls it (with the settings read once)."""
+    return lambda args: command(args, _settings())
 
+
+def _add_system_commands(sub: argparse._SubParsersAction) -> None:
     up = sub.add_parser("up", help="run the gateway and the five stage services (and servers when needed)")
     up.set_defaults(func=cmd_up)
 
@@ -242,7 +245,19 @@ def build_parser() -> argparse.ArgumentParser:
     idx.add_argument("--name", help="corpus name (default: the folder's name)")
     idx.set_defaults(func=cmd_index)
 
-    ask = sub.add_parser("ask", help="research a question and print the report")
+    cfg = sub.add_parser("config", help="print the settings in effect (environment, then .env, then defaults; secrets masked) and the configured providers")
+    cfg.add_argument("--json", action="store_true", help="as one JSON object")
+    cfg.set_defaults(func=cmd_config)
+
+
+def _add_output_options(cmd: argparse.ArgumentParser, what: str) -> None:
+    cmd.add_argument("-o", "--output", metavar="FILE", help=f"write {what} to FILE (its format from the extension unless --format)")
+    cmd.add_argument("--format", choices=FORMATS, help="md, html, json (the result object), pdf or docx")
+
+
+def _add_ask(sub: argparse._SubParsersAction) -> None:
+    ask = sub.add_parser("ask", help="research a question and print the report", epilog=EXIT_CODES_HELP,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     ask.add_argument("question")
     ask.add_argument("--context", help="the user's needs, domain or constraints")
     ask.add_argument("--max-iterations", type=int, default=10)
@@ -253,7 +268,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("--json", action="store_true", help="print the result object instead of the report")
     ask.add_argument("--clarify", action="store_true", help="let the planner ask clarifying questions here first")
+    ask.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+    _add_output_options(ask, "the report (then it is not printed)")
     ask.set_defaults(func=cmd_ask)
+
+
+def _add_job_commands(sub: argparse._SubParsersAction) -> None:
+    """Commands on jobs of a running gateway (RESEARCH_GATEWAY_URL, RESEARCH_API_KEY)."""
+    def job_command(name: str, command: Command, help_text: str) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(name, help=help_text, epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+        if name != "jobs":
+            cmd.add_argument("job_id", metavar="ID")
+        cmd.set_defaults(func=_remote(command))
+        return cmd
+
+    jobs = job_command("jobs", cmd_jobs, "list your jobs with their status, newest first")
+    jobs.add_argument("--status", help="only jobs with this status (QUEUED, PROCESSING, COMPLETED, FAILED, ...)")
+    jobs.add_argument("--limit", type=int, default=20, help="at most this many (1-100)")
+    jobs.add_argument("--json", action="store_true", help="the listing as JSON")
+    job_command("status", cmd_status, "show one job's status, stage, progress and tokens").add_argument(
+        "--json", action="store_true", help="the job as JSON")
+    watch = job_command("watch", cmd_watch, "show a job's progress live until it ends (Ctrl-C stops watching, not the job)")
+    watch.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+    result = job_command("result", cmd_result, "print or save a completed job's report (md, html, json, pdf, docx)")
+    _add_output_options(result, "it")
+    job_command("cancel", cmd_cancel, "cancel a job that has not ended")
+    job_command("trace", cmd_trace, "print a job's trace: queries, results, checklist, claims and stage times per iteration").add_argument(
+        "--json", action="store_true", help="the trace as JSON")
+    resume = job_command("resume", cmd_resume, "resume a failed, cancelled or expired job from its last checkpoint, then watch it")
+    resume.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+    _add_output_options(resume, "the report once it completes")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="deepresearch", description="A deep research engine over NATS JetStream.",
+                                epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    _add_system_commands(sub)
+    _add_ask(sub)
+    _add_job_commands(sub)
 
     mcp = sub.add_parser("mcp", help="serve the deep_research MCP tool over stdio (for desktop agents) against a running gateway")
     mcp.add_argument("--url", help="the gateway (default: RESEARCH_GATEWAY_URL, else http://127.0.0.1:8080); RESEARCH_API_KEY is its key")
@@ -262,12 +315,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs a command; its exit code is listed by EXIT_CODES_HELP (argparse's own usage errors exit 2)."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except CliExit as exc:
+        print(f"deepresearch: {exc}", file=sys.stderr)
+        return exc.code
     except ResearchError as exc:
         print(f"deepresearch: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("deepresearch: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

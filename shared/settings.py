@@ -4,6 +4,10 @@ Environment variable names are the field names in upper case (no prefix), the na
 operators already know (``RESEARCH_MAX_CONCURRENCY``, ``NATS_URL``...); the README's
 settings table lists every one.
 Per-job options in a request override these defaults, never the other way round.
+
+Values come from the environment and from a ``.env`` file in the working directory
+(``KEY=value`` lines, the same names); a variable set in the environment wins over the
+same name in ``.env``. ``deepresearch config`` prints the values in effect.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 
 
 class CommonSettings(BaseSettings):
-    model_config = SettingsConfigDict(extra="ignore", env_ignore_empty=True)
+    # .env in the working directory fills in what the environment does not set.
+    model_config = SettingsConfigDict(extra="ignore", env_ignore_empty=True, env_file=".env", env_file_encoding="utf-8")
 
     nats_url: str | None = None
     """NATS server URL. Unset: `deepresearch` starts its own nats-server."""
@@ -352,7 +357,13 @@ class DigestSettings(StageSettings):
 
 class CliSettings(GatewaySettings, StageSettings):
     research_gateway_url: str | None = None
-    """Where `deepresearch ask` submits. Unset or not answering: it starts the system."""
+    """Where `deepresearch ask` submits, and the gateway `jobs`, `status`, `watch`,
+    `result`, `cancel`, `trace` and `resume` talk to (unset: http://127.0.0.1:8080).
+    For `ask`, unset or not answering: it starts the system."""
+
+    research_api_key: SecretStr | None = None
+    """The API key the CLI sends to a gateway that requires one (one of the keys in
+    that gateway's RESEARCH_API_KEYS)."""
 
     research_restart_backoff_s: float = Field(1.0, gt=0)
     """`deepresearch up`: delay before restarting a service that exited; it doubles

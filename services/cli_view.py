@@ -1,0 +1,157 @@
+"""What `deepresearch ask`, `watch` and `resume` show while a job runs.
+
+On a terminal: a live panel (rich) with the stage, iteration, a progress bar, sources
+found, claims kept, tokens and elapsed time, redrawn in place. Anywhere else (a pipe,
+a log file, CI): one plain line per event, as grep-able text.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["STAGE_SPAN", "JobView", "plain_line", "render_to_text"]
+
+# Where each stage sits on one iteration's 0..1 progress (as the gateway reports a job's).
+STAGE_SPAN = {
+    "plan": (0.0, 0.1),
+    "retrieve": (0.1, 0.4),
+    "digest": (0.4, 0.6),
+    "score": (0.6, 0.8),
+    "synthesize": (0.8, 1.0),
+}
+
+
+def _tokens(usage: dict[str, Any] | None) -> int | None:
+    if not isinstance(usage, dict):
+        return None
+    stages = usage.get("by_stage") or {}
+    return sum(int(u.get("input_tokens", 0)) + int(u.get("output_tokens", 0)) for u in stages.values() if isinstance(u, dict))
+
+
+@dataclass
+class JobView:
+    """A job's state as its events tell it; renders itself for rich's live display."""
+
+    job_id: str
+    max_iterations: int | None = None
+    status: str = "QUEUED"
+    stage: str | None = None
+    iteration: int = 0
+    progress: float = 0.0  # overall, 0..1 across the current iteration's stages
+    message: str = ""
+    sources: int = 0  # found so far (the retrieval stage's running total)
+    claims: int = 0  # kept by the last scoring pass
+    tokens: int = 0
+    started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
+    problem: str | None = None
+
+    def apply(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind in ("progress", "stage"):
+            self.stage = str(event.get("stage") or self.stage)
+            self.iteration = max(self.iteration, int(event.get("iteration") or 0))
+        if kind == "progress":
+            within = float(event.get("progress") or 0.0)
+            lo, hi = STAGE_SPAN.get(self.stage or "", (0.0, 1.0))
+            self.progress = lo + (hi - lo) * within
+            self.message = str(event.get("message") or "")
+            counts = event.get("counts") or {}
+            if self.stage == "retrieve" and "sources" in counts:
+                self.sources = int(counts["sources"])
+            if self.stage == "score" and "claims" in counts:
+                self.claims = int(counts["claims"])
+        elif kind == "stage":
+            state = event.get("state")
+            if state == "started":
+                self.progress = STAGE_SPAN.get(self.stage or "", (0.0, 0.0))[0]
+                self.message = f"{self.stage} started"
+            elif state in ("failed", "retrying") or event.get("error"):
+                self.message = f"{self.stage} {state}" + (f": {event['error']}" if event.get("error") else "")
+            tokens = _tokens(event.get("usage"))
+            if tokens is not None:
+                self.tokens = max(self.tokens, tokens)
+        elif kind == "status":
+            self.status = str(event.get("status") or self.status)
+            if self.status in ("COMPLETED", "FAILED", "CANCELLED", "EXPIRED"):
+                self.ended = time.monotonic()
+                self.progress = 1.0 if self.status == "COMPLETED" else self.progress
+                self.problem = event.get("reason") or self.problem
+        elif kind == "failed":
+            self.problem = str(event.get("reason") or "")
+
+    def elapsed(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
+
+    def __rich__(self) -> RenderableType:
+        return self.renderable()
+
+    def renderable(self) -> RenderableType:
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column()
+        iteration = f"{self.iteration + 1}" + (f" of at most {self.max_iterations}" if self.max_iterations else "")
+        grid.add_row("job", f"{self.job_id}  [{self.status}]")
+        grid.add_row("stage", f"{self.stage or 'waiting'}  (iteration {iteration})")
+        bar = Table.grid(padding=(0, 1))
+        bar.add_row(ProgressBar(total=1.0, completed=self.progress, width=40), Text(f"{self.progress * 100:3.0f}%"))
+        grid.add_row("progress", bar)
+        grid.add_row("found", f"{self.sources} sources, {self.claims} claims kept")
+        grid.add_row("tokens", f"{self.tokens:,}")
+        grid.add_row("elapsed", f"{self.elapsed():.0f}s")
+        parts: list[RenderableType] = [grid]
+        if self.message:
+            parts.append(Text(self.message, style="dim", overflow="ellipsis", no_wrap=True))
+        if self.problem:
+            parts.append(Text(self.problem, style="red"))
+        return Group(*parts)
+
+
+def render_to_text(view: JobView, width: int = 100) -> str:
+    """The live panel as a terminal would show it (for tests and `status`)."""
+    console = Console(width=width, record=True, force_terminal=True, file=_Null())
+    console.print(view.renderable())
+    return console.export_text()
+
+
+class _Null:
+    def write(self, _text: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        return None
+
+
+def _stage_line(event: dict[str, Any]) -> str:
+    stage, state = event.get("stage"), event.get("state")
+    if state == "started":
+        return f"[iteration {int(event.get('iteration') or 0) + 1}] {stage} started" if stage == "plan" else f"  {stage!s:<10} started"
+    if state == "done":
+        return f"  {stage!s:<10} done in {event.get('duration_s') or 0:.2f}s"
+    return f"  {stage!s:<10} {state}" + (f": {event['error']}" if event.get("error") else "")
+
+
+def plain_line(event: dict[str, Any]) -> str | None:
+    """One line for an event, or None for one not shown (clarifying questions are asked
+    separately)."""
+    kind = event.get("type")
+    if kind == "progress":
+        counts = " ".join(f"{k}={v}" for k, v in (event.get("counts") or {}).items())
+        return f"  {event.get('stage')!s:<10} {float(event.get('progress') or 0) * 100:3.0f}%  {event.get('message', '')}" + (
+            f"  ({counts})" if counts else "")
+    if kind == "stage":
+        return _stage_line(event)
+    if kind == "status":
+        return f"status: {event.get('status')}" + (f" ({event['reason']})" if event.get("reason") else "")
+    if kind == "failed":
+        return f"FAILED in {event.get('stage')}: {event.get('reason')}"
+    if kind == "completed":
+        return "completed"
+    return None
