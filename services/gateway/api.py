@@ -12,13 +12,14 @@ from typing import Annotated, Any
 
 import nats.errors
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from nats.js.api import DeliverPolicy
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import text as sql_text
 
 from services.gateway import jobs
 from services.gateway.claims import ClaimsListing, claims_listing
+from services.gateway.exports import REPORT_RESPONSES, ReportFormat, export
 from services.gateway.lifecycle import Lifecycle
 from services.gateway.models import JobPublic
 from services.gateway.text import is_blank, text_problem
@@ -256,6 +257,21 @@ async def get_result(job_id: str, user: User, life: Life) -> dict[str, Any]:
         "partial_reason": result.partial_reason,
         "created_at": result.created_at,
     }
+
+
+@router.get("/api/research/jobs/{job_id}/report", tags=["jobs"], response_class=Response, responses=REPORT_RESPONSES)
+async def get_report(
+    job_id: str, user: User, life: Life,
+    fmt: Annotated[ReportFormat, Query(alias="format", description="md, html (self-contained), pdf or docx")] = ReportFormat.MD,
+) -> Response:
+    """The completed job's report as a file; citations [n] link to their Sources entry."""
+    job = await _owned_job(life, job_id, user)
+    async with life.sessions() as session:
+        result = await jobs.get_result(session, job_id=job_id) if job.status == JobStatus.COMPLETED else None
+    if result is None:
+        raise HTTPException(409, f"job is {job.status.value}: its report exists once it has completed")
+    out = await asyncio.to_thread(export, result.report, fmt, f"report-{job_id}")  # PDF/DOCX: CPU work
+    return Response(out.content, media_type=out.media_type, headers=out.headers)
 
 
 @router.get("/api/research/jobs/{job_id}/sources", tags=["jobs"])

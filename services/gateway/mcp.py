@@ -182,6 +182,7 @@ def build_server(backend_for: BackendFor) -> MCPServer:
 def run_stdio(gateway_url: str, api_key: str | None) -> None:
     """Serve on stdin/stdout for one desktop agent, against a running gateway."""
     backend = ResearchBackend(gateway_url, authorization=f"Bearer {api_key}" if api_key else None)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request would bury the agent's log
     anyio.run(build_server(lambda _ctx: backend).run_stdio_async)
 
 

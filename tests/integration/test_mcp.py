@@ -96,7 +96,8 @@ async def test_http_transport_researches_behind_the_bearer_keys(system: System) 
     async with http_session(system, "key-bob") as session:
         assert "deep_research" in {t.name for t in (await session.list_tools()).tools}
         corpora = await session.call_tool("list_corpora", {})
-        assert not corpora.is_error and "corpora" in (corpora.structured_content or {})
+        assert not corpora.is_error, corpora.content
+        assert [c["name"] for c in corpora.structured_content["corpora"]] == ["testdocs"]  # type: ignore[index]
         output, progress = await _research(session)
     _check_output(output, progress)
     assert system.job(output["trace_id"], key="key-bob")["status"] == "COMPLETED"
