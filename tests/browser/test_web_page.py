@@ -1,0 +1,227 @@
+"""The web page in a real Chromium (Debian's ``chromium``, driven by Playwright for
+Python; nothing is downloaded): a person enters an API key, asks a question, watches it
+run, opens a citation and sees the quoted passage highlighted in the source's text,
+finds their jobs in the list, and cancels one. Screenshots go to the test's temporary
+directory (``web-*.png``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.integration.conftest import running_system
+from tests.integration.harness import System
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing: pip install -e '.[test]'")
+expect = playwright_api.expect
+
+CHROMIUM = os.environ.get("RESEARCH_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+if not Path(CHROMIUM).is_file():
+    pytest.skip(
+        f"no Chromium at {CHROMIUM}: install it with `apt-get install chromium` to run the web page tests",
+        allow_module_level=True,
+    )
+
+KEY, OTHER_KEY = "key-web", "key-other"
+QUESTION = "How do lighthouses use Fresnel lenses?"
+
+
+@pytest.fixture(scope="module")
+def system(tmp_root: Path, postgres) -> Iterator[System]:  # noqa: ANN001
+    """Two users; retrieval slowed by a second a pass, so a job runs long enough to be
+    watched and cancelled."""
+    env = {
+        "RESEARCH_API_KEYS": f"{KEY}:web,{OTHER_KEY}:other",
+        "RESEARCH_CHAOS": "retrieve:delay=1",
+        "RESEARCH_RATE_LIMIT_MAX": "1000",
+    }
+    with running_system(tmp_root, postgres, env_overrides=env) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[playwright_api.Browser]:
+    with playwright_api.sync_playwright() as p:
+        # Chromium refuses its sandbox to root (CI containers run as root).
+        args = ["--no-sandbox"] if os.geteuid() == 0 else []
+        b = p.chromium.launch(executable_path=CHROMIUM, args=args)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def shots(tmp_root: Path, request: pytest.FixtureRequest) -> Path:
+    d = tmp_root / "screenshots" / request.node.name
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _page(browser: playwright_api.Browser, key: str | None = KEY) -> playwright_api.Page:
+    """A fresh tab; with ``key``, the page starts with that key in its session storage.
+    Script errors fail the test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    if key:
+        context.add_init_script(f"sessionStorage.setItem('deepresearch.apiKey', {key!r});")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors  # type: ignore[attr-defined]
+    return page
+
+
+def _no_script_errors(page: playwright_api.Page) -> None:
+    assert page.errors == [], page.errors  # type: ignore[attr-defined]
+
+
+def test_the_page_asks_for_an_api_key_and_keeps_it_for_the_tab(system: System, browser, shots: Path) -> None:  # noqa: ANN001
+    page = _page(browser, key=None)
+    page.goto(system.url + "/")
+    expect(page.locator("#key-view")).to_be_visible()
+    expect(page.locator("#key-message")).to_contain_text("requires an API key")
+    expect(page.locator("#home-view")).to_be_hidden()
+    page.screenshot(path=shots / "web-key-prompt.png")
+
+    page.fill("#key-input", "not-a-key")
+    page.click("#key-save")
+    expect(page.locator("#key-message")).to_contain_text("refused this key")
+    expect(page.locator("#home-view")).to_be_hidden()
+
+    page.fill("#key-input", KEY)
+    page.click("#key-save")
+    expect(page.locator("#home-view")).to_be_visible()
+    # The corpora come from GET /api/research/corpora, with their document counts.
+    corpus = page.locator("label.corpus", has_text=system.corpus_name)
+    expect(corpus).to_contain_text("3 documents")
+    assert page.evaluate("sessionStorage.getItem('deepresearch.apiKey')") == KEY
+    page.reload()
+    expect(page.locator("#home-view")).to_be_visible()
+    expect(page.locator("#key-view")).to_be_hidden()
+    _no_script_errors(page)
+
+
+def test_a_question_runs_live_to_a_report_whose_citation_shows_the_quoted_passage(
+    system: System, browser, shots: Path, tmp_root: Path,  # noqa: ANN001
+) -> None:
+    page = _page(browser)
+    page.goto(system.url + "/")
+    page.fill("#question", QUESTION)
+    page.fill("#context", "For a museum guide")
+    page.check(f"input[name=corpus][value={system.corpus_name}]")
+    page.check("input[name=provider][value=rag]")
+    page.fill("#max-iterations", "2")
+    page.click("#submit")
+    page.wait_for_url(re.compile(r"/jobs/[0-9a-f-]{36}$"))
+    job_id = page.url.rsplit("/", 1)[1]
+
+    # Live: the stream moves the status, the stage and the bar before the job ends.
+    expect(page.locator("#job-status")).to_have_text("PROCESSING", timeout=30_000)
+    expect(page.locator("#stat-stage")).to_have_text(re.compile("plan|retrieve|digest|score|synthesize"))
+    page.screenshot(path=shots / "web-running.png")
+    expect(page.locator("#job-status")).to_have_text("COMPLETED", timeout=90_000)
+    expect(page.locator("#progress")).to_have_attribute("aria-valuenow", "100")
+    expect(page.locator("#stat-elapsed")).to_have_text(re.compile(r"^\d+:\d\d$"))
+    expect(page.locator("#stat-tokens")).to_contain_text("calls")
+
+    # The request reached the gateway as the form said.
+    with system.client(KEY) as c:
+        job = c.get(f"/api/research/jobs/{job_id}").json()
+        sources = c.get(f"/api/research/jobs/{job_id}/sources").json()["sources"]
+    assert (job["context"], job["corpora"], job["providers"], job["max_iterations"]) == (
+        "For a museum guide", [system.corpus_name], ["rag"], 2)
+    expect(page.locator("#stat-sources")).to_have_text(re.compile(r"^[1-9]\d*$"))
+    expect(page.locator("#stat-claims")).to_have_text(re.compile(r"^[1-9]\d*$"))
+
+    # The report, rendered; its citation [1] opens source 1 with its quoted passages marked.
+    report = page.locator("#report")
+    expect(report.locator("h1")).to_have_text(QUESTION)
+    expect(report.locator("h2", has_text="Verified Findings")).to_be_visible()
+    report.locator("button.cite[data-n='1']").first.click()
+    panel = page.locator("#source-panel")
+    expect(panel).to_be_visible()
+    marks = page.locator("#source-text mark.cited")
+    expect(marks.first).to_be_visible()
+    quoted = marks.all_inner_texts()
+    first = next(s for s in sources if s["url"] == page.locator("#source-url").inner_text())
+    with system.client(KEY) as c:
+        claims = c.get(f"/api/research/jobs/{job_id}/claims").json()["claims"]
+    cited = {x["quote"] for cl in claims for x in cl["citations"] if x["source_id"] == first["source_id"]}
+    assert quoted and set(quoted) <= cited, (quoted, cited)
+    assert all(q in report.inner_text() for q in quoted)
+    expect(panel.locator("[data-score=composite_score] dd")).to_have_text(f"{round(first['composite_score'] * 100)}%")
+    expect(panel.locator("[data-score=credibility_tier] dd")).to_have_text(first["credibility_tier"])
+    expect(page.locator("#source-summary")).to_contain_text("verified against the archived text")
+
+    # Verified Findings and every claim's status.
+    expect(page.locator("#findings li").first).to_be_visible()
+    expect(page.locator("#claims-table tbody tr[data-status=verified]").first).to_be_visible()
+    page.screenshot(path=shots / "web-report.png", full_page=True)
+    if os.environ.get("RESEARCH_SCREENSHOT_TO"):  # how docs/images/web-page.png was made
+        page.screenshot(path=os.environ["RESEARCH_SCREENSHOT_TO"])
+    _no_script_errors(page)
+
+
+def test_the_job_list_shows_only_the_users_jobs_and_opens_one(system: System, browser, shots: Path) -> None:  # noqa: ANN001
+    mine = system.submit("How were fog signals sounded?", key=KEY, max_iterations=1)
+    theirs = system.submit("What did lighthouse keepers record?", key=OTHER_KEY, max_iterations=1)
+    system.wait_terminal(mine, key=KEY)
+    page = _page(browser)
+    page.goto(system.url + "/")
+    row = page.locator(f"#jobs-table tr[data-job-id='{mine}']")
+    expect(row).to_contain_text("How were fog signals sounded?")
+    expect(row.locator(".status")).to_have_text("COMPLETED")
+    expect(page.locator(f"#jobs-table tr[data-job-id='{theirs}']")).to_have_count(0)
+    page.screenshot(path=shots / "web-jobs.png")
+
+    row.locator("a").click()
+    page.wait_for_url(f"**/jobs/{mine}")
+    expect(page.locator("#job-question")).to_have_text("How were fog signals sounded?")
+    expect(page.locator("#job-status")).to_have_text("COMPLETED")
+    expect(page.locator("#report h1")).to_be_visible()
+    # Back to the list, then straight to another user's job: answered like a missing one.
+    page.go_back()
+    expect(page.locator("#home-view")).to_be_visible()
+    page.goto(f"{system.url}/jobs/{theirs}")
+    expect(page.locator("#job-error")).to_contain_text("not found")
+    _no_script_errors(page)
+
+
+def test_a_running_job_is_cancelled_from_the_page(system: System, browser, shots: Path) -> None:  # noqa: ANN001
+    page = _page(browser)
+    page.goto(system.url + "/")
+    page.fill("#question", "Why were lighthouses automated?")
+    page.fill("#max-iterations", "5")
+    page.click("#submit")
+    page.wait_for_url(re.compile(r"/jobs/[0-9a-f-]{36}$"))
+    job_id = page.url.rsplit("/", 1)[1]
+    expect(page.locator("#stat-stage")).to_have_text(re.compile("retrieve"), timeout=30_000)
+    page.click("#cancel-button")
+    expect(page.locator("#job-status")).to_have_text("CANCELLED", timeout=15_000)
+    expect(page.locator("#cancel-button")).to_be_hidden()
+    expect(page.locator("#result-view")).to_be_hidden()
+    assert system.wait_terminal(job_id, key=KEY)["status"] == "CANCELLED"
+    page.screenshot(path=shots / "web-cancelled.png")
+    _no_script_errors(page)
+
+
+def test_page_routes_and_static_files(system: System) -> None:
+    with httpx.Client(base_url=system.url, timeout=10) as c:
+        home = c.get("/")
+        assert home.status_code == 200 and "text/html" in home.headers["content-type"]
+        assert "script-src 'self'" in home.headers["content-security-policy"]
+        assert c.get("/jobs/0b9c6c2e-1111-4c5e-9a59-6f0f5e0b7d11").status_code == 200
+        assert c.get("/jobs/not-a-job").status_code == 404
+        assert c.get("/static/app.js").headers["content-type"].startswith("text/javascript")
+        for bad in ("/static/..%2Fpages.py", "/static/pages.py", "/static/.hidden.js", "/static/missing.js"):
+            assert c.get(bad).status_code == 404, bad
+        # The API behind the page needs the key like every other /api route.
+        assert c.get("/api/research/corpora").status_code == 401
+        listing = c.get("/api/research/corpora", headers={"Authorization": f"Bearer {KEY}"}).json()
+    assert listing["corpora"][0]["name"] == system.corpus_name and listing["corpora"][0]["documents"] == 3
