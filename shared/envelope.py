@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from shared.subjects import Stage
@@ -25,6 +25,10 @@ from shared.subjects import Stage
 ENVELOPE_VERSION = 1
 EXCERPT_MAX_CHARS = 2_000
 DEADLINE_NOTE = "deadline reached"  # in envelope.notes when the time budget ran out
+# The iteration of the context search before the brief and of the brief written from
+# it: before the first research iteration, so their commands, stage events and trace
+# rows never share (stage, iteration) with iteration 0's.
+CONTEXT_ITERATION = -1
 
 
 def utcnow() -> datetime:
@@ -104,14 +108,32 @@ class ChecklistItem(_Wire):
 
 
 class SubQuestion(_Wire):
+    """A step of the plan. ``depends_on`` names the steps whose verified findings it
+    needs (acyclic, checked when the plan is made): an independent step searches at
+    once, a hybrid step searches once its dependencies have claims (with queries
+    written from them), a dependent step is analysed from them without searching."""
+
+    id: str = ""  # stable within the plan ("q1", "q2"...); the Plan gives a blank one its position's id
     text: str
     kind: StepKind = StepKind.INDEPENDENT
+    depends_on: list[str] = Field(default_factory=list)
+    ran_in_iteration: int | None = None  # the iteration it searched in (or was analysed in); None: not yet
+    searched: list[str] = Field(default_factory=list)  # query texts run for it: its sources' found_by name them
 
 
 class SearchQuery(_Wire):
     provider: RetrievalMethod
     text: str
     iteration: int = 0
+
+
+class ContextHit(_Wire):
+    """One result of the quick search before the brief: a title and a snippet, no text."""
+
+    provider: RetrievalMethod
+    title: str
+    snippet: str
+    url: str = ""
 
 
 class Plan(_Wire):
@@ -123,6 +145,17 @@ class Plan(_Wire):
     out_of_scope: list[str] = Field(default_factory=list)
     key_terms: list[str] = Field(default_factory=list)
     engine: str = "offline"  # what wrote the plan: "offline" or "provider:model"
+    step_order: list[str] = Field(default_factory=list)  # step ids in the order they ran (for the trace)
+
+    @model_validator(mode="after")
+    def _number_steps(self) -> Plan:
+        """A step without an id gets ``q<position>`` (one not already taken)."""
+        taken = {s.id for s in self.sub_questions if s.id}
+        for n, step in enumerate(self.sub_questions, start=1):
+            if not step.id:
+                step.id = next(i for i in (f"q{n}", *(f"q{n}.{k}" for k in range(1, 99))) if i not in taken)
+                taken.add(step.id)
+        return self
 
 
 # -- sources -------------------------------------------------------------------
@@ -305,11 +338,21 @@ class JobEnvelope(_Wire):
     usage: Usage = Field(default_factory=Usage)
     notes: list[str] = Field(default_factory=list)  # e.g. "deadline reached"
     provider_errors: list[str] = Field(default_factory=list)
+    # The hop before the brief (at CONTEXT_ITERATION): "context" on the retrieve command
+    # of the quick context search, "brief" on the plan command it answers with; None on
+    # every other command.
+    phase: Literal["context", "brief"] | None = None
+    context_hits: list[ContextHit] = Field(default_factory=list)  # what the context search found
+    # Dependent steps' verified claims (ids "<step id>.a<n>"), kept across passes: scoring
+    # extracts the other claims afresh each pass, but an analysis runs once.
+    analysis_claims: list[Claim] = Field(default_factory=list)
 
     @property
     def msg_id(self) -> str:
-        """The deterministic Nats-Msg-Id of this envelope's command."""
-        return f"{self.job_id}:{self.stage.value}:{self.iteration}"
+        """The deterministic Nats-Msg-Id of this envelope's command: the context hop's
+        two commands carry their phase, so they never collide with iteration 0's."""
+        base = f"{self.job_id}:{self.stage.value}:{self.iteration}"
+        return f"{base}:{self.phase}" if self.phase else base
 
     def advance(self, stage: Stage, **changes: object) -> JobEnvelope:
         """The envelope for the next stage; ``changes`` replace fields."""

@@ -7,8 +7,16 @@ in the stage (the job fails with it) rather than a message sent somewhere no sta
 expects it.
 
     plan ──> retrieve ──> digest ──> score ──> synthesize ──> completed event
-      ^                                 │
+      ^  ^       │                      │
+      │  └───────┘ context search       │
+      │          (once, before the brief)
       └──────── refinement pass ────────┘
+
+Before its first plan a job may go plan -> retrieve -> plan once: a quick context
+search whose titles and snippets the brief is written from. Both commands run at
+iteration -1 (``CONTEXT_ITERATION``) and carry ``envelope.phase`` ("context", then
+"brief") in their Nats-Msg-Id, so neither collides with iteration 0's own plan and
+retrieve commands (nor with their stage events and trace rows).
 
 Planning may instead end the hop with a ``clarification`` event, and synthesis ends
 the job with its ``completed`` event; those are events, not commands, and go to the
@@ -25,7 +33,8 @@ from shared.subjects import Stage, stage_subject
 
 ROUTES: MappingProxyType[Stage, frozenset[Stage]] = MappingProxyType({
     Stage.PLAN: frozenset({Stage.RETRIEVE}),
-    Stage.RETRIEVE: frozenset({Stage.DIGEST}),
+    # The context search before the brief goes back to planning; every other search on.
+    Stage.RETRIEVE: frozenset({Stage.DIGEST, Stage.PLAN}),
     Stage.DIGEST: frozenset({Stage.SCORE}),
     # Another pass while checklist items remain open, else the report.
     Stage.SCORE: frozenset({Stage.PLAN, Stage.SYNTHESIZE}),

@@ -218,6 +218,12 @@ class StageSettings(CommonSettings):
 
     research_max_sub_questions: int = Field(8, ge=1, le=8)
 
+    research_context_search: bool = True
+    """Before a model writes the research brief, one quick search of the job's
+    providers for the question (a few titles and snippets per provider, no digest), so
+    the refined question and checklist reflect what the sources hold. Off, or with no
+    model (the offline brief would not read it): no such search."""
+
     research_verified_findings_max: int = Field(5, ge=0, le=20)
     """Most claims shown in the report's Verified Findings (the strongest verified,
     uncontradicted claims by confidence)."""

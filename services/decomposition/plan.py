@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 from shared.envelope import (
     CoverageStatus,
@@ -29,6 +30,7 @@ from shared.envelope import (
     StepKind,
     SubQuestion,
 )
+from shared.steps import default_dependencies, mark_ran
 from shared.text import normalize_query, terms
 
 from services.decomposition.offline import classify_step, key_terms, offline_checklist, offline_sub_questions
@@ -153,14 +155,38 @@ def first_plan(request: ResearchRequest, *, max_sub_questions: int = MAX_SUB_QUE
     raw = offline_sub_questions(request.question, context)
     texts = parse_sub_questions(raw, request.question, cap=max_sub_questions)
     subs = [SubQuestion(text=t, kind=classify_step(t, i)) for i, t in enumerate(texts)]
-    queries = [q for s in subs if s.kind is not StepKind.DEPENDENT for q in queries_for(s.text, iteration=0)]
-    return Plan(
-        refined_question=refined,
-        sub_questions=subs,
-        checklist=offline_checklist(refined, texts),
-        queries=queries,
-        key_terms=key_terms(refined),
-    )
+    plan = Plan(refined_question=refined, sub_questions=subs, checklist=offline_checklist(refined, texts),
+                key_terms=key_terms(refined))
+    return schedule_first(plan, lambda step: queries_for(step.text, iteration=0))
+
+
+def dedupe_queries(queries: list[SearchQuery]) -> list[SearchQuery]:
+    """One query per (provider, text), compared case- and whitespace-insensitively."""
+    seen: set[tuple[RetrievalMethod, str]] = set()
+    out = []
+    for q in queries:
+        key = (q.provider, normalize_query(q.text))
+        if key[1] and key not in seen:
+            seen.add(key)
+            out.append(q)
+    return out
+
+
+def schedule_first(plan: Plan, queries_of: Callable[[SubQuestion], list[SearchQuery]]) -> Plan:
+    """Iteration 0 of a plan: hybrid and dependent steps that name no dependency get
+    the earlier steps (shared.steps.default_dependencies); only the independent steps
+    search now, and they are marked as run, with their queries. A hybrid step's
+    queries are written once its dependencies have claims (a refinement pass); a
+    dependent step never searches."""
+    steps = default_dependencies(plan.sub_questions)
+    independent = [s for s in steps if s.kind is StepKind.INDEPENDENT]
+    per_step = {s.id: queries_of(s) for s in independent}
+    plan = plan.model_copy(update={
+        "sub_questions": steps,
+        "queries": dedupe_queries([q for s in independent for q in per_step[s.id]]),
+    })
+    return mark_ran(plan, [s.id for s in independent], 0,
+                    searched={i: [q.text for q in qs] for i, qs in per_step.items()})
 
 
 _VARIANT_SUFFIXES = ("", "examples", "evidence", "limitations")

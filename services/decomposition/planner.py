@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from services.decomposition import prompts
 from services.decomposition.offline import CHECKLIST_MAX, CHECKLIST_MIN, classify_step, key_terms
@@ -26,10 +27,12 @@ from services.decomposition.plan import (
     pubmed_query,
     queries_for,
     refinement_queries,
+    schedule_first,
     strip_numbered_prefix,
 )
 from shared.envelope import (
     ChecklistItem,
+    ContextHit,
     CoverageStatus,
     JobEnvelope,
     Plan,
@@ -41,6 +44,7 @@ from shared.envelope import (
 )
 from shared.llm import JobLLM, LLMInvalidOutput
 from shared.prompting import block
+from shared.steps import graph_problem
 from shared.text import normalize_query
 
 log = logging.getLogger(__name__)
@@ -63,17 +67,33 @@ class Brief(BaseModel):
 
 
 class StepDraft(BaseModel):
+    id: str = Field("", max_length=40, description='a short unique id such as "q1"')
     question: str
     kind: StepKind = StepKind.INDEPENDENT
+    depends_on: list[str] = Field(default_factory=list, max_length=8,
+                                  description="ids of the earlier sub-questions whose findings this one needs")
     web_queries: list[str] = Field(default_factory=list, description="1 or 2 plain web search queries")
     pubmed_queries: list[str] = Field(default_factory=list, description="0 to 2 queries in PubMed syntax")
 
 
 class Decomposition(BaseModel):
-    """Record the sub-questions (1 to 8), their kinds and their search queries."""
+    """Record the sub-questions (1 to 8), their kinds, dependencies and search queries."""
 
     # No maxItems: a long list is capped at 8 by the parser rather than rejected.
     sub_questions: list[StepDraft] = Field(min_length=1, description="1 to 8 sub-questions")
+
+    @model_validator(mode="after")
+    def _executable(self) -> Decomposition:
+        """A plan that cannot be executed is refused here, so the LLM layer re-asks the
+        model once with the reason: ids are numbered by position where blank, then no
+        duplicate id, no dependency on an unknown step or on itself, and no cycle."""
+        for n, draft in enumerate(self.sub_questions, start=1):
+            draft.id = " ".join(draft.id.split()) or f"q{n}"
+            draft.depends_on = list(dict.fromkeys(" ".join(d.split()) for d in draft.depends_on if d.strip()))
+        problem = graph_problem([(d.id, d.depends_on) for d in self.sub_questions])
+        if problem:
+            raise ValueError(f"{problem}; depends_on may only name other sub-questions' ids, without a cycle")
+        return self
 
 
 class Clarification(BaseModel):
@@ -168,78 +188,98 @@ def _step_queries(text: str, draft: StepDraft | None) -> list[SearchQuery]:
     ]
 
 
-def _dedupe(queries: list[SearchQuery]) -> list[SearchQuery]:
-    seen: set[tuple[RetrievalMethod, str]] = set()
-    out = []
-    for q in queries:
-        key = (q.provider, normalize_query(q.text))
-        if key[1] and key not in seen:
-            seen.add(key)
-            out.append(q)
-    return out
-
-
-async def plan_first(request: ResearchRequest, llm: JobLLM, *, max_sub_questions: int) -> Plan:
-    """Iteration 0: the research brief, the checklist, sub-questions and their first queries."""
+async def plan_first(request: ResearchRequest, llm: JobLLM, *, max_sub_questions: int,
+                     context_hits: Sequence[ContextHit] = (), notes: list[str] | None = None) -> Plan:
+    """Iteration 0: the research brief (grounded in the context search's titles and
+    snippets, when it ran), the checklist, the steps with their dependencies, and the
+    independent steps' first queries. A decomposition the model got wrong twice
+    (e.g. a dependency cycle) gives way to the offline steps; ``notes`` is told why."""
     offline = first_plan(request, max_sub_questions=max_sub_questions)
     if llm.offline:
         return offline
-    context = block("context", request.context)
-    clarification = block("clarification", request.clarification)
+    brief = await _brief(request, llm, offline, context_hits)
+    checklist = _checklist(brief.checklist) or offline.checklist
+    drafts, problem = await _decompose(request, brief.refined_question, checklist, llm, offline)
+    made = {
+        "refined_question": brief.refined_question, "checklist": checklist, "engine": llm.label,
+        "in_scope": _clean(brief.in_scope, 10), "out_of_scope": _clean(brief.out_of_scope, 10),
+        "key_terms": _clean(brief.key_terms, 15) or offline.key_terms,
+    }
+    if problem is not None:
+        if notes is not None:
+            notes.append(f"steps: offline (the model's plan was unusable: {problem})")
+        return offline.model_copy(update=made)
+    # The model's list goes through the same parser as the offline answer.
+    texts = parse_sub_questions(json.dumps([d.question for d in drafts]), request.question, cap=max_sub_questions)
+    by_key: dict[str, StepDraft] = {}
+    for d in drafts:  # the first draft of a duplicated question wins, as in the parser
+        by_key.setdefault(normalize_query(strip_numbered_prefix(d.question)), d)
+    steps = _steps(texts, by_key)
+    plan = Plan(sub_questions=steps, **made)
+    return schedule_first(plan, lambda step: _step_queries(step.text, by_key.get(normalize_query(step.text))))
 
+
+async def _brief(request: ResearchRequest, llm: JobLLM, offline: Plan, context_hits: Sequence[ContextHit]) -> Brief:
     def offline_brief() -> Brief:
         return Brief(refined_question=offline.refined_question, key_terms=offline.key_terms,
                      checklist=[c.description for c in offline.checklist])
 
-    brief_prompt = prompts.BRIEF_PROMPT.format(
-        question=block("question", request.question), context=context, clarification=clarification,
+    found = "\n".join(block("result", f"{h.title}\n{h.snippet}", provider=h.provider.value) for h in context_hits)
+    prompt = prompts.BRIEF_PROMPT.format(
+        question=block("question", request.question), context=block("context", request.context),
+        clarification=block("clarification", request.clarification),
+        found=f"What a quick search of the sources found (titles and snippets):\n{found}" if found else "",
     )
     try:
-        brief = await llm.structured(
-            Brief, system=prompts.BRIEF_SYSTEM, prompt=brief_prompt, tool_name="record_brief", offline=offline_brief,
+        return await llm.structured(
+            Brief, system=prompts.BRIEF_SYSTEM, prompt=prompt, tool_name="record_brief", offline=offline_brief,
         )
     except LLMInvalidOutput as exc:
         log.warning("research brief unusable (%s): using the offline brief", exc)
-        brief = offline_brief()
-    checklist = _checklist(brief.checklist) or offline.checklist
+        return offline_brief()
 
-    decompose_prompt = prompts.DECOMPOSE_PROMPT.format(
-        question=block("question", brief.refined_question), context=context, clarification=clarification,
+
+async def _decompose(request: ResearchRequest, refined: str, checklist: list[ChecklistItem], llm: JobLLM,
+                     offline: Plan) -> tuple[list[StepDraft], str | None]:
+    """The model's steps, or ([], why they are unusable)."""
+    prompt = prompts.DECOMPOSE_PROMPT.format(
+        question=block("question", refined), context=block("context", request.context),
+        clarification=block("clarification", request.clarification),
         checklist=block("checklist", "\n".join(f"- {c.description}" for c in checklist)),
     )
     try:
-        drafts = (await llm.structured(
-            Decomposition, system=prompts.DECOMPOSE_SYSTEM, prompt=decompose_prompt, tool_name="record_sub_questions",
-            offline=lambda: Decomposition(sub_questions=[StepDraft(question=s.text, kind=s.kind) for s in offline.sub_questions]),
-        )).sub_questions
+        answer = await llm.structured(
+            Decomposition, system=prompts.DECOMPOSE_SYSTEM, prompt=prompt, tool_name="record_sub_questions",
+            offline=lambda: Decomposition(sub_questions=[
+                StepDraft(id=s.id, question=s.text, kind=s.kind, depends_on=s.depends_on) for s in offline.sub_questions]),
+        )
     except LLMInvalidOutput as exc:
-        log.warning("sub-questions unusable (%s): falling back to the question", exc)
-        drafts = []
+        log.warning("sub-questions unusable (%s): using the offline steps", exc)
+        return [], str(exc)
+    return answer.sub_questions, None
 
-    # The model's list goes through the same parser as the offline answer.
-    texts = parse_sub_questions(json.dumps([d.question for d in drafts]) if drafts else None,
-                                request.question, cap=max_sub_questions)
-    by_key: dict[str, StepDraft] = {}
-    for d in drafts:  # the first draft of a duplicated question wins, as in the parser
-        by_key.setdefault(normalize_query(strip_numbered_prefix(d.question)), d)
-    subs: list[SubQuestion] = []
-    queries: list[SearchQuery] = []
+
+def _steps(texts: list[str], by_key: dict[str, StepDraft]) -> list[SubQuestion]:
+    """The parsed sub-questions as steps, with the model's ids, kinds and dependencies.
+    The original question (first) is independent; a step the model called independent
+    but gave dependencies needs earlier results, so it is hybrid; a dependency on a
+    step the parser dropped (a duplicate, or past the cap) is dropped too."""
+    steps: list[SubQuestion] = []
     for i, text in enumerate(texts):
         draft = by_key.get(normalize_query(text))
         kind = StepKind.INDEPENDENT if i == 0 else (draft.kind if draft else classify_step(text, i))
-        subs.append(SubQuestion(text=text, kind=kind))
-        if kind is not StepKind.DEPENDENT:
-            queries.extend(_step_queries(text, draft))
-    return Plan(
-        refined_question=brief.refined_question,
-        sub_questions=subs,
-        checklist=checklist,
-        queries=_dedupe(queries),
-        in_scope=_clean(brief.in_scope, 10),
-        out_of_scope=_clean(brief.out_of_scope, 10),
-        key_terms=_clean(brief.key_terms, 15) or offline.key_terms,
-        engine=llm.label,
-    )
+        deps = list(draft.depends_on) if draft and i else []
+        if kind is StepKind.INDEPENDENT and deps:
+            kind = StepKind.HYBRID
+        steps.append(SubQuestion(id=draft.id if draft else "", text=text, kind=kind, depends_on=deps))
+    if not steps[0].id and "q0" not in {s.id for s in steps}:
+        steps[0].id = "q0"  # the original question, when the model did not list it: before its q1
+    kept = {s.id for s in steps if s.id}
+    for step in steps:
+        if lost := [d for d in step.depends_on if d not in kept]:
+            log.info("step %s: dependencies %s were not kept in the plan", step.id, ", ".join(lost))
+            step.depends_on = [d for d in step.depends_on if d in kept]
+    return steps
 
 
 def _checklist(items: list[str]) -> list[ChecklistItem]:
@@ -259,16 +299,19 @@ async def plan_refinement(envelope: JobEnvelope, llm: JobLLM) -> list[SearchQuer
     plan = envelope.plan
     assert plan is not None
     iteration = envelope.iteration
-    offline = refinement_queries(plan, iteration=iteration, queries_run=envelope.queries_run)
+    # The research memory lists every search answered so far, per provider.
+    searched = [*envelope.queries_run, *(s.text for s in envelope.memory.searched)]
+    offline = refinement_queries(plan, iteration=iteration, queries_run=searched)
     open_items = [c for c in plan.checklist if c.status is not CoverageStatus.SATISFIED]
     if llm.offline or not open_items:
         return offline
-    asked = [*envelope.queries_run, *(q.text for q in plan.queries)]
+    asked = [*searched, *(q.text for q in plan.queries)]
     prompt = prompts.REFINE_PROMPT.format(
         question=block("question", plan.refined_question),
         known=block("known", "\n".join(f"- {c.text}" for c in envelope.claims[:KNOWN_CLAIMS]) or "(nothing yet)"),
         open_items=block("open_items", "\n".join(f"- {c.id} ({c.status.value}): {c.description}" for c in open_items)),
         gaps=block("gaps", "\n".join(f"- {g}" for g in envelope.knowledge_gaps) or "(none recorded)"),
+        memory=block("memory", "\n".join(envelope.memory.gap_lines()) or "(no open gaps recorded)"),
         asked=block("asked", "\n".join(f"- {q}" for q in dict.fromkeys(asked)) or "(none)"),
     )
     try:

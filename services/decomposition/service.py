@@ -3,10 +3,16 @@
 Consumes ``research.stage.plan``; emits ``research.stage.retrieve``, or a
 ``clarification`` event when the request allowed clarifying questions and the question
 needs them (the gateway then holds the job in AWAITING_INPUT until the user answers).
+Before the first plan, when a model writes the brief and RESEARCH_CONTEXT_SEARCH is on,
+the job takes one hop to retrieval for a quick context search (``phase="context"``,
+iteration -1) and comes back (``phase="brief"``) with titles and snippets the brief is
+written from; iteration 0 then starts as usual.
 First pass (iteration 0): research brief (refined question, scope, key terms,
 checklist), 1-8 sub-questions (parsed by plan.parse_sub_questions), step kinds and
-per-provider search queries. Refinement passes (iteration > 0, sent by scoring): new queries aimed only at
-the checklist items still open, never repeating a query already run for the job.
+dependencies (shared/steps.py), and the independent steps' per-provider queries.
+Refinement passes (iteration > 0, sent by scoring): new queries aimed only at the
+checklist items still open, never repeating a query already run for the job, plus
+the queries of hybrid steps whose dependencies now have verified claims (hybrid.py).
 Model work goes through the LLM layer (planner.py); the offline engine is plan.py.
 With a council configured (RESEARCH_COUNCIL_MODELS), each member reviews the first
 plan: a ``council`` event per verdict, carried to the report in the envelope's notes.
@@ -15,9 +21,11 @@ plan: a ``council`` event per verdict, carried to the report in the envelope's n
 from __future__ import annotations
 
 
+from services.decomposition.hybrid import hybrid_queries
+from services.decomposition.plan import dedupe_queries
 from services.decomposition.planner import clarifying_questions, plan_first, plan_refinement
 from shared.council import Council, brief_review_notes
-from shared.envelope import JobEnvelope, Plan
+from shared.envelope import CONTEXT_ITERATION, JobEnvelope, Plan
 from shared.events import ClarificationRequested, CouncilReviewed
 from shared.settings import StageSettings
 from shared.stage import StageContext, publish_event, stage_app
@@ -31,22 +39,38 @@ council = Council.from_settings(settings)  # RESEARCH_COUNCIL_MODELS; empty: no 
 @runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
 async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | ClarificationRequested:
     if envelope.plan is None:
-        if questions := await clarifying_questions(envelope.request, ctx.llm):
-            await ctx.progress(1.0, "the question needs clarification", questions=len(questions))
-            return ClarificationRequested(job_id=envelope.job_id, questions=questions, usage=ctx.llm.usage())
-        plan = await plan_first(envelope.request, ctx.llm, max_sub_questions=settings.research_max_sub_questions)
+        if envelope.phase is None:  # not yet back from the context search
+            if questions := await clarifying_questions(envelope.request, ctx.llm):
+                await ctx.progress(1.0, "the question needs clarification", questions=len(questions))
+                return ClarificationRequested(job_id=envelope.job_id, questions=questions, usage=ctx.llm.usage())
+            if wants_context_search(settings, offline=ctx.llm.offline):
+                await ctx.progress(1.0, "a quick search for context before the brief")
+                return envelope.advance(Stage.RETRIEVE, phase="context", iteration=CONTEXT_ITERATION)
+        notes: list[str] = []
+        plan = await plan_first(envelope.request, ctx.llm, max_sub_questions=settings.research_max_sub_questions,
+                                context_hits=envelope.context_hits, notes=notes)
+        envelope = envelope.model_copy(update={"notes": [*envelope.notes, *notes]})
         message = "research plan ready"
         if council:
             envelope = await _council_review(envelope, plan, ctx)
     else:
         queries = await plan_refinement(envelope, ctx.llm)
-        plan = envelope.plan.model_copy(update={"queries": queries})
-        message = "refinement queries ready" if queries else "no new queries: every open item was already searched"
+        plan, step_queries = await hybrid_queries(envelope, ctx.llm)
+        plan = plan.model_copy(update={"queries": dedupe_queries([*step_queries, *queries])})
+        message = "refinement queries ready" if plan.queries else "no new queries: every open item was already searched"
     await ctx.progress(
         1.0, message,
         sub_questions=len(plan.sub_questions), checklist_items=len(plan.checklist), queries=len(plan.queries),
+        steps_run=len(plan.step_order),
     )
-    return envelope.advance(Stage.RETRIEVE, plan=plan)
+    # Back from the context search (iteration -1), research starts at iteration 0.
+    return envelope.advance(Stage.RETRIEVE, plan=plan, phase=None, iteration=max(envelope.iteration, 0))
+
+
+def wants_context_search(s: StageSettings, *, offline: bool) -> bool:
+    """RESEARCH_CONTEXT_SEARCH, when a model writes the brief: the offline brief is
+    made from the question's own words and would not read what the search found."""
+    return s.research_context_search and not offline
 
 
 async def _council_review(envelope: JobEnvelope, plan: Plan, ctx: StageContext) -> JobEnvelope:

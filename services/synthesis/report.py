@@ -36,6 +36,7 @@ from services.synthesis.render import (
     plural,
     render,
 )
+from services.synthesis.steps import step_lines
 
 __all__ = ["ENGINE", "OFFLINE_NOTE", "Draft", "assemble", "build_report", "citation_numbers", "offline_body",
            "prepare"]
@@ -47,8 +48,9 @@ OFFLINE_NOTE = (
 )
 SUMMARY_FINDINGS = 3
 # Notes earlier stages leave when a step of theirs was done offline (scoring's claims
-# and coverage): the methodology repeats them, so the report says every offline part.
-UPSTREAM_OFFLINE_NOTES = ("claims:", "coverage:")
+# and coverage, the plan's steps and their analyses): the methodology repeats them, so
+# the report says every offline part.
+UPSTREAM_OFFLINE_NOTES = ("claims:", "coverage:", "steps:")
 DEFAULT_FINDINGS_MAX = 5
 
 
@@ -197,6 +199,7 @@ def methodology(prepared: Prepared, draft: Draft, cited: int) -> list[str]:
         + (f", {out_of_range} left out because they point at no source in range" if out_of_range else "")
         + f"; {len(prepared.findings)} shown as Verified Findings.",
     ]
+    lines += step_lines(env.plan)  # each step's kind and when it ran (services/synthesis/steps.py)
     upstream = [n for n in env.notes if n.startswith(UPSTREAM_OFFLINE_NOTES)]
     if upstream:
         lines.append("Earlier stages: " + "; ".join(upstream) + ".")

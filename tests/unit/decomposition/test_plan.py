@@ -319,14 +319,21 @@ def test_first_plan() -> None:
     assert plan.sub_questions[0].text == Q
     assert len(plan.sub_questions) <= 8
     assert 3 <= len(plan.checklist) <= 7
-    searchable = [s.text for s in plan.sub_questions if s.kind is not StepKind.DEPENDENT]
+    # Only independent steps search at once; hybrid ones wait for their dependencies' claims.
+    searchable = [s.text for s in plan.sub_questions if s.kind is StepKind.INDEPENDENT]
     assert _texts(plan.queries) == searchable
     assert _texts(plan.queries, RetrievalMethod.WEB) == searchable
     pubmed = _texts(plan.queries, RetrievalMethod.PUBMED)
     assert len(pubmed) == len(searchable)
     assert all(q.iteration == 0 for q in plan.queries)
     assert pubmed[0] == '"trade-offs"[tiab] AND "threads"[tiab] AND "processes"[tiab]'
-    assert plan.sub_questions[3].kind is StepKind.HYBRID
+    hybrid = plan.sub_questions[3]
+    assert hybrid.kind is StepKind.HYBRID and hybrid.ran_in_iteration is None and not hybrid.searched
+    # A hybrid step that named nothing needs the searching steps before it.
+    assert hybrid.depends_on == [s.id for s in plan.sub_questions[:3]]
+    assert [s.id for s in plan.sub_questions] == [f"q{n}" for n in range(1, len(plan.sub_questions) + 1)]
+    assert plan.step_order == [s.id for s in plan.sub_questions if s.kind is StepKind.INDEPENDENT]
+    assert plan.sub_questions[0].searched == [Q, '"trade-offs"[tiab] AND "threads"[tiab] AND "processes"[tiab]']
 
 
 def _texts(queries: list[SearchQuery], provider: RetrievalMethod = RetrievalMethod.RAG) -> list[str]:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from services.decomposition.plan import first_plan
 from services.decomposition.planner import clarifying_questions, plan_first, plan_refinement
 from shared.envelope import (
     ChecklistItem,
@@ -125,15 +126,18 @@ async def test_plan_is_parsed_validated_and_follows_seed_000(anthropic: Anthropi
     ]
     assert [s.kind.value for s in plan.sub_questions] == ["independent", "independent", "hybrid", "dependent"]
     by = {p: [q.text for q in plan.queries if q.provider is p] for p in RetrievalMethod}
-    assert by[RetrievalMethod.WEB][1:] == [
-        "checkpoint inhibitors mesothelioma survival",
-        "mesothelioma histology immunotherapy benefit", "epithelioid vs sarcomatoid immunotherapy",
-    ]
+    # Only the independent steps search now: the hybrid one waits for its dependencies'
+    # claims (its queries are written then), the dependent one never searches.
+    assert by[RetrievalMethod.WEB][1:] == ["checkpoint inhibitors mesothelioma survival"]
     assert 'mesothelioma[mh] AND "immune checkpoint inhibitors"[tiab] AND survival[tiab]' in by[RetrievalMethod.PUBMED]
-    # The unbalanced PubMed query was replaced by an offline one in PubMed syntax.
-    assert not any(q.endswith('[tiab') for q in by[RetrievalMethod.PUBMED])
-    assert len(by[RetrievalMethod.PUBMED]) == 3
-    assert "Summarize the trade-offs" not in by[RetrievalMethod.RAG]  # dependent: no search
+    assert len(by[RetrievalMethod.PUBMED]) == 2
+    assert "Summarize the trade-offs" not in by[RetrievalMethod.RAG]
+    assert "Which histological subtypes benefit most?" not in by[RetrievalMethod.RAG]
+    # Steps without ids are numbered as the model listed them (the question it left out is
+    # q0); kinds without dependencies need the earlier steps.
+    assert [s.id for s in plan.sub_questions] == ["q0", "q1", "q2", "q3"]
+    assert [s.depends_on for s in plan.sub_questions] == [[], [], ["q0", "q1"], ["q0", "q1", "q2"]]
+    assert plan.step_order == ["q0", "q1"]
     assert plan.engine == "anthropic:claude-sonnet-5-5"
 
     # Token totals are what the fake reported, per stage.
@@ -150,12 +154,15 @@ async def test_plan_is_parsed_validated_and_follows_seed_000(anthropic: Anthropi
     (ToolCall(input={"sub_questions": [{"kind": "independent"}]}, stop_reason="max_tokens"), 3),  # truncated
     (ToolCall(input=["not", "an", "object"]), 3),
 ])
-async def test_junk_sub_questions_fall_back_to_the_question(anthropic: AnthropicFake, junk: ToolCall, calls: int) -> None:
+async def test_junk_sub_questions_fall_back_to_the_offline_steps(anthropic: AnthropicFake, junk: ToolCall, calls: int) -> None:
     anthropic.tool(BRIEF).script(junk, junk)
     llm = _engine(anthropic).bind("plan", Usage())
-    plan = await plan_first(ResearchRequest(question=Q), llm, max_sub_questions=8)
-    assert [s.text for s in plan.sub_questions] == [Q]
-    assert {q.provider for q in plan.queries} == set(RetrievalMethod)
+    notes: list[str] = []
+    plan = await plan_first(ResearchRequest(question=Q), llm, max_sub_questions=8, notes=notes)
+    offline = first_plan(ResearchRequest(question=Q))
+    assert [s.text for s in plan.sub_questions] == [s.text for s in offline.sub_questions]
+    assert plan.queries == offline.queries and {q.provider for q in plan.queries} == set(RetrievalMethod)
+    assert notes and notes[0].startswith("steps: offline (the model's plan was unusable")
     assert [c.description for c in plan.checklist] == BRIEF["checklist"]  # the brief still counts
     assert llm.usage().by_stage["plan"].calls == calls
     assert llm.usage().total_tokens == anthropic.total_tokens  # the re-ask's tokens count too
@@ -333,7 +340,7 @@ async def test_openai_truncated_arguments_fall_back(openai_compat: OpenAIFake) -
     cut = ToolCall(raw='{"sub_questions": [{"question": "What surv', stop_reason="length")
     openai_compat.tool(BRIEF).script(cut, cut)
     plan = await plan_first(ResearchRequest(question=Q), _engine(openai_compat).bind("plan", Usage()), max_sub_questions=8)
-    assert [s.text for s in plan.sub_questions] == [Q]
+    assert [s.text for s in plan.sub_questions] == [s.text for s in first_plan(ResearchRequest(question=Q)).sub_questions]
 
 
 async def test_openai_errors(openai_compat: OpenAIFake) -> None:
