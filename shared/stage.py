@@ -48,8 +48,9 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 from pydantic import BaseModel, ValidationError
 
-from shared import metrics, routing, subjects
+from shared import checkpoints, metrics, routing, subjects
 from shared.control import CANCEL_POLL_S, CANCEL_READ_S, WATCH_CHECK_S, ControlWatch, is_cancelled
+from shared.deadline import Deadline, backstop_at, hand_on_stage, with_cuts
 from shared.envelope import JobEnvelope, Usage
 from shared.errors import ConfigurationError, JobCancelled, PermanentError, TransientError
 from shared.heartbeat import heartbeat as beat
@@ -112,6 +113,12 @@ class StageContext:
     llm: JobLLM = field(default_factory=lambda: LLMEngine(None).bind("", Usage()))
     trace: dict[str, Any] = field(default_factory=dict)  # the work's part of the job's trace (StageTrace fields)
     _progress_seq: int = field(default=0, repr=False)
+    # The job's deadline on this process's monotonic clock: work bounded by it
+    # (deadline.bounded / until_deadline) stops there and hands on what it has.
+    deadline: Deadline = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.deadline = Deadline(self.envelope.deadline_at)
 
     def stage_trace(self, duration_s: float, result: object) -> StageTrace:
         """What the done event carries into the job's trace: the work's ``trace``, this
@@ -148,6 +155,13 @@ class StageRunner:
         self.control = ControlWatch()
         self._js: JetStreamContext | None = None
         self._ledger: KvSpendLedger | None = None
+        self._on_deadline: Work | None = None
+
+    def on_deadline(self, fallback: Work) -> Work:
+        """Decorator: what this stage hands on when the backstop cuts its work (see
+        :meth:`_overrun`); without one, the envelope as it came in goes to the next stage."""
+        self._on_deadline = fallback
+        return fallback
 
     def consumer_config(self) -> ConsumerConfig:
         return ConsumerConfig(
@@ -287,8 +301,9 @@ class StageRunner:
                 metrics.STAGE_DURATION.labels(stage, outcome).observe(time.monotonic() - started)
 
         if isinstance(result, JobEnvelope):
-            result = ctx.llm.apply(result)
+            result = with_cuts(ctx.llm.apply(result), ctx.deadline.cuts)
             await self._publish(result, target, result.msg_id)
+            await checkpoints.save(self.js, result)  # what a resume starts from; a failed write is logged
         elif isinstance(result, JobCompleted):
             await self._publish(result, target, f"{envelope.job_id}:completed")
         else:
@@ -328,23 +343,43 @@ class StageRunner:
 
         task = asyncio.create_task(chaos_then_work())
         last_read = time.monotonic()
+        backstop = backstop_at(ctx.deadline, last_read, self.settings.research_deadline_grace_s)
         try:
             while True:
                 done, _ = await asyncio.wait({task}, timeout=CANCEL_POLL_S)
                 if done:
                     return task.result()
                 # In memory while the watch is live; otherwise a read of the key, at
-                # most once a second.
+                # most once a second. Checked before the deadline: a cancelled job
+                # stays cancelled, it is never handed on.
                 if self.control.live or time.monotonic() - last_read >= CANCEL_READ_S:
                     last_read = time.monotonic()
                     if await self.control.stopped(envelope.job_id):
                         log.info("job stopped by the gateway: abandoning the %s stage", self.stage)
                         raise JobCancelled(envelope.job_id)
+                if time.monotonic() >= backstop:
+                    break
         finally:
             if not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+        return await self._overrun(envelope, ctx)
+
+    async def _overrun(self, envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | JobCompleted | ClarificationRequested:
+        """The backstop: the work ran RESEARCH_DEADLINE_GRACE_S past the job's deadline
+        (a hung NATS call, work that does not watch the deadline) and was cancelled.
+        The job goes on as this stage received it, noted as cut, or as the stage's
+        :meth:`on_deadline` fallback says (synthesis: the offline report)."""
+        grace = self.settings.research_deadline_grace_s
+        log.warning("the %s stage was still working %.1fs past the job's deadline: cancelled, handing the job on", self.stage, grace)
+        ctx.deadline.cut(f"{self.stage}: the stage was still working {grace:g}s past the deadline; its work was dropped")
+        if self._on_deadline is not None:
+            return await self._on_deadline(envelope, ctx)
+        nxt = hand_on_stage(self.stage)
+        if nxt is None:
+            raise PermanentError(f"the {self.stage} stage overran the job's deadline and has no fallback")
+        return envelope.advance(nxt)
 
     async def _retry_or_fail(self, envelope: JobEnvelope, exc: Exception, delivery: int, msg: NatsMessage) -> str:
         reason = f"{type(exc).__name__}: {exc}"
