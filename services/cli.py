@@ -214,10 +214,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """The deep_research tool for a desktop agent, over stdio, against a running gateway."""
     from services.gateway.mcp import run_stdio
 
-    url = args.url or _settings().research_gateway_url or DEFAULT_GATEWAY_URL
+    settings = _settings()
+    url = args.url or settings.research_gateway_url or DEFAULT_GATEWAY_URL
     if not _gateway_answers(url):  # stdout is the protocol's: warnings go to stderr
         print(f"deepresearch mcp: no gateway answers at {url} yet; tool calls fail until one does (`deepresearch up`)", file=sys.stderr, flush=True)
-    run_stdio(url, os.environ.get("RESEARCH_API_KEY"))
+    run_stdio(url, settings.research_api_key.get_secret_value() if settings.research_api_key else None)
     return 0
 
 
