@@ -17,6 +17,10 @@ reliability contract:
   a crash in between leads to a redelivery whose publish JetStream deduplicates;
 - a process works on up to ``RESEARCH_STAGE_CONCURRENCY`` messages at once, and never
   holds a message it has not started: see :meth:`StageRunner.work`;
+- the work sees the job's deadline (``ctx.deadline``, :mod:`shared.deadline`) and hands
+  on what it has when it passes; work still running ``RESEARCH_DEADLINE_GRACE_S`` later
+  is cancelled and the job handed on as the stage received it (:meth:`StageRunner._overrun`),
+  noted as cut. A cancellation of the job wins over the deadline;
 - a transient error is nacked with a growing delay; a permanent one (or the last
   allowed delivery) publishes a typed ``failed`` event, then terminates the message.
   A crash on the last delivery is caught by the MAX_DELIVERIES advisory in the gateway;

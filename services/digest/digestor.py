@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -69,6 +70,7 @@ class Digestor:
         publish: Publish,
         llm: Any = None,  # the job-bound LLM client (ctx.llm); None: offline engine
         progress: Progress | None = None,
+        deadline: Any = None,  # the job's shared.deadline.Deadline; None: none
     ) -> None:
         self.settings = settings
         self.texts = texts
@@ -79,6 +81,7 @@ class Digestor:
         self.publish = publish
         self.llm = llm
         self.progress = progress
+        self.deadline = deadline
         self.limits = DigestLimits.of(settings)
         self._job_id = ""
         self._iteration = 0
@@ -108,7 +111,9 @@ class Digestor:
         question = envelope.request.question
         focus = [sq.text for sq in envelope.plan.sub_questions] if envelope.plan else []
         qhash = conditioning_hash(question, focus)
-        pending = [s for s in envelope.sources if not _current(s, short_hash(question))]
+        # A source taken over from an earlier, similar job keeps that job's digest.
+        reused = set(envelope.reused.source_ids) if envelope.reused else set()
+        pending = [s for s in envelope.sources if not _current(s, short_hash(question)) and s.id not in reused]
         selection = select(pending, policy=self.settings.digest_policy, min_chars=self.settings.digest_min_chars,
                            max_sources=self.settings.digest_max_sources)
         self._done, self._total = 0, len(pending)
@@ -141,6 +146,8 @@ class Digestor:
             await self.progress(self._done / self._total, "digest batch", done=self._done, sources=self._total)
 
     async def _one(self, source: Source, question: str, focus: list[str], qhash: str) -> Source:
+        if self._time_left() <= 0:  # also a source still waiting for a slot when the deadline came
+            return await self._skip(source, DigestSkipReason.DEADLINE, outcome="deadline")
         key = self.key(source, qhash)
         hit = await self.cache.get(key)
         if hit is not None:
@@ -157,8 +164,12 @@ class Digestor:
         await self._emit(DigestStarted(job_id=self._job_id, iteration=self._iteration, source_id=source.id))
         started = time.monotonic()
         try:
-            payload = await asyncio.wait_for(self._compute(source, question, focus, key), self.settings.digest_timeout_s)
+            payload = await asyncio.wait_for(self._compute(source, question, focus, key),
+                                             min(self.settings.digest_timeout_s, self._time_left()))
         except TimeoutError:
+            if self.deadline is not None and self.deadline.passed:
+                # Not the digest's fault: no digest.error, and the breaker does not count it.
+                return await self._skip(source, DigestSkipReason.DEADLINE, outcome="deadline")
             await self._failed(source, f"digest took longer than DIGEST_TIMEOUT_S={self.settings.digest_timeout_s:g}s")
             return await self._skip(source, DigestSkipReason.TIMEOUT, outcome="timeout")
         except LLMAuthError:
@@ -173,6 +184,9 @@ class Digestor:
         self.metrics.sources_processed.labels(outcome="digested").inc()
         await self._completed(source, payload, cached=False, duration_s=duration)
         return self._digested(source, payload)
+
+    def _time_left(self) -> float:
+        return self.deadline.remaining() if self.deadline is not None else math.inf
 
     async def _compute(self, source: Source, question: str, focus: list[str], key: str) -> DigestPayload:
         text = await self.texts.get(source.text_hash)

@@ -27,11 +27,13 @@ from shared import metrics as shared_metrics
 from shared import topology
 from shared.archive import Archive
 from shared.envelope import JobEnvelope
+from shared.events import DigestSkipReason
 from shared.settings import DigestSettings
 from shared.stage import StageContext, publish_event, stage_app
 from shared.subjects import Stage
 
 settings = DigestSettings()
+DEADLINE_SKIP = f"digest_skipped:{DigestSkipReason.DEADLINE.value}"
 broker, app, runner = stage_app(Stage.DIGEST, settings)
 
 # Process-wide: the breaker watches this process's recent digests, the local cache
@@ -66,7 +68,11 @@ async def digest_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     digestor = Digestor(
         settings=settings, texts=ctx.texts, archive=Archive(ctx.js),
         cache=DigestCache(local_cache, SharedCache(ctx.js)), breaker=breaker, metrics=metrics,
-        publish=publish, llm=ctx.llm, progress=ctx.progress,
+        publish=publish, llm=ctx.llm, progress=ctx.progress, deadline=ctx.deadline,
     )
     sources = await digestor.run(envelope)
+    # Sources the deadline left undigested go on intact, as failed digests do.
+    late = sum(1 for s in sources if s.fidelity is not None and s.fidelity.reason == DEADLINE_SKIP)
+    if late:
+        ctx.deadline.cut(f"digest: {late} of {len(sources)} sources passed on undigested")
     return envelope.advance(Stage.SCORE, sources=sources)

@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 
 from nats.js.errors import BucketNotFoundError
 
-from services.synthesis.report import prepare
+from services.synthesis.report import build_report, prepare
 from services.synthesis.writer import write_report
 from shared import subjects
 from shared.archive import Archive
 from shared.council import Council, brief_reviews_from_notes
+from shared.deadline import DEADLINE_PREFIX
 from shared.envelope import DEADLINE_NOTE, JobEnvelope, ScoredSource
 from shared.errors import PermanentError
-from shared.events import CouncilReviewed, JobCompleted
+from shared.events import CouncilReview, CouncilReviewed, JobCompleted, ResearchResult
 from shared.llm import BUDGET_NOTE
 from shared.settings import StageSettings
 from shared.stage import StageContext, publish_event, stage_app
@@ -42,10 +44,13 @@ broker, app, runner = stage_app(Stage.SYNTHESIZE, settings)
 council = Council.from_settings(settings)
 
 
-def _partial_reason(envelope: JobEnvelope) -> str | None:
+def _partial_reason(envelope: JobEnvelope, cuts: Sequence[str] = ()) -> str | None:
     reasons = []
-    if DEADLINE_NOTE in envelope.notes:
-        reasons.append("the job's time budget ran out before research finished")
+    if DEADLINE_NOTE in envelope.notes or cuts:
+        cut = dict.fromkeys(n.removeprefix(DEADLINE_PREFIX).strip() for n in [*envelope.notes, *cuts]
+                            if n.startswith(DEADLINE_PREFIX))
+        reasons.append("the job's time budget ran out before research finished"
+                       + (f" (cut at the deadline: {'; '.join(cut)})" if cut else ""))
     if BUDGET_NOTE in envelope.notes:
         reasons.append("the job's token budget (RESEARCH_MAX_TOKENS_PER_JOB) was spent before research finished")
     return "; ".join(reasons) or None
@@ -81,23 +86,48 @@ async def archive_for_verification(envelope: JobEnvelope, ctx: StageContext) -> 
     return sum(done)
 
 
+async def _write(envelope: JobEnvelope, ctx: StageContext, reviews: list[CouncilReview]) -> ResearchResult:
+    """The report. A model still writing at the job's deadline is cut, and the offline
+    engine writes the report, saying why."""
+    writing = write_report(
+        envelope, ctx.llm, partial_reason=_partial_reason(envelope),
+        findings_max=settings.research_verified_findings_max, min_support=settings.grounding_min_support,
+        council=reviews,
+    )
+    if ctx.llm.offline:  # nothing slow to cut
+        return await writing
+    return await ctx.deadline.bounded(
+        writing, cut="synthesize: the model's report (the offline engine wrote it)",
+        default=lambda: offline_report(envelope, ctx, reviews, "the job's deadline came while the model was writing it"),
+    )
+
+
+def offline_report(envelope: JobEnvelope, ctx: StageContext, reviews: Sequence[CouncilReview], why: str) -> ResearchResult:
+    return build_report(envelope, partial_reason=_partial_reason(envelope, ctx.deadline.cuts),
+                        findings_max=settings.research_verified_findings_max, council=reviews, fallback_reason=why)
+
+
 @runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
 async def synthesize_job(envelope: JobEnvelope, ctx: StageContext) -> JobCompleted:
     archived = await archive_for_verification(envelope, ctx)
     reviews = brief_reviews_from_notes(envelope.notes)
     if council:
-        findings = await council.review_findings(envelope, prepare(envelope).claims, ctx.llm)
+        findings = await ctx.deadline.bounded(council.review_findings(envelope, prepare(envelope).claims, ctx.llm),
+                                              default=list, cut="synthesize: the council's review of the findings")
         for n, review in enumerate(findings):
             await publish_event(ctx.js, CouncilReviewed(job_id=envelope.job_id, stage=Stage.SYNTHESIZE, review=review),
                                 f"{envelope.msg_id}:council:findings:{n}")
         reviews += findings
-    result = await write_report(
-        envelope, ctx.llm, partial_reason=_partial_reason(envelope),
-        findings_max=settings.research_verified_findings_max, min_support=settings.grounding_min_support,
-        council=reviews,
-    )
+    result = await _write(envelope, ctx, reviews)
     # The result's usage includes this stage's own calls (report, re-ask, council).
     result = result.model_copy(update={"usage": ctx.llm.usage()})
     await ctx.progress(1.0, "report written", sources=len(result.output.sources), claims=len(result.claims),
                        sentences_removed=result.sentences_removed, archived=archived)
     return JobCompleted(job_id=envelope.job_id, result=result)
+
+
+@runner.on_deadline  # the runner cut synthesize_job past the deadline (RESEARCH_DEADLINE_GRACE_S)
+async def synthesize_at_deadline(envelope: JobEnvelope, ctx: StageContext) -> JobCompleted:
+    reviews = brief_reviews_from_notes(envelope.notes)
+    result = offline_report(envelope, ctx, reviews, "the synthesis stage was still working past the job's deadline")
+    return JobCompleted(job_id=envelope.job_id, result=result.model_copy(update={"usage": ctx.llm.usage()}))
