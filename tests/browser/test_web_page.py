@@ -15,13 +15,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.fakes.anthropic import AnthropicFake
 from tests.integration.conftest import running_system
 from tests.integration.harness import System
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing: pip install -e '.[test]'")
 expect = playwright_api.expect
 
-CHROMIUM = os.environ.get("RESEARCH_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).is_file():
     pytest.skip(
         f"no Chromium at {CHROMIUM}: install it with `apt-get install chromium` to run the web page tests",
@@ -163,8 +164,6 @@ def test_a_question_runs_live_to_a_report_whose_citation_shows_the_quoted_passag
     expect(page.locator("#findings li").first).to_be_visible()
     expect(page.locator("#claims-table tbody tr[data-status=verified]").first).to_be_visible()
     page.screenshot(path=shots / "web-report.png", full_page=True)
-    if os.environ.get("RESEARCH_SCREENSHOT_TO"):  # how docs/images/web-page.png was made
-        page.screenshot(path=os.environ["RESEARCH_SCREENSHOT_TO"])
     _no_script_errors(page)
 
 
@@ -225,3 +224,82 @@ def test_page_routes_and_static_files(system: System) -> None:
         assert c.get("/api/research/corpora").status_code == 401
         listing = c.get("/api/research/corpora", headers={"Authorization": f"Bearer {KEY}"}).json()
     assert listing["corpora"][0]["name"] == system.corpus_name and listing["corpora"][0]["documents"] == 3
+
+
+def test_the_report_renderer_never_turns_text_into_markup(system: System, browser) -> None:  # noqa: ANN001
+    page = _page(browser)
+    page.goto(system.url + "/")
+    expect(page.locator("#home-view")).to_be_visible()
+    out = page.evaluate("""async () => {
+        const { renderMarkdown } = await import("/static/markdown.js");
+        const md = '# Title <img src=x onerror="window.__x=1">\\n\\n' +
+            '[a](javascript:window.__x=2) [b](https://example.org/p) **bold** *em* `<b>code</b>` [2, 3]\\n\\n' +
+            '| col | <script>window.__x=3</script> |\\n| --- | --- |\\n| x | y |\\n\\n' +
+            '1. one [1]\\n   > "a quote" [1]\\n2. two\\n';
+        const box = document.createElement("div");
+        box.append(renderMarkdown(md, (n) => { window.__cited = n; }));
+        document.body.append(box);
+        box.querySelector('button.cite[data-n="3"]').click();
+        return {
+            markup: box.querySelectorAll("img, script, b").length,
+            hrefs: [...box.querySelectorAll("a")].map((a) => a.getAttribute("href")),
+            h1: box.querySelector("h1").textContent,
+            cites: [...box.querySelectorAll("button.cite")].map((b) => b.dataset.n),
+            quoteInItem: box.querySelector("ol > li blockquote") !== null,
+            items: box.querySelectorAll("ol > li").length,
+            table: [...box.querySelectorAll("th")].map((c) => c.textContent),
+            strong: box.querySelector("strong").textContent,
+            code: box.querySelector("code").textContent,
+            x: window.__x ?? null,
+            cited: window.__cited,
+        };
+    }""")
+    assert out["markup"] == 0 and out["x"] is None
+    assert out["hrefs"] == ["https://example.org/p"]  # the javascript: link stays plain text
+    assert out["h1"] == 'Title <img src=x onerror="window.__x=1">'
+    assert out["cites"] == ["2", "3", "1", "1"] and out["cited"] == 3
+    assert out["quoteInItem"] and out["items"] == 2
+    assert out["table"] == ["col", "<script>window.__x=3</script>"]
+    assert (out["strong"], out["code"]) == ("bold", "<b>code</b>")
+    _no_script_errors(page)
+
+
+@pytest.fixture(scope="module")
+def claude() -> Iterator[AnthropicFake]:
+    with AnthropicFake() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def claude_system(tmp_root: Path, postgres, claude: AnthropicFake) -> Iterator[System]:  # noqa: ANN001
+    """No API keys (one local user, no key prompt); the planner is the Anthropic fake."""
+    with running_system(tmp_root, postgres, env_overrides={**claude.env(), "LLM_MAX_RETRIES": "1"}) as s:
+        yield s
+
+
+def test_clarifying_questions_are_answered_on_the_page(claude_system: System, claude: AnthropicFake, browser, shots: Path) -> None:  # noqa: ANN001
+    claude.tool({"needs_clarification": True, "questions": ["Which country?", "Which period?"]})
+    page = _page(browser, key=None)
+    page.goto(claude_system.url + "/")
+    expect(page.locator("#home-view")).to_be_visible()
+    page.fill("#question", "Is automation good?")
+    page.fill("#max-iterations", "1")
+    page.check("#clarify")
+    page.click("#submit")
+    page.wait_for_url(re.compile(r"/jobs/[0-9a-f-]{36}$"))
+    job_id = page.url.rsplit("/", 1)[1]
+    expect(page.locator("#job-status")).to_have_text("AWAITING_INPUT", timeout=30_000)
+    expect(page.locator("#clarify-questions li")).to_have_text(["Which country?", "Which period?"])
+    page.screenshot(path=shots / "web-clarify.png")
+
+    page.fill("#clarify-answer", "Lighthouses in Scotland, 1900-1990")
+    page.click("#clarify-send")
+    expect(page.locator("#clarify-view")).to_be_hidden()
+    expect(page.locator("#job-status")).to_have_text("COMPLETED", timeout=90_000)
+    job = claude_system.job(job_id)
+    assert job["clarification"] == "Lighthouses in Scotland, 1900-1990"
+    usage = job["token_usage"]
+    assert usage["input_tokens"] > 0
+    expect(page.locator("#stat-tokens")).to_have_text(
+        f"{usage['input_tokens']} in / {usage['output_tokens']} out · {usage['llm_calls']} calls")
+    _no_script_errors(page)

@@ -41,7 +41,7 @@ function setStatus(job, status, reason) {
 }
 
 function setTokens(input, output, calls) {
-  $("#stat-tokens").textContent = `${input + output} (${input} in, ${output} out, ${calls} calls)`;
+  $("#stat-tokens").textContent = `${input} in / ${output} out · ${calls} calls`;
 }
 
 function tickElapsed(job) {
