@@ -86,6 +86,10 @@ class ResearchMemory(_Wire):
         """Normalized texts searched (on ``provider``, or on any provider)."""
         return {normalize_query(s.text) for s in self.searched if provider is None or s.provider == provider}
 
+    def searched_texts(self, provider: str) -> list[str]:
+        """The query texts answered on ``provider``, in the order they ran."""
+        return [s.text for s in self.searched if s.provider == provider]
+
     def has_searched(self, provider: str, text: str) -> bool:
         return normalize_query(text) in self.searched_keys(provider)
 

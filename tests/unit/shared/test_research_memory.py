@@ -20,6 +20,7 @@ def test_a_search_is_recorded_once_per_provider_and_query() -> None:
     assert [(s.provider, s.text, s.iteration) for s in again.searched] == [
         ("web", "Fresnel lens", 0), ("rag", "Fresnel lens", 0), ("web", "lamp changers", 1)]
     assert again.has_searched("web", "FRESNEL lens") and not again.has_searched("pubmed", "Fresnel lens")
+    assert again.searched_texts("web") == ["Fresnel lens", "lamp changers"] and again.searched_texts("pubmed") == []
     assert memory.with_searches([("web", "fresnel lens")], iteration=3) is memory  # nothing new: unchanged
 
 
