@@ -218,11 +218,13 @@ class StageSettings(CommonSettings):
 
     research_max_sub_questions: int = Field(8, ge=1, le=8)
 
-    research_context_search: bool = True
+    research_context_search: bool = False
     """Before a model writes the research brief, one quick search of the job's
     providers for the question (a few titles and snippets per provider, no digest), so
-    the refined question and checklist reflect what the sources hold. Off, or with no
-    model (the offline brief would not read it): no such search."""
+    the refined question and checklist reflect what the sources hold. Off by default:
+    it adds a hop and one search per provider (a paid one for the web) before research
+    starts, and shows as iteration -1 in the job's trace. Never with no model (the
+    offline brief is made from the question's own words and would not read it)."""
 
     research_verified_findings_max: int = Field(5, ge=0, le=20)
     """Most claims shown in the report's Verified Findings (the strongest verified,

@@ -1,6 +1,7 @@
 """The retrieval service.
 
-Consumes ``research.stage.retrieve``; emits ``research.stage.digest``.
+Consumes ``research.stage.retrieve``; emits ``research.stage.digest``, or (the quick
+context search before the brief, ``envelope.phase == "context"``) ``research.stage.plan``.
 
 Runs the plan's queries for this iteration (queries the job already ran are skipped)
 on every selected provider at once: the local corpora (BM25), the web (Tavily) and
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections import Counter
 
 import httpx
 from nats.js import JetStreamContext
@@ -41,8 +43,9 @@ from services.retrieval.search import ChunkHit, LocalSearcher
 from services.retrieval.search_cache import SearchCache
 from services.retrieval.web import WebProvider, make_tavily_client
 from shared import topology
-from shared.envelope import JobEnvelope, ResearchRequest, RetrievalMethod, Source
+from shared.envelope import ContextHit, JobEnvelope, ResearchRequest, RetrievalMethod, Source
 from shared.errors import PermanentError, TransientError
+from shared.events import ProviderResults, TraceQuery
 from shared.settings import DigestSettings, StageSettings
 from shared.stage import StageContext, stage_app
 from shared.subjects import Stage
@@ -50,6 +53,8 @@ from shared.subjects import Stage
 settings = StageSettings()
 broker, app, runner = stage_app(Stage.RETRIEVE, settings)
 searcher = LocalSearcher(settings.corpora_dir)
+CONTEXT_HITS_PER_PROVIDER = 3  # results per provider the context search keeps for the brief
+CONTEXT_SNIPPET_CHARS = 300
 
 
 def excerpt_window_limit(digest: DigestSettings) -> int | None:
@@ -147,44 +152,22 @@ def _local_search(query: str, request: ResearchRequest) -> Search:
 @runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
 async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     plan = envelope.plan
+    if envelope.phase == "context":
+        return await _context_search(envelope, ctx)
     if plan is None:
         raise PermanentError("retrieve command without a plan")
     active, problems = select_providers(envelope.request.providers, unconfigured(settings, envelope.request))
     for problem in problems:
         await ctx.progress(0.0, f"provider {problem}")
-    paid = await remote.get(ctx.js) if set(active) - {RetrievalMethod.RAG} else None
-
     cache_hits: list[str] = []
-    searches: list[Search] = []
-    for method in active:
-        for query in queries_for(method, plan.queries, already_run=envelope.queries_run):
-            if method is RetrievalMethod.RAG:
-                searches.append(_local_search(query, envelope.request))
-            else:
-                assert paid is not None and paid.cache is not None
-                run = cached_search(paid.providers[method], query, texts=ctx.texts, cache=paid.cache, hits=cache_hits)
-                searches.append(Search(method, query, run))
+    # Never a search the job already ran: on any provider, or on this one by the research memory.
+    wanted = {m: queries_for(m, plan.queries, already_run=[*envelope.queries_run, *envelope.memory.searched_texts(m.value)])
+              for m in active}
+    searches = await _searches(wanted, envelope.request, ctx, cache_hits)
     await ctx.progress(0.0, "searching " + ", ".join(m.value for m in active), searches=len(searches), providers=len(active))
-
-    done = 0
-    reported: set[RetrievalMethod] = set()
-
-    async def report(outcome: Outcome) -> None:
-        nonlocal done
-        done += 1
-        share = done / max(len(searches), 1) * 0.8
-        if outcome.ok:
-            await ctx.progress(share, f"searched {outcome.method.value}", searches_done=done, searches=len(searches), results=len(outcome.value))
-        elif not outcome.skipped or outcome.method not in reported:
-            reported.add(outcome.method)
-            await ctx.progress(share, f"{outcome.method.value} search failed for {outcome.query!r}: {outcome.error}", searches_done=done, searches=len(searches))
-
-    outcomes = await fan_out(
-        searches, concurrency=settings.research_retrieval_concurrency,
-        timeout_s=settings.research_provider_timeout_s, retries=settings.research_provider_retries, on_outcome=report,
-    )
+    outcomes = await _run(searches, ctx)
     errors = _provider_errors(outcomes)
-    if searches and not any(o.ok for o in outcomes):
+    if searches and not any(o.ok for o in outcomes) and not ctx.deadline.passed:
         if any(isinstance(o.error, TransientError) for o in outcomes):
             raise TransientError("every search failed: " + "; ".join(errors))
         raise PermanentError("every search failed: " + "; ".join(errors))
@@ -199,18 +182,9 @@ async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     )
     await _archive_local(sources, local, envelope.sources, ctx)
     found: list[Source] = [s for o in outcomes if o.ok and o.method is not RetrievalMethod.RAG for s in o.value]
-    sources = merge_sources(sources, found)
-
-    known = {s.id for s in envelope.sources}
-    new = [s for s in sources if s.id not in known]
-    kept = _cap_new_sources(new, known=len(known))
-    if len(kept) < len(new):
-        await ctx.progress(0.9, f"kept the {len(kept)} most relevant of {len(new)} new sources (source caps)",
-                           new_sources=len(kept), dropped=len(new) - len(kept))
-        keep = {s.id for s in kept}
-        sources = [s for s in sources if s.id in known or s.id in keep]
-        new = kept
+    sources, new = await _keep_new(merge_sources(sources, found), envelope.sources, ctx)
     ran = list(dict.fromkeys(o.query for o in outcomes if o.ok))
+    _trace(ctx, outcomes, new)
     await ctx.progress(
         1.0, "sources merged and archived", sources=len(sources), new_sources=len(new),
         searches=len(searches), failed_searches=sum(1 for o in outcomes if not o.ok), cache_hits=len(cache_hits),
@@ -220,8 +194,111 @@ async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         sources=sources,
         new_source_ids=[s.id for s in new],
         queries_run=[*envelope.queries_run, *[q for q in ran if q not in envelope.queries_run]],
+        memory=envelope.memory.with_searches([(o.method.value, o.query) for o in outcomes if o.ok], iteration=envelope.iteration),
         provider_errors=[*envelope.provider_errors, *problems, *[e for e in errors if e not in envelope.provider_errors]],
     )
+
+
+def _trace(ctx: StageContext, outcomes: list[Outcome], new: list[Source]) -> None:
+    """The job's trace for this pass: every search tried, and per provider how many
+    results it returned and how many new sources it contributed."""
+    ctx.trace.update(
+        queries=[TraceQuery(provider=o.method.value, text=o.query) for o in outcomes],
+        results={m.value: ProviderResults(count=sum(len(o.value) for o in outcomes if o.ok and o.method is m),
+                                          new_sources=sum(1 for s in new if s.retrieval_method is m))
+                 for m in dict.fromkeys(o.method for o in outcomes)},
+    )
+
+
+async def _searches(wanted: dict[RetrievalMethod, list[str]], request: ResearchRequest, ctx: StageContext,
+                    cache_hits: list[str]) -> list[Search]:
+    """One search per provider and query text; paid ones through the shared cache."""
+    paid = await remote.get(ctx.js) if set(wanted) - {RetrievalMethod.RAG} else None
+    searches: list[Search] = []
+    for method, texts in wanted.items():
+        for query in texts:
+            if method is RetrievalMethod.RAG:
+                searches.append(_local_search(query, request))
+            else:
+                assert paid is not None and paid.cache is not None
+                run = cached_search(paid.providers[method], query, texts=ctx.texts, cache=paid.cache, hits=cache_hits)
+                searches.append(Search(method, query, run))
+    return searches
+
+
+async def _run(searches: list[Search], ctx: StageContext, *, share_of_stage: float = 0.8) -> list[Outcome]:
+    """Every search under the concurrency, timeout and retry settings, each outcome
+    reported as progress (a provider's repeated skip once). At the job's deadline the
+    searches still running are cut (and recorded as cut); those that finished count."""
+    done = 0
+    reported: set[RetrievalMethod] = set()
+    finished: list[Outcome] = []
+
+    async def report(outcome: Outcome) -> None:
+        nonlocal done
+        done += 1
+        finished.append(outcome)
+        share = done / max(len(searches), 1) * share_of_stage
+        if outcome.ok:
+            await ctx.progress(share, f"searched {outcome.method.value}", searches_done=done, searches=len(searches), results=len(outcome.value))
+        elif not outcome.skipped or outcome.method not in reported:
+            reported.add(outcome.method)
+            await ctx.progress(share, f"{outcome.method.value} search failed for {outcome.query!r}: {outcome.error}", searches_done=done, searches=len(searches))
+
+    async with ctx.deadline.until_deadline():
+        return await fan_out(
+            searches, concurrency=settings.research_retrieval_concurrency,
+            timeout_s=settings.research_provider_timeout_s, retries=settings.research_provider_retries, on_outcome=report,
+        )
+    cut = Counter(s.method.value for s in searches) - Counter(o.method.value for o in finished)
+    ctx.deadline.cut(f"retrieve: {cut.total()} of {len(searches)} searches cut "
+                     f"({', '.join(f'{m}: {n}' for m, n in sorted(cut.items()))})")
+    return finished
+
+
+async def _keep_new(sources: list[Source], previous: list[Source], ctx: StageContext) -> tuple[list[Source], list[Source]]:
+    """(all sources, the new ones) once the new ones are cut to the source caps."""
+    known = {s.id for s in previous}
+    new = [s for s in sources if s.id not in known]
+    kept = _cap_new_sources(new, known=len(known))
+    if len(kept) < len(new):
+        await ctx.progress(0.9, f"kept the {len(kept)} most relevant of {len(new)} new sources (source caps)",
+                           new_sources=len(kept), dropped=len(new) - len(kept))
+        keep = {s.id for s in kept}
+        return [s for s in sources if s.id in known or s.id in keep], kept
+    return sources, new
+
+
+async def _context_search(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
+    """The quick search before the brief: the question on each selected provider, the
+    titles and snippets of the first CONTEXT_HITS_PER_PROVIDER results. Nothing is
+    kept as a source or digested, and the query does not count as run (iteration 0
+    searches properly). A failed search is reported and the brief goes ahead without
+    it: context is a help, not a requirement."""
+    active, problems = select_providers(envelope.request.providers, unconfigured(settings, envelope.request))
+    question = " ".join(envelope.request.question.split())
+    searches = await _searches({m: [question] for m in active}, envelope.request, ctx, [])
+    outcomes = await _run(searches, ctx, share_of_stage=0.9)
+    hits: list[ContextHit] = []
+    for o in outcomes:
+        if not o.ok:
+            continue
+        if o.method is RetrievalMethod.RAG:
+            firsts = {h.doc_relpath: h for h in reversed(o.value)}  # each document's best chunk
+            top = sorted(firsts.values(), key=lambda h: -h.score)[:CONTEXT_HITS_PER_PROVIDER]
+            hits += [ContextHit(provider=o.method, title=h.doc_title, snippet=_snippet(h.text)) for h in top]
+        else:
+            hits += [ContextHit(provider=o.method, title=s.title, snippet=_snippet(s.text), url=s.url)
+                     for s in o.value[:CONTEXT_HITS_PER_PROVIDER]]
+    failed = _provider_errors(outcomes)
+    await ctx.progress(1.0, "context search done", results=len(hits), failed_searches=len(failed))
+    return envelope.advance(Stage.PLAN, phase="brief", context_hits=hits,
+                            provider_errors=[*envelope.provider_errors, *problems, *failed])
+
+
+def _snippet(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= CONTEXT_SNIPPET_CHARS else text[: CONTEXT_SNIPPET_CHARS - 1] + "…"
 
 
 def _cap_new_sources(new: list[Source], *, known: int) -> list[Source]:

@@ -148,8 +148,12 @@ async def _analyse(question: str, step: SubQuestion, findings: dict[str, list[Cl
     if went_offline:
         kept, rejected = _offline(step, findings, verifier, iteration)
         return kept, rejected, f"steps: {step.id} combined offline from its dependencies' claims (no new reasoning)"
-    kept, rejected = check_model_claims(answer.claims[:MAX_ANALYSIS_CLAIMS * 2], evidence, verifier, item_ids,
-                                        iteration=iteration)
+    drafts = answer.claims
+    if len(drafts) > MAX_ANALYSIS_CLAIMS * 2:
+        log.warning("analysis of step %s answered %d claims; reading the first %d", step.id, len(drafts),
+                    MAX_ANALYSIS_CLAIMS * 2)
+        drafts = drafts[:MAX_ANALYSIS_CLAIMS * 2]
+    kept, rejected = check_model_claims(drafts, evidence, verifier, item_ids, iteration=iteration)
     rejected = [r.model_copy(update={"reason": f"analysis of {step.id}: {r.reason}"[:200], "engine": MODEL})
                 for r in rejected]
     return kept, rejected, None
