@@ -22,6 +22,7 @@ from shared.claims import valid_indices
 from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobConfidence, ScoredSource
 from shared.events import CouncilReview, OutputSource, VerifiedFinding
 from shared.locators import locate
+from shared.memory import Insight
 from shared.text import jaccard, sentence_spans, terms
 
 
@@ -127,6 +128,7 @@ class ReportFacts:
     writer_note: str
     partial_reason: str | None = None
     council: Sequence[CouncilReview] = ()
+    insights: Sequence[Insight] = ()  # the research memory's, most confident first
 
 
 # -- citations --------------------------------------------------------------------------
@@ -303,6 +305,19 @@ def _contradictions(facts: ReportFacts, citer: Citations) -> list[str]:
     return lines + (pairs or ["No contradictions were detected among the sources."]) + [""]
 
 
+def _confidence(facts: ReportFacts) -> list[str]:
+    """The job's confidence, and the distinct insights of the research memory it rests on."""
+    c = facts.confidence
+    lines = ["## Confidence", "",
+             f"Confidence: {pct(c.confidence)} ({plural(c.claim_count, 'claim')} from {plural(c.source_count, 'source')})", ""]
+    if facts.insights:
+        best = facts.insights[0]
+        mean = sum(i.confidence for i in facts.insights) / len(facts.insights)
+        lines += [f"It rests on {plural(len(facts.insights), 'distinct insight')} (mean confidence {pct(mean)}); "
+                  f'the strongest: "{escape(best.text)}" ({pct(best.confidence)}).', ""]
+    return lines
+
+
 def _unknowns(facts: ReportFacts) -> list[str]:
     lines = ["## What remains unknown", ""]
     if not facts.unknowns:
@@ -365,10 +380,7 @@ def render(facts: ReportFacts, body: Body) -> tuple[str, list[OutputSource]]:
     lines += _verified_findings(facts.findings, citer)
     lines += _contradictions(facts, citer)
     lines += _unknowns(facts)
-    c = facts.confidence
-    lines += ["## Confidence", "",
-              f"Confidence: {pct(c.confidence)} ({plural(c.claim_count, 'claim')} from {plural(c.source_count, 'source')})",
-              ""]
+    lines += _confidence(facts)
     lines += _council(facts.council)
     lines += ["## Methodology", ""] + [f"- {m}" for m in facts.methodology] + [""]
     source_lines, output_sources = _sources(facts, citer)
