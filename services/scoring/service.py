@@ -7,17 +7,22 @@ claims proposed (by the model when one is configured, else by the offline engine
 keeps only those whose snippet ids exist, whose quotes verify against the archived source texts and whose
 text is grounded in its quotes (services/scoring/model_claims.py); scores them with
 ClaimScorer, computes the job confidence, and judges the checklist's coverage against
-the verified claims (services/scoring/coverage.py). Rejected claims travel on with
-their reasons; parts done offline because the model failed are noted for the report.
-It loops back to planning only while items remain open, iterations remain, the
-deadline has not passed, and the last iteration found new sources (otherwise another
-pass could not learn anything new).
+the verified claims (services/scoring/coverage.py). Dependent plan steps whose
+dependencies now have verified claims are analysed here, without a search, and their
+claims verified the same way (services/scoring/analysis.py). Rejected claims travel on
+with their reasons; parts done offline because the model failed are noted for the report.
+It loops back to planning only while iterations remain and the deadline has not passed,
+and either items remain open and the last iteration found new sources (otherwise
+another pass could not learn anything new), or a hybrid step's dependencies now have
+claims and its search is still to be written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
+from services.scoring.analysis import run_dependent_steps
 from services.scoring.coverage import judge_coverage
 from services.scoring.engine import ClaimScorer, SourceScorer
 from services.scoring.model_claims import Verifier, extract_verified_claims, load_canonical_texts
@@ -29,12 +34,14 @@ from shared.envelope import (
     CoverageStatus,
     JobEnvelope,
     RejectedClaim,
+    StepKind,
     utcnow,
 )
 from shared.errors import PermanentError
 from shared.llm import BUDGET_NOTE
 from shared.settings import StageSettings
 from shared.stage import StageContext, stage_app
+from shared.steps import claims_by_step, ready_steps
 from shared.subjects import Stage
 
 MAX_CLAIMS = 20  # kept per pass (the most confident), as the offline engine; bounds the envelope
@@ -78,6 +85,10 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         ctx.llm, verifier, iteration=envelope.iteration,
     )
     claims = rank_claims(ClaimScorer().score_all(outcome.claims, scored))
+    steps = await run_dependent_steps(envelope.request.question, plan, claims, scored, envelope.analysis_claims,
+                                      ctx.llm, verifier, iteration=envelope.iteration)
+    plan, claims = steps.plan, [*claims, *ClaimScorer().score_all(steps.claims, scored)]
+    outcome.rejected, outcome.notes = [*outcome.rejected, *steps.rejected], [*outcome.notes, *steps.notes]
     await ctx.progress(0.6, "claims verified", claims=len(claims), rejected=len(outcome.rejected))
     confidence = JobConfidenceCalculator().calculate(claims, scored)
     checklist, coverage_notes = await judge_coverage(plan.refined_question or envelope.request.question,
@@ -99,13 +110,25 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         knowledge_gaps=gaps,
         rejected_claims=merge_rejected(envelope.rejected_claims, outcome.rejected),
         notes=notes,
+        analysis_claims=steps.claims,
     )
+    waiting = bool(ready_steps(plan, StepKind.HYBRID, claims_by_step(plan, claims, scored, steps.claims)))
+    return _next_pass(envelope, scored_envelope, ctx, now=now, hybrid_waiting=waiting)
+
+
+def _next_pass(envelope: JobEnvelope, scored_envelope: JobEnvelope, ctx: StageContext, *,
+               now: datetime, hybrid_waiting: bool) -> JobEnvelope:
+    """Synthesis, or another pass: while items are open and the last pass found sources,
+    or while a hybrid step's dependencies now have claims and its search is still to be
+    written; never past the deadline, the token budget or the iterations asked for."""
+    notes = scored_envelope.notes
     if envelope.deadline_passed(now):
         return scored_envelope.model_copy(update={"notes": list(dict.fromkeys([*notes, DEADLINE_NOTE]))})
     if BUDGET_NOTE in notes or ctx.llm.budget_spent:
         # The token budget is spent: stop researching, synthesize what we have.
         return scored_envelope.model_copy(update={"notes": notes if BUDGET_NOTE in notes else [*notes, BUDGET_NOTE]})
     next_iteration = envelope.iteration + 1
-    if gaps and envelope.new_source_ids and next_iteration < envelope.request.max_iterations:
+    more = scored_envelope.knowledge_gaps and envelope.new_source_ids or hybrid_waiting
+    if more and next_iteration < envelope.request.max_iterations:
         return scored_envelope.advance(Stage.PLAN, iteration=next_iteration, new_source_ids=[])
     return scored_envelope
