@@ -126,7 +126,9 @@ def test_a_question_runs_live_to_a_report_whose_citation_shows_the_quoted_passag
     expect(page.locator("#job-status")).to_have_text("PROCESSING", timeout=30_000)
     expect(page.locator("#stat-stage")).to_have_text(re.compile("plan|retrieve|digest|score|synthesize"))
     page.screenshot(path=shots / "web-running.png")
-    expect(page.locator("#job-status")).to_have_text("COMPLETED", timeout=90_000)
+    finished = system.wait_terminal(job_id, key=KEY, timeout=90)
+    assert finished["status"] == "COMPLETED", finished["error"]
+    expect(page.locator("#job-status")).to_have_text("COMPLETED", timeout=15_000)
     expect(page.locator("#progress")).to_have_attribute("aria-valuenow", "100")
     expect(page.locator("#stat-elapsed")).to_have_text(re.compile(r"^\d+:\d\d$"))
     expect(page.locator("#stat-tokens")).to_contain_text("calls")
@@ -295,7 +297,9 @@ def test_clarifying_questions_are_answered_on_the_page(claude_system: System, cl
     page.fill("#clarify-answer", "Lighthouses in Scotland, 1900-1990")
     page.click("#clarify-send")
     expect(page.locator("#clarify-view")).to_be_hidden()
-    expect(page.locator("#job-status")).to_have_text("COMPLETED", timeout=90_000)
+    finished = claude_system.wait_terminal(job_id, timeout=90)
+    assert finished["status"] == "COMPLETED", finished["error"]
+    expect(page.locator("#job-status")).to_have_text("COMPLETED", timeout=15_000)
     job = claude_system.job(job_id)
     assert job["clarification"] == "Lighthouses in Scotland, 1900-1990"
     usage = job["token_usage"]
