@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
-from shared.envelope import DEADLINE_NOTE, JobEnvelope, utcnow
+from shared.envelope import DEADLINE_NOTE, JobEnvelope, Usage, utcnow
+from shared.llm import JobLLM, LLMEngine
 from shared.subjects import Stage
 
 __all__ = ["DEADLINE_NOTE", "DEADLINE_PREFIX", "Deadline", "Window", "backstop_at", "deadline_notes", "hand_on_stage", "with_cuts"]
@@ -135,6 +136,14 @@ class Deadline:
             return await work
         assert window.reached
         return await _resolve(default)
+
+    async def model_or_offline(self, llm: JobLLM, work: Callable[[JobLLM], Awaitable[T]], *, cut: str) -> T:
+        """``work(llm)`` until the deadline; when the deadline cuts it, ``work`` again
+        with the offline engine (no model call: it needs no time of its own). Without a
+        model there is nothing slow to cut."""
+        if llm.offline:
+            return await work(llm)
+        return await self.bounded(work(llm), cut=cut, default=lambda: work(LLMEngine(None).bind(llm.stage, Usage())))
 
 
 async def _resolve(default: T | Callable[[], T | Awaitable[T]]) -> T:

@@ -25,8 +25,9 @@ from services.decomposition.hybrid import hybrid_queries
 from services.decomposition.plan import dedupe_queries
 from services.decomposition.planner import clarifying_questions, plan_first, plan_refinement
 from shared.council import Council, brief_review_notes
-from shared.envelope import CONTEXT_ITERATION, JobEnvelope, Plan
+from shared.envelope import CONTEXT_ITERATION, JobEnvelope, Plan, Usage
 from shared.events import ClarificationRequested, CouncilReviewed
+from shared.llm import LLMEngine
 from shared.settings import StageSettings
 from shared.stage import StageContext, publish_event, stage_app
 from shared.subjects import Stage
@@ -38,24 +39,30 @@ council = Council.from_settings(settings)  # RESEARCH_COUNCIL_MODELS; empty: no 
 
 @runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
 async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | ClarificationRequested:
+    bounded = ctx.deadline.model_or_offline  # model work cut at the job's deadline; the offline answer then
     if envelope.plan is None:
         if envelope.phase is None:  # not yet back from the context search
-            if questions := await clarifying_questions(envelope.request, ctx.llm):
+            if questions := await bounded(ctx.llm, lambda llm: clarifying_questions(envelope.request, llm),
+                                          cut="plan: the model's clarifying questions (none asked)"):
                 await ctx.progress(1.0, "the question needs clarification", questions=len(questions))
                 return ClarificationRequested(job_id=envelope.job_id, questions=questions, usage=ctx.llm.usage())
-            if wants_context_search(settings, offline=ctx.llm.offline):
+            if wants_context_search(settings, offline=ctx.llm.offline) and not ctx.deadline.passed:
                 await ctx.progress(1.0, "a quick search for context before the brief")
                 return envelope.advance(Stage.RETRIEVE, phase="context", iteration=CONTEXT_ITERATION)
         notes: list[str] = []
-        plan = await plan_first(envelope.request, ctx.llm, max_sub_questions=settings.research_max_sub_questions,
-                                context_hits=envelope.context_hits, notes=notes)
+        plan = await bounded(ctx.llm, lambda llm: plan_first(
+            envelope.request, llm, max_sub_questions=settings.research_max_sub_questions,
+            context_hits=envelope.context_hits, notes=notes,
+        ), cut="plan: the model's research plan (the offline plan instead)")
         envelope = envelope.model_copy(update={"notes": [*envelope.notes, *notes]})
         message = "research plan ready"
         if council:
             envelope = await _council_review(envelope, plan, ctx)
     else:
-        queries = await plan_refinement(envelope, ctx.llm)
-        plan, step_queries = await hybrid_queries(envelope, ctx.llm)
+        queries = await bounded(ctx.llm, lambda llm: plan_refinement(envelope, llm),
+                                cut="plan: the model's refinement queries (the offline ones instead)")
+        plan, step_queries = await bounded(ctx.llm, lambda llm: hybrid_queries(envelope, llm),
+                                           cut="plan: the model's queries for steps that build on others")
         plan = plan.model_copy(update={"queries": dedupe_queries([*step_queries, *queries])})
         message = "refinement queries ready" if plan.queries else "no new queries: every open item was already searched"
     await ctx.progress(
@@ -64,6 +71,17 @@ async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | Cl
         steps_run=len(plan.step_order),
     )
     # Back from the context search (iteration -1), research starts at iteration 0.
+    return envelope.advance(Stage.RETRIEVE, plan=plan, phase=None, iteration=max(envelope.iteration, 0))
+
+
+@runner.on_deadline  # the runner cut plan_job past the deadline (RESEARCH_DEADLINE_GRACE_S)
+async def plan_at_deadline(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
+    """On to retrieval with the offline plan (first pass) or no new queries (later ones)."""
+    if envelope.plan is None:
+        offline = LLMEngine(None).bind(Stage.PLAN.value, Usage())
+        plan = await plan_first(envelope.request, offline, max_sub_questions=settings.research_max_sub_questions)
+    else:
+        plan = envelope.plan.model_copy(update={"queries": []})
     return envelope.advance(Stage.RETRIEVE, plan=plan, phase=None, iteration=max(envelope.iteration, 0))
 
 
@@ -76,7 +94,8 @@ def wants_context_search(s: StageSettings, *, offline: bool) -> bool:
 async def _council_review(envelope: JobEnvelope, plan: Plan, ctx: StageContext) -> JobEnvelope:
     """The council's verdicts on the plan, published as events and carried in the
     envelope's notes to the report. Advisory: research goes ahead either way."""
-    reviews = await council.review_brief(envelope, plan, ctx.llm)
+    reviews = await ctx.deadline.bounded(council.review_brief(envelope, plan, ctx.llm), default=list,
+                                         cut="plan: the council's review of the plan")
     for n, review in enumerate(reviews):
         await publish_event(ctx.js, CouncilReviewed(job_id=envelope.job_id, stage=Stage.PLAN, review=review),
                             f"{envelope.msg_id}:council:brief:{n}")
