@@ -104,8 +104,9 @@ def test_trace_of_a_two_pass_job_outlives_its_events(offline_system: System, tav
     searched = {(e["provider"], normalize_query(e["text"])) for e in trace["memory"]["searched"]}
     assert set(run) == searched
     assert {e["iteration"] for e in trace["memory"]["searched"]} == {0, 1}
-    # The result stores the same memory the report was written from.
-    assert s.sql("SELECT memory FROM research_results WHERE job_id = $1", job_id)[0]["memory"] is not None
+    # The result stores the memory the report was written from: the trace's.
+    with s.client(ALICE) as c:
+        assert c.get(f"/api/research/jobs/{job_id}/result").json()["memory"] == trace["memory"]
 
     # Stored once per (job, stage, iteration), however often the events came.
     rows = s.sql("SELECT stage, iteration FROM research_trace_stages WHERE job_id = $1", job_id)
