@@ -203,7 +203,7 @@ def _trace(ctx: StageContext, outcomes: list[Outcome], new: list[Source]) -> Non
     """The job's trace for this pass: every search tried, and per provider how many
     results it returned and how many new sources it contributed."""
     ctx.trace.update(
-        queries=[TraceQuery(provider=o.method.value, text=o.query) for o in outcomes],
+        queries=[TraceQuery(provider=o.method.value, text=o.query) for o in outcomes if not o.skipped],
         results={m.value: ProviderResults(count=sum(len(o.value) for o in outcomes if o.ok and o.method is m),
                                           new_sources=sum(1 for s in new if s.retrieval_method is m))
                  for m in dict.fromkeys(o.method for o in outcomes)},
@@ -294,6 +294,14 @@ async def _context_search(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelo
     await ctx.progress(1.0, "context search done", results=len(hits), failed_searches=len(failed))
     return envelope.advance(Stage.PLAN, phase="brief", context_hits=hits,
                             provider_errors=[*envelope.provider_errors, *problems, *failed])
+
+
+@runner.on_deadline  # the runner cut retrieve_job past the deadline (RESEARCH_DEADLINE_GRACE_S)
+async def retrieve_at_deadline(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
+    """The envelope as it came, to the brief (after a context search) or to digest."""
+    if envelope.phase == "context":
+        return envelope.advance(Stage.PLAN, phase="brief")
+    return envelope.advance(Stage.DIGEST)
 
 
 def _snippet(text: str) -> str:
