@@ -35,11 +35,15 @@ from faststream.nats import NatsBroker
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from services.gateway import db
-from services.gateway.api import OPENAPI_SECURITY, ErrorBody, router
+from services.gateway.api import OPENAPI_SECURITY, ErrorBody, current_user, router
+from services.gateway.contract import router as contract_router
 from services.gateway.lifecycle import LOOP_CONNECTIONS, Lifecycle
+from services.gateway.mcp import McpRoute, MountedMcp, loopback_url
 from services.gateway.models import Job
+from services.gateway.pages import router as pages_router
 from shared import metrics, topology
 from shared.errors import ConfigurationError
 from shared.events import JobStatus
@@ -122,8 +126,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     life.start()
     if metrics.serve("gateway", settings.research_metrics_port, settings.research_metrics_host):
         life.loops.start("metrics", JobMetrics(life.sessions), interval_s=5.0)
+    app.state.mcp = MountedMcp(loopback_url(settings.gateway_host, settings.gateway_port), settings.gateway_host, current_user)
     try:
-        yield
+        async with app.state.mcp.running():
+            yield
     finally:
         await life.loops.stop()
         await broker.stop()
@@ -137,6 +143,10 @@ app = FastAPI(
     lifespan=lifespan,
 )
 app.include_router(router)
+app.include_router(contract_router)  # GET /api/schemas/events and /asyncapi.json
+# The deep_research tool over streamable HTTP, behind the same bearer keys as the API.
+app.router.routes.append(Route("/mcp", McpRoute(), methods=["GET", "POST", "DELETE"]))
+app.include_router(pages_router)  # the web page at / and /jobs/{id}, its files, and the routes it reads
 
 
 def _openapi() -> dict:
