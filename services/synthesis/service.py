@@ -89,6 +89,11 @@ async def archive_for_verification(envelope: JobEnvelope, ctx: StageContext) -> 
 async def _write(envelope: JobEnvelope, ctx: StageContext, reviews: list[CouncilReview]) -> ResearchResult:
     """The report. A model still writing at the job's deadline is cut, and the offline
     engine writes the report, saying why."""
+    if envelope.reused is not None and envelope.reused.covered:
+        # The question repeats one whose research answered it: the report is assembled
+        # from those verified claims, with no model writing (the methodology says so).
+        return build_report(envelope, partial_reason=_partial_reason(envelope),
+                            findings_max=settings.research_verified_findings_max, council=reviews)
     writing = write_report(
         envelope, ctx.llm, partial_reason=_partial_reason(envelope),
         findings_max=settings.research_verified_findings_max, min_support=settings.grounding_min_support,

@@ -1,0 +1,138 @@
+"""Reuse: a new question close to one the same user completed recently starts from
+that job's research instead of from nothing.
+
+When a job is admitted (and its request allows reuse, the default), the gateway looks
+for the most similar job of the same user that COMPLETED within
+``RESEARCH_REUSE_MAX_AGE_S`` over the same corpora and the same providers. Similarity
+is the Jaccard overlap of the two questions' content terms, as the rest of the system
+matches text (:func:`shared.text.terms`: lower-cased, stop words removed, Snowball
+stems), so "How are lighthouses automated?" and "How were lighthouses automated" are
+the same question (1.0) and word order never matters. At ``RESEARCH_REUSE_MIN_SIMILARITY``
+or above, the new job starts from that job's final checkpoint (the envelope its
+scoring handed to synthesis):
+
+- when that job's checklist was fully satisfied and covers the new question (every
+  content term of the new question is in the earlier question, its refined question,
+  key terms or checklist), the new job goes straight to synthesis with the earlier
+  plan, sources, scores and verified claims: only the new report is written;
+- otherwise it plans afresh, but with the earlier sources, digests, claims, research
+  memory and queries already run: retrieval skips those queries, and the digest stage
+  does not digest the reused sources again.
+
+Reuse never crosses users, and never happens with ``"reuse": false`` or when corpora
+or providers differ. The envelope's ``reused`` field (and the report's methodology)
+says from which job, and how many sources and claims were taken over.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from nats.js import JetStreamContext
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from services.gateway.models import Job
+from shared import checkpoints
+from shared.envelope import CoverageStatus, JobEnvelope, ReusedWork, utcnow
+from shared.errors import PermanentError
+from shared.events import JobStatus
+from shared.subjects import Stage
+from shared.text import jaccard, terms
+
+__all__ = ["CANDIDATES", "Candidate", "covers", "find_similar", "question_similarity", "reused_envelope", "same_scope"]
+
+log = logging.getLogger(__name__)
+
+CANDIDATES = 50  # the user's most recent completed jobs compared with a new question
+
+
+def question_similarity(a: str, b: str) -> float:
+    """Jaccard overlap of the two texts' stemmed content terms, 0..1."""
+    return jaccard(set(terms(a)), set(terms(b)))
+
+
+def _scope(values: list[str] | None) -> frozenset[str] | None:
+    return None if values is None else frozenset(values)
+
+
+def same_scope(a: Job, b: Job) -> bool:
+    """The same corpora and the same providers (None, "all of them", only matches None)."""
+    return _scope(a.corpora) == _scope(b.corpora) and _scope(a.providers) == _scope(b.providers)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    job_id: str
+    similarity: float
+
+
+async def find_similar(session: AsyncSession, job: Job, *, max_age_s: float, min_similarity: float) -> Candidate | None:
+    """The most similar (then the most recent) job of ``job``'s user that completed
+    within ``max_age_s`` over the same corpora and providers, if any reaches
+    ``min_similarity``."""
+    cutoff = utcnow() - timedelta(seconds=max_age_s)
+    rows = (await session.exec(
+        select(Job)
+        .where(Job.user_id == job.user_id, Job.status == JobStatus.COMPLETED, Job.id != job.id,
+               col(Job.finished_at) >= cutoff)
+        .order_by(col(Job.finished_at).desc())
+        .limit(CANDIDATES)
+    )).all()
+    best: Candidate | None = None
+    for row in rows:
+        if not same_scope(row, job):
+            continue
+        similarity = question_similarity(job.question, row.question)
+        if similarity >= min_similarity and (best is None or similarity > best.similarity):
+            best = Candidate(row.id, similarity)
+    return best
+
+
+def covers(earlier: JobEnvelope, question: str) -> bool:
+    """Whether the earlier job's research already answers ``question``: its checklist
+    is fully satisfied and every content term of ``question`` is in what it researched
+    (its question, refined question, key terms and checklist)."""
+    plan = earlier.plan
+    if plan is None or not plan.checklist or not earlier.claims:
+        return False
+    if any(item.status != CoverageStatus.SATISFIED for item in plan.checklist):
+        return False
+    researched = " ".join([earlier.request.question, plan.refined_question, *plan.key_terms,
+                           *(item.description for item in plan.checklist)])
+    return set(terms(question)) <= set(terms(researched))
+
+
+async def reused_envelope(js: JetStreamContext, fresh: JobEnvelope, candidate: Candidate) -> JobEnvelope:
+    """``fresh`` (a new job's first command) seeded from the candidate's final
+    checkpoint; ``fresh`` unchanged, with a log line, when that checkpoint is missing,
+    unreadable or not a finished one. A checkpoint that cannot be read for now raises
+    (admission tries again)."""
+    try:
+        earlier = await checkpoints.latest(js, candidate.job_id)
+    except PermanentError as exc:
+        log.error("job %s: not reusing job %s: %s", fresh.job_id, candidate.job_id, exc)
+        return fresh
+    if earlier is None or earlier.stage != Stage.SYNTHESIZE or not earlier.sources:
+        log.info("job %s: not reusing job %s: it has no final checkpoint with sources", fresh.job_id, candidate.job_id)
+        return fresh
+    covered = covers(earlier, fresh.request.question)
+    reused = ReusedWork(
+        job_id=candidate.job_id, similarity=round(candidate.similarity, 3), sources=len(earlier.sources),
+        claims=len(earlier.claims), source_ids=[s.id for s in earlier.sources], covered=covered,
+    )
+    log.info("job %s reuses job %s (similarity %.2f): %d sources, %d claims%s", fresh.job_id, candidate.job_id,
+             candidate.similarity, reused.sources, reused.claims, "; straight to synthesis" if covered else "")
+    seeded = fresh.model_copy(update={
+        "sources": earlier.sources, "queries_run": earlier.queries_run, "claims": earlier.claims,
+        "memory": earlier.memory, "reused": reused,
+    })
+    if not covered:
+        return seeded
+    return seeded.model_copy(update={
+        "stage": Stage.SYNTHESIZE, "iteration": earlier.iteration, "plan": earlier.plan,
+        "scored_sources": earlier.scored_sources, "confidence": earlier.confidence,
+        "knowledge_gaps": earlier.knowledge_gaps, "analysis_claims": earlier.analysis_claims,
+    })
