@@ -231,8 +231,10 @@ def follow(gw: Gateway, job_id: str, *, live: bool, max_iterations: int | None =
             if event.get("type") == "clarification":
                 questions = list(event.get("questions") or [])
             # Answer once the gateway has stored the wait (its status event follows
-            # the planner's questions), or it would answer 409.
-            elif event.get("type") == "status" and event.get("status") == "AWAITING_INPUT":
+            # the planner's questions), or it would answer 409; a replayed wait that
+            # was answered (or cancelled) long ago is not asked again.
+            elif (event.get("type") == "status" and event.get("status") == "AWAITING_INPUT"
+                  and gw.job(job_id)["status"] == "AWAITING_INPUT"):
                 with display.paused():
                     answered = answer_clarification(gw, job_id, questions)
                 if not answered:
