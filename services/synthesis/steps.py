@@ -17,7 +17,8 @@ def _after(step: SubQuestion) -> str:
 
 def _what(step: SubQuestion) -> str:
     if step.ran_in_iteration is None:
-        return "not run: the steps it depends on found no verified claims in time"
+        return ("not run: research ended before every step it depends on had verified claims "
+                "(or with no pass left to run it)")
     when = f"iteration {step.ran_in_iteration + 1}"
     if step.kind is StepKind.INDEPENDENT:
         return f"searched in {when}"
