@@ -63,6 +63,7 @@ from shared.events import (
 )
 from shared.llm import JobLLM, LLMEngine, make_engine
 from shared.logs import job_context
+from shared.publishing import MSG_ID, StagePublisher, publish_event, publish_json
 from shared.settings import CommonSettings
 from shared.spend import KvSpendLedger
 from shared.subjects import Stage
@@ -77,15 +78,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
-MSG_ID = "Nats-Msg-Id"
-
-
-async def publish_json(js: JetStreamContext, subject: str, model: BaseModel, msg_id: str) -> None:
-    await js.publish(subject, model.model_dump_json().encode(), headers={MSG_ID: msg_id}, timeout=10)
-
-
-async def publish_event(js: JetStreamContext, event: BaseModel, msg_id: str) -> None:
-    await publish_json(js, subjects.event_subject(event.job_id, event.type), event, msg_id)  # type: ignore[attr-defined]
 
 
 def parse_chaos(spec: str) -> dict[str, dict[str, float]]:
@@ -117,6 +109,9 @@ class StageContext:
     llm: JobLLM = field(default_factory=lambda: LLMEngine(None).bind("", Usage()))
     trace: dict[str, Any] = field(default_factory=dict)  # the work's part of the job's trace (StageTrace fields)
     _progress_seq: int = field(default=0, repr=False)
+    # The runner's publishing through its broker; a context made without a runner
+    # (tools, tests) publishes straight to JetStream.
+    publish: Callable[[BaseModel, str], Awaitable[None]] | None = field(default=None, repr=False)
     # The job's deadline on this process's monotonic clock: work bounded by it
     # (deadline.bounded / until_deadline) stops there and hands on what it has.
     deadline: Deadline = field(init=False, repr=False)
@@ -139,7 +134,14 @@ class StageContext:
             job_id=env.job_id, stage=self.stage, iteration=env.iteration,
             progress=max(0.0, min(1.0, progress)), message=message, counts=counts,
         )
-        await publish_event(self.js, event, f"{env.msg_id}:progress:{self._progress_seq}")
+        await self.event(event, f"{env.msg_id}:progress:{self._progress_seq}")
+
+    async def event(self, event: BaseModel, msg_id: str) -> None:
+        """Publish one of the job's events (``msg_id`` deterministic: a repeat is stored once)."""
+        if self.publish is not None:
+            await self.publish(event, msg_id)
+        else:
+            await publish_event(self.js, event, msg_id)
 
 
 Work = Callable[[JobEnvelope, StageContext], Awaitable[JobEnvelope | JobCompleted | ClarificationRequested]]
@@ -157,6 +159,7 @@ class StageRunner:
         # process at start-up with the setting to fix, not at the first job.
         self.llm = make_engine(settings) if hasattr(settings, "llm_provider") else LLMEngine(None)
         self.control = ControlWatch()
+        self.publisher = StagePublisher(broker)
         self._js: JetStreamContext | None = None
         self._ledger: KvSpendLedger | None = None
         self._on_deadline: Work | None = None
@@ -218,18 +221,21 @@ class StageRunner:
         messages at once and never hold one they have not started; a message waits on
         the server, where any process of the stage can take it.
 
-        The subscribers take the raw message, not a typed envelope, because a command
+        The subscribers take the raw body, not a typed envelope, because a command
         that is not a valid envelope must fail its job at once (failed event, then
         TERM); FastStream's argument validation would leave it to be redelivered until
         ``max_deliver``. ``work`` itself is typed: ``(JobEnvelope, StageContext) ->``
-        the next envelope or the job's closing event.
+        the next envelope or the job's closing event. The body is not decoded (the
+        envelope is parsed once, by pydantic) and the message is taken from the
+        broker's context rather than injected: an injected ``NatsMessage`` is resolved
+        in a worker thread, a thread hop on every command.
         """
         for slot in range(self.concurrency):
-            async def handler(msg: NatsMessage) -> None:
-                await self.handle(msg, work)
+            async def handler(body: bytes) -> None:
+                await self.handle(self.broker.context.get_local("message"), work)
 
             handler.__name__ = f"{work.__name__}_{slot}"
-            self.broker.subscriber(routing.consumes(self.stage), **self.subscriber_options())(handler)
+            self.broker.subscriber(routing.consumes(self.stage), decoder=_body, **self.subscriber_options())(handler)
         return work
 
     @property
@@ -265,21 +271,14 @@ class StageRunner:
             await self._fail(envelope, f"{self.stage} stage received a {envelope.stage} command", msg)
             metrics.STAGE_MESSAGES.labels(stage, "failed").inc()
             return
-        self.control.start(self.js)
-        # Read the key itself here: the watch may lag a cancellation by a few
-        # milliseconds, and a stage must never start work for a stopped job.
-        if await self.control.read(envelope.job_id):
-            await self._stage_event(envelope, StageState.SKIPPED, delivery, error="job cancelled")
+        llm = await self._admit(envelope, delivery)
+        if llm is None:
             await msg.ack()
             metrics.STAGE_MESSAGES.labels(stage, "cancelled").inc()
             return
-
-        await self._stage_event(envelope, StageState.STARTED, delivery)
         started = time.monotonic()
-        llm = self.llm.bind(stage, envelope.usage, job_id=envelope.job_id,
-                            ledger=None if self.llm.offline else self.ledger)
-        await llm.load()
-        ctx = StageContext(self.stage, envelope, self.js, TextStore(self.js), self.settings, llm=llm)
+        ctx = StageContext(self.stage, envelope, self.js, TextStore(self.js), self.settings, llm=llm,
+                           publish=self.publisher.event)
         heartbeat = asyncio.create_task(beat(msg, self.settings.research_ack_wait_s), name=f"heartbeat-{envelope.msg_id}")
         outcome = "retried"
         try:
@@ -320,6 +319,26 @@ class StageRunner:
         metrics.STAGE_MESSAGES.labels(stage, "done").inc()
         metrics.STAGE_DURATION.labels(stage, "done").observe(duration)
 
+    async def _admit(self, envelope: JobEnvelope, delivery: int) -> JobLLM | None:
+        """Before the work: None (after a skipped event) for a job the gateway has
+        stopped; otherwise the job's model access, its spend so far loaded, once the
+        started event is on its way.
+
+        The control key itself is read, not the watch's set: the watch may lag a
+        cancellation by a few milliseconds, and a stage must never start work for a
+        stopped job. That read and the ledger's go out together, and the started event
+        does not wait for its acknowledgement, so one round trip separates the
+        command's delivery from the work."""
+        self.control.start(self.js)
+        llm = self.llm.bind(self.stage.value, envelope.usage, job_id=envelope.job_id,
+                            ledger=None if self.llm.offline else self.ledger)
+        stopped, _ = await asyncio.gather(self.control.read(envelope.job_id), llm.load())
+        if stopped:
+            await self._stage_event(envelope, StageState.SKIPPED, delivery, error="job cancelled")
+            return None
+        await self._stage_event(envelope, StageState.STARTED, delivery, soon=True)
+        return llm
+
     def _target(self, result: JobEnvelope | JobCompleted | ClarificationRequested) -> str:
         """Where the work's result goes: the next stage's subject from the routing table,
         or the job's event subject for the completed and clarification events."""
@@ -330,12 +349,10 @@ class StageRunner:
     async def _publish(self, result: BaseModel, subject: str, msg_id: str) -> None:
         """Through the broker, so its middlewares (metrics, trace context) see the hop;
         the stream must acknowledge it before the command is acked."""
-        stream = subjects.JOBS_STREAM if subject.startswith(subjects.STAGE_PREFIX) else subjects.EVENTS_STREAM
-        await self.broker.publish(result.model_dump_json().encode(), subject, headers={MSG_ID: msg_id},
-                                  stream=stream, timeout=10)
+        await self.publisher.publish(result, subject, msg_id)
 
     async def _event(self, event: BaseModel, msg_id: str) -> None:
-        await self._publish(event, subjects.event_subject(event.job_id, event.type), msg_id)  # type: ignore[attr-defined]
+        await self.publisher.event(event, msg_id)
 
     async def _run_cancellable(self, envelope: JobEnvelope, ctx: StageContext, work: Work) -> JobEnvelope | JobCompleted | ClarificationRequested:
         async def chaos_then_work() -> JobEnvelope | JobCompleted | ClarificationRequested:
@@ -420,12 +437,20 @@ class StageRunner:
         await msg.reject()
 
     async def _stage_event(self, envelope: JobEnvelope, state: StageState, delivery: int, *, duration_s: float | None = None,
-                           error: str | None = None, usage: Usage | None = None, trace: StageTrace | None = None) -> None:
+                           error: str | None = None, usage: Usage | None = None, trace: StageTrace | None = None,
+                           soon: bool = False) -> None:
+        """``soon``: without waiting for the stream's acknowledgement (see StagePublisher.event_soon)."""
         event = StageEvent(
             job_id=envelope.job_id, stage=self.stage, iteration=envelope.iteration,
             state=state, delivery=delivery, worker=WORKER, duration_s=duration_s, error=error, usage=usage, trace=trace,
         )
-        await self._event(event, f"{envelope.msg_id}:stage:{state}:{delivery}")
+        msg_id = f"{envelope.msg_id}:stage:{state}:{delivery}"
+        await (self.publisher.event_soon(event, msg_id) if soon else self._event(event, msg_id))
+
+
+async def _body(msg: NatsMessage) -> bytes:
+    """The command as it came: the runner validates it as an envelope itself."""
+    return msg.body
 
 
 def stage_app(stage: Stage, settings: CommonSettings) -> tuple[NatsBroker, Any, StageRunner]:
@@ -459,5 +484,6 @@ def stage_app(stage: Stage, settings: CommonSettings) -> tuple[NatsBroker, Any, 
     @app.on_shutdown
     async def _stop_watch() -> None:
         await runner.control.stop()
+        await runner.publisher.settle()
 
     return broker, app, runner
