@@ -31,13 +31,17 @@ from shared.llm import JobLLM, LLMInvalidOutput
 from shared.prompting import block
 from shared.steps import analysis_claim_id, claims_by_step, mark_ran, ready_steps
 
-__all__ = ["ANALYSIS_TOOL", "StepsOutcome", "carried_claims", "run_dependent_steps"]
+__all__ = ["ANALYSIS_TOOL", "MAX_ANALYSIS_CLAIMS_PER_JOB", "StepsOutcome", "carried_claims", "run_dependent_steps"]
 
 log = logging.getLogger(__name__)
 
 ANALYSIS_TOOL = "record_analysis"
 CLAIMS_PER_DEPENDENCY = 6  # findings read per dependency (most confident first)
-MAX_ANALYSIS_CLAIMS = 4  # kept per dependent step; bounds the envelope
+MAX_ANALYSIS_CLAIMS = 3  # kept per dependent step
+# Kept per job, all steps together: they count within scoring's 20 claims and also
+# travel in envelope.analysis_claims, so they are bounded tightly (the envelope must
+# stay under NATS's 1 MiB next to 40 digested sources).
+MAX_ANALYSIS_CLAIMS_PER_JOB = 6
 OFFLINE_CLAIMS = 3  # dependencies' claims an offline analysis restates
 
 ANALYSIS_SYSTEM = """You are the analysis stage of a research service. You answer one \
@@ -107,9 +111,13 @@ def analysis_prompt(question: str, step: SubQuestion, findings: dict[str, list[C
                                   findings="\n".join(parts))
 
 
-def _numbered(step: SubQuestion, claims: Sequence[Claim]) -> list[Claim]:
-    return [c.model_copy(update={"id": analysis_claim_id(step.id, n)})
-            for n, c in enumerate(claims[:MAX_ANALYSIS_CLAIMS], start=1)]
+def _numbered(step: SubQuestion, claims: Sequence[Claim], room: int) -> list[Claim]:
+    """The step's first claims, as many as it and the job may keep, with their ids."""
+    keep = max(0, min(MAX_ANALYSIS_CLAIMS, room))
+    if len(claims) > keep:
+        log.warning("dependent step %s: keeping %d of its %d verified claims (at most %d per step, %d per job)",
+                    step.id, keep, len(claims), MAX_ANALYSIS_CLAIMS, MAX_ANALYSIS_CLAIMS_PER_JOB)
+    return [c.model_copy(update={"id": analysis_claim_id(step.id, n)}) for n, c in enumerate(claims[:keep], start=1)]
 
 
 def _offline(step: SubQuestion, findings: dict[str, list[Claim]], verifier: Verifier,
@@ -176,7 +184,7 @@ async def run_dependent_steps(question: str, plan: Plan, claims: Sequence[Claim]
         findings = {d: sorted(have[d], key=lambda c: -c.confidence_score)[:CLAIMS_PER_DEPENDENCY]
                     for d in step.depends_on}
         kept, rejected, note = await _analyse(question, step, findings, scored, llm, verifier, item_ids, iteration)
-        out.claims += _numbered(step, kept)
+        out.claims += _numbered(step, kept, MAX_ANALYSIS_CLAIMS_PER_JOB - len(out.claims))
         out.rejected += rejected
         out.notes += [note] if note else []
         out.plan = mark_ran(out.plan, [step.id], iteration)

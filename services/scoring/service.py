@@ -87,7 +87,9 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     claims = rank_claims(ClaimScorer().score_all(outcome.claims, scored))
     steps = await run_dependent_steps(envelope.request.question, plan, claims, scored, envelope.analysis_claims,
                                       ctx.llm, verifier, iteration=envelope.iteration)
-    plan, claims = steps.plan, [*claims, *ClaimScorer().score_all(steps.claims, scored)]
+    # The dependent steps' claims count within MAX_CLAIMS: the most confident others fill the rest.
+    plan, claims = steps.plan, [*rank_claims(claims, limit=MAX_CLAIMS - len(steps.claims)),
+                                *ClaimScorer().score_all(steps.claims, scored)]
     outcome.rejected, outcome.notes = [*outcome.rejected, *steps.rejected], [*outcome.notes, *steps.notes]
     await ctx.progress(0.6, "claims verified", claims=len(claims), rejected=len(outcome.rejected))
     confidence = JobConfidenceCalculator().calculate(claims, scored)

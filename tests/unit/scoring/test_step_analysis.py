@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from services.scoring.analysis import ANALYSIS_TOOL, carried_claims, run_dependent_steps
+from services.scoring.analysis import ANALYSIS_TOOL, MAX_ANALYSIS_CLAIMS_PER_JOB, carried_claims, run_dependent_steps
 from services.scoring.engine import SourceScorer
 from services.scoring.model_claims import Verifier
 from shared.envelope import (
@@ -131,3 +131,14 @@ async def test_the_model_reasons_over_the_claims_and_what_its_evidence_does_not_
     assert len(reasons) == 2 and all(r.startswith("analysis of q3: ") for r in reasons)
     assert any("not grounded" in r for r in reasons) and any("unknown snippet e9" in r for r in reasons)
     assert out.plan.step_order == ["q1", "q2", "q3"]
+
+
+async def test_analysis_claims_are_bounded_per_job(world) -> None:  # noqa: ANN001
+    plan, scored, claims, verifier = world
+    many = [SubQuestion(id=f"d{n}", text=f"Analysis {n}", kind=StepKind.DEPENDENT, depends_on=["q1", "q2"])
+            for n in range(1, 5)]
+    plan = plan.model_copy(update={"sub_questions": [*plan.sub_questions[:2], *many]})
+    out = await run_dependent_steps(QUESTION, plan, claims, scored, [], _offline(), verifier, iteration=0)
+    assert len(out.claims) == MAX_ANALYSIS_CLAIMS_PER_JOB == 6
+    assert [c.id for c in out.claims] == ["d1.a1", "d1.a2", "d2.a1", "d2.a2", "d3.a1", "d3.a2"]
+    assert out.plan.step_order == ["q1", "q2", "d1", "d2", "d3", "d4"]  # d4 ran, with no room left
