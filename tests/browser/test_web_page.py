@@ -162,6 +162,12 @@ def test_a_question_runs_live_to_a_report_whose_citation_shows_the_quoted_passag
     expect(panel.locator("[data-score=credibility_tier] dd")).to_have_text(first["credibility_tier"])
     expect(page.locator("#source-summary")).to_contain_text("verified against the archived text")
 
+    # The report downloads (fetched with the key, saved from a blob).
+    with page.expect_download() as download:
+        page.click("#exports button[data-format=md]")
+    assert download.value.suggested_filename == f"report-{job_id}.md"
+    assert Path(download.value.path()).read_text(encoding="utf-8").startswith(f"# {QUESTION}")
+
     # Verified Findings and every claim's status.
     expect(page.locator("#findings li").first).to_be_visible()
     expect(page.locator("#claims-table tbody tr[data-status=verified]").first).to_be_visible()

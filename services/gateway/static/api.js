@@ -51,6 +51,20 @@ export async function api(path, { method = "GET", body } = {}) {
   return response.json();
 }
 
+// A file the API answers (a report export) as a Blob, with the name the gateway gives it.
+export async function apiFile(path) {
+  let response;
+  try {
+    response = await fetch(path, { headers: headers({ Accept: "*/*" }) });
+  } catch (err) {
+    throw new ApiError(0, "the gateway did not answer (" + err.message + ")");
+  }
+  if (!response.ok) throw await failure(response);
+  const disposition = response.headers.get("Content-Disposition") || "";
+  const named = disposition.match(/filename="?([^";]+)"?/);
+  return { blob: await response.blob(), filename: named ? named[1] : "report" };
+}
+
 // One SSE message block ("event:", "id:", "data:" lines) as {type, id, data}.
 function parseBlock(block) {
   const out = { type: "message", id: null, data: "" };

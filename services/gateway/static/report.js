@@ -2,7 +2,7 @@
 // highlighted inside its archived canonical text with the source's scores, the
 // Verified Findings and every claim's status.
 
-import { api } from "./api.js";
+import { api, apiFile } from "./api.js";
 import { $, el, percent, show } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
@@ -46,6 +46,28 @@ export async function showResult(jobId, ctx) {
   renderClaims(claims, onCitation);
   show($("#result-view"), true);
   $("#source-close").onclick = () => show($("#source-panel"), false);
+  for (const button of document.querySelectorAll("#exports button[data-format]")) {
+    button.onclick = () => download(jobId, button.dataset.format, ctx);
+  }
+}
+
+// Fetched with the key (a plain link could not send it), then saved from a blob: URL.
+async function download(jobId, format, ctx) {
+  const error = $("#export-error");
+  show(error, false);
+  try {
+    const { blob, filename } = await apiFile(`/api/research/jobs/${jobId}/report?format=${format}`);
+    const url = URL.createObjectURL(blob);
+    const a = el("a");
+    a.href = url;
+    a.download = filename;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  } catch (err) {
+    ctx.report(err, error);
+  }
 }
 
 // [n] in the report is the n-th entry of the output's sources; its stored row (scores,
