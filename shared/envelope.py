@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from shared.memory import ResearchMemory
 from shared.subjects import Stage
 
 ENVELOPE_VERSION = 1
@@ -97,6 +98,8 @@ class ResearchRequest(_Wire):
     providers: list[RetrievalMethod] | None = None  # None: every configured provider
     clarify: bool = False  # ask clarifying questions when the question is ambiguous
     clarification: str | None = None  # the user's answer to them
+    reuse: bool = True  # may start from a similar job of the same user that completed recently
+    time_budget_s: float | None = None  # the job's own deadline (seconds from its start); None: RESEARCH_JOB_DEADLINE_S
 
 
 class ChecklistItem(_Wire):
@@ -317,6 +320,18 @@ class Usage(_Wire):
 # -- the envelope --------------------------------------------------------------
 
 
+class ReusedWork(_Wire):
+    """What a job took over from an earlier, similar job of the same user: that job's
+    sources (digested, with their claims) were not searched, digested or extracted again."""
+
+    job_id: str
+    similarity: float  # of the two questions' stemmed content terms (services/gateway/reuse.py)
+    sources: int
+    claims: int
+    source_ids: list[str] = Field(default_factory=list)
+    covered: bool = False  # its checklist already covered the question: straight to synthesis
+
+
 class JobEnvelope(_Wire):
     version: Literal[1] = ENVELOPE_VERSION
     job_id: str
@@ -334,6 +349,7 @@ class JobEnvelope(_Wire):
     claims: list[Claim] = Field(default_factory=list)
     confidence: JobConfidence | None = None
     knowledge_gaps: list[str] = Field(default_factory=list)
+    memory: ResearchMemory = Field(default_factory=ResearchMemory)  # shared/memory.py
     rejected_claims: list[RejectedClaim] = Field(default_factory=list)  # at most MAX_REJECTED_CLAIMS
     usage: Usage = Field(default_factory=Usage)
     notes: list[str] = Field(default_factory=list)  # e.g. "deadline reached"
@@ -346,13 +362,22 @@ class JobEnvelope(_Wire):
     # Dependent steps' verified claims (ids "<step id>.a<n>"), kept across passes: scoring
     # extracts the other claims afresh each pass, but an analysis runs once.
     analysis_claims: list[Claim] = Field(default_factory=list)
+    resumes: int = 0  # how many times the job was resumed: part of every message id
+    reused: ReusedWork | None = None  # what it took over from an earlier job
 
     @property
     def msg_id(self) -> str:
         """The deterministic Nats-Msg-Id of this envelope's command: the context hop's
-        two commands carry their phase, so they never collide with iteration 0's."""
+        two commands carry their phase, so they never collide with iteration 0's. A
+        resumed job runs stages again: its resume count keeps JetStream's duplicate
+        window from dropping them as copies of an earlier run's commands."""
         base = f"{self.job_id}:{self.stage.value}:{self.iteration}"
-        return f"{base}:{self.phase}" if self.phase else base
+        base = f"{base}:{self.phase}" if self.phase else base
+        return f"{base}:r{self.resumes}" if self.resumes else base
+
+    def outcome_msg_id(self, kind: str) -> str:
+        """The Nats-Msg-Id of the job's ``completed`` or ``failed`` event: one per run."""
+        return f"{self.job_id}:{kind}" + (f":r{self.resumes}" if self.resumes else "")
 
     def advance(self, stage: Stage, **changes: object) -> JobEnvelope:
         """The envelope for the next stage; ``changes`` replace fields."""
