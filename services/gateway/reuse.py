@@ -129,10 +129,13 @@ async def reused_envelope(js: JetStreamContext, fresh: JobEnvelope, candidate: C
         "sources": earlier.sources, "queries_run": earlier.queries_run, "claims": earlier.claims,
         "memory": earlier.memory, "reused": reused,
     })
-    if not covered:
-        return seeded
-    return seeded.model_copy(update={
-        "stage": Stage.SYNTHESIZE, "iteration": earlier.iteration, "plan": earlier.plan,
-        "scored_sources": earlier.scored_sources, "confidence": earlier.confidence,
-        "knowledge_gaps": earlier.knowledge_gaps, "analysis_claims": earlier.analysis_claims,
-    })
+    if covered:
+        seeded = seeded.model_copy(update={
+            "stage": Stage.SYNTHESIZE, "iteration": earlier.iteration, "plan": earlier.plan,
+            "scored_sources": earlier.scored_sources, "confidence": earlier.confidence,
+            "knowledge_gaps": earlier.knowledge_gaps, "analysis_claims": earlier.analysis_claims,
+        })
+    # The new job's own first checkpoint: no stage has handed it on yet, and a resume of
+    # it, or a later job reusing it, starts from here.
+    await checkpoints.save(js, seeded)
+    return seeded

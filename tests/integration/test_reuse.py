@@ -57,7 +57,9 @@ def tavily() -> Iterator[FakeTavily]:
 def system(tmp_root: Path, postgres: Any, model: AnthropicFake, tavily: FakeTavily) -> Iterator[System]:
     env = {**model.env(), "LLM_MAX_RETRIES": "1", "RESEARCH_API_KEYS": KEYS, "RESEARCH_MAX_CONCURRENCY": "1",
            "TAVILY_API_KEY": tavily.api_key, "TAVILY_BASE_URL": tavily.base_url,
-           "RESEARCH_FETCH_ALLOWED_HOSTS": "127.0.0.1", "RESEARCH_PROVIDER_RETRIES": "1"}
+           "RESEARCH_FETCH_ALLOWED_HOSTS": "127.0.0.1", "RESEARCH_PROVIDER_RETRIES": "1",
+           # No search cache: every search the jobs run reaches the fake, which records its query.
+           "RESEARCH_SEARCH_CACHE_TTL_S": "0"}
     with running_system(tmp_root, postgres, env_overrides=env) as s:
         yield s
 
@@ -100,6 +102,24 @@ def test_a_repeated_question_costs_under_a_tenth_and_says_what_it_reused(
     assert line is not None and first_job["job_id"] in line, result["report"][-1500:]
     assert "source" in line and "claim" in line and "no new research or model writing" in line, line
     assert {s["url"] for s in result["output"]["sources"]} <= {s["url"] for s in first_result["output"]["sources"]}
+
+
+def test_a_close_question_researches_only_what_is_new(
+        system: System, tavily: FakeTavily, first: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    """Not covered (Scotland was never researched): planned afresh, but no query of the
+    first job is searched again and no reused source is digested again."""
+    first_job, _ = first
+    with system.client(ALICE) as c:
+        reused_ids = {s["source_id"] for s in c.get(f"/api/research/jobs/{first_job['job_id']}/sources").json()["sources"]}
+    first_queries = {r["body"]["query"].casefold() for r in tavily.requests if r["path"] == "search"}
+    before = len(tavily.requests)
+    job, result = _run(system, QUESTION.rstrip("?") + " in Scotland?", ALICE)
+    line = _reuse_line(result)
+    assert line is not None and "no new research" not in line, line
+    queries = [r["body"]["query"].casefold() for r in tavily.requests[before:] if r["path"] == "search"]
+    assert not set(queries) & first_queries, (queries, first_queries)
+    digested = {e.get("source_id") for e in system.events(job["job_id"]) if e.get("type") == "digest.started"}
+    assert reused_ids and not digested & reused_ids, digested & reused_ids
 
 
 def test_reuse_never_crosses_users(system: System, model: AnthropicFake, first: tuple[dict[str, Any], dict[str, Any]]) -> None:
