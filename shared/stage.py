@@ -308,7 +308,7 @@ class StageRunner:
             await self._publish(result, target, result.msg_id)
             await checkpoints.save(self.js, result)  # what a resume starts from; a failed write is logged
         elif isinstance(result, JobCompleted):
-            await self._publish(result, target, f"{envelope.job_id}:completed")
+            await self._publish(result, target, envelope.outcome_msg_id("completed"))
         else:
             await self._publish(result, target, f"{envelope.msg_id}:{result.type}")
         duration = time.monotonic() - started
@@ -418,7 +418,7 @@ class StageRunner:
 
     async def _fail(self, envelope: JobEnvelope, reason: str, msg: NatsMessage) -> None:
         log.error("%s stage: job %s failed: %s", self.stage, envelope.job_id, reason)
-        await self._event(JobFailed(job_id=envelope.job_id, stage=self.stage, reason=reason), f"{envelope.job_id}:failed")
+        await self._event(JobFailed(job_id=envelope.job_id, stage=self.stage, reason=reason), envelope.outcome_msg_id("failed"))
         await msg.reject()
 
     async def _poison(self, msg: NatsMessage, exc: ValidationError) -> None:

@@ -1,6 +1,7 @@
 """Resuming a job from its last finished stage, the whole system as OS processes:
-a job whose synthesis fails on every attempt (RESEARCH_CHAOS) is resumed once the
-synthesis process works again and completes without a single search repeated (the
+a job whose synthesis fails on every attempt (RESEARCH_CHAOS) fails again when resumed
+(its new failed event is not taken for a duplicate), is resumed again once the
+synthesis process works and completes without a single search repeated (the
 loopback Tavily fake counts them), its model spend carried over; a cancelled job
 resumes; a queued, running or completed job cannot be resumed (409), nor can another
 user's (404)."""
@@ -86,17 +87,24 @@ def test_a_job_failed_in_synthesis_resumes_to_completed_without_searching_again(
     assert r.status_code == 404, r.text
     assert system.job(job_id, key=ALICE)["status"] == "FAILED"
 
-    system.kill("synthesis")  # the broken synthesis is replaced by a working one
-    system.spawn("synthesis", "synthesis-fixed", RESEARCH_CHAOS="")
+    # Resumed while synthesis still fails: it fails again, and says so (its failed event
+    # has an id of its own, not a duplicate of the first run's that JetStream would drop).
     r = _post(system, f"/api/research/jobs/{job_id}/resume", ALICE)
     assert r.status_code == 202, r.text
     assert r.json()["status"] == "QUEUED" and r.json()["resumes"] == 1 and r.json()["error"] is None
+    again = system.wait_terminal(job_id, key=ALICE, timeout=90)
+    assert again["status"] == "FAILED" and "synthesize" in again["error"], again
+
+    system.kill("synthesis")  # the broken synthesis is replaced by a working one
+    system.spawn("synthesis", "synthesis-fixed", RESEARCH_CHAOS="")
+    r = _post(system, f"/api/research/jobs/{job_id}/resume", ALICE)
+    assert r.status_code == 202 and r.json()["resumes"] == 2, r.text
 
     done = system.wait_terminal(job_id, key=ALICE, timeout=90)
     assert done["status"] == "COMPLETED", f"{done}\n{system.logs()}"
     assert tavily.count("search") == searches  # no search repeated
     assert _stage_starts(system, job_id, "retrieve") == retrievals  # nor any stage before synthesis
-    assert _stage_starts(system, job_id, "synthesize") >= 3  # two failed attempts, then the resumed one
+    assert _stage_starts(system, job_id, "synthesize") >= 5  # 2 failed attempts, 2 more when resumed, then the last
     usage = done["token_usage"]
     assert usage["input_tokens"] + usage["output_tokens"] >= spent  # the count continued from what was spent
     with system.client(ALICE) as c:

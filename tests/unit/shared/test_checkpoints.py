@@ -1,4 +1,5 @@
-"""Checkpoints (shared.checkpoints) against a real nats-server."""
+"""Checkpoints (shared.checkpoints) against a real nats-server, and the message ids of
+a resumed job's envelope."""
 
 from __future__ import annotations
 
@@ -54,3 +55,12 @@ async def test_a_store_that_cannot_be_written_is_reported_not_raised(js: JetStre
     assert await checkpoints.save(js, envelope()) is False
     assert "not stored" in caplog.text
 
+
+
+def test_a_resumed_run_has_message_ids_of_its_own() -> None:
+    first = envelope(Stage.SYNTHESIZE, iteration=2)
+    resumed = first.model_copy(update={"resumes": 1})
+    assert first.msg_id == f"{first.job_id}:synthesize:2"  # unchanged for a job never resumed
+    assert resumed.msg_id == f"{first.job_id}:synthesize:2:r1" != first.msg_id
+    assert first.outcome_msg_id("failed") == f"{first.job_id}:failed"
+    assert resumed.outcome_msg_id("failed") == f"{first.job_id}:failed:r1"
