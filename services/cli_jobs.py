@@ -122,37 +122,53 @@ def _gateway(settings: CliSettings) -> Iterator[Gateway]:
 # -- following a job -------------------------------------------------------------
 
 
+def _stream(gw: Gateway, job_id: str, last: int | None) -> Iterator[tuple[int | None, dict[str, Any]]]:
+    """One connection to the job's SSE stream: (event id, event) pairs until it closes."""
+    headers = {"Last-Event-ID": str(last)} if last is not None else {}
+    with gw.client.stream("GET", f"/api/research/jobs/{job_id}/events", headers=headers,
+                          timeout=httpx.Timeout(30, read=None)) as stream:
+        if not stream.is_success:
+            stream.read()
+            gw.job(job_id)  # an unknown job: exit code 4, as for every command
+            raise CliExit(EXIT_FAILED, f"event stream of job {job_id} refused ({stream.status_code}): {_message(stream)}")
+        seq: int | None = None
+        for line in stream.iter_lines():
+            if line.startswith("id: ") and line[4:].strip().isdigit():
+                seq = int(line[4:])
+            elif line.startswith("data: "):
+                yield seq, json.loads(line[6:])
+                seq = None
+
+
 def _events(gw: Gateway, job_id: str) -> Iterator[dict[str, Any]]:
-    """The job's events from its SSE stream until its terminal status; a dropped
-    connection is resumed after the last event id received."""
-    last_id: str | None = None
+    """The job's events until it has ended. The gateway closes the stream after a
+    terminal status; a job resumed since (its replay shows the earlier run's end) and a
+    dropped connection are followed on from the last event id received, and an event
+    seen before is not shown twice."""
+    last: int | None = None
     drops = 0
     while True:
-        headers = {"Last-Event-ID": last_id} if last_id else {}
+        fresh = 0
         try:
-            with gw.client.stream("GET", f"/api/research/jobs/{job_id}/events", headers=headers,
-                                  timeout=httpx.Timeout(30, read=None)) as stream:
-                if not stream.is_success:
-                    stream.read()
-                    gw.call("GET", f"/api/research/jobs/{job_id}", what=f"job {job_id}")  # 404 etc. as exit codes
-                    raise CliExit(EXIT_FAILED, f"event stream of job {job_id} refused ({stream.status_code}): {_message(stream)}")
-                for line in stream.iter_lines():
-                    if line.startswith("id: "):
-                        last_id = line[4:].strip()
-                    elif line.startswith("data: "):
-                        event = json.loads(line[6:])
-                        yield event
-                        if event.get("type") == "status" and event.get("status") in TERMINAL:
-                            return
-        except (httpx.TransportError, httpx.RemoteProtocolError) as exc:
+            for seq, event in _stream(gw, job_id, last):
+                if seq is not None and last is not None and seq <= last:
+                    continue
+                last = seq if seq is not None else last
+                fresh += 1
+                yield event
+                if event.get("type") == "status" and event.get("status") in TERMINAL and gw.job(job_id)["status"] in TERMINAL:
+                    return
+        except httpx.TransportError as exc:
             drops += 1
             print(f"event stream dropped ({type(exc).__name__}); reconnecting", file=sys.stderr, flush=True)
             if drops > 5:
                 raise CliExit(EXIT_FAILED, f"the event stream of job {job_id} keeps dropping: {exc}") from exc
             time.sleep(min(2.0, 0.2 * 2**drops))
             continue
-        if gw.job(job_id)["status"] in TERMINAL:  # the stream ended quietly: ask
+        if gw.job(job_id)["status"] in TERMINAL:
             return
+        if not fresh:
+            time.sleep(1.0)  # nothing new on that connection: do not spin
 
 
 class _Display:

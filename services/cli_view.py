@@ -84,6 +84,8 @@ class JobView:
                 self.ended = time.monotonic()
                 self.progress = 1.0 if self.status == "COMPLETED" else self.progress
                 self.problem = event.get("reason") or self.problem
+            else:  # running (again, after a resume)
+                self.ended = self.problem = None
         elif kind == "failed":
             self.problem = str(event.get("reason") or "")
 

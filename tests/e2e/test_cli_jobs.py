@@ -172,7 +172,7 @@ def _awaiting(system: System) -> str:
     return job_id
 
 
-def test_a_waiting_job_has_no_result_then_is_cancelled_and_watch_says_so(system: System) -> None:
+def test_a_waiting_job_has_no_result_is_cancelled_then_resumed(system: System, tmp_root: Path) -> None:
     job_id = _awaiting(system)
     pending = cli(system, "result", job_id)
     assert pending.returncode == 5 and "AWAITING_INPUT" in pending.stderr
@@ -192,6 +192,12 @@ def test_a_waiting_job_has_no_result_then_is_cancelled_and_watch_says_so(system:
     assert cancel.returncode == 0 and "CANCELLED" in cancel.stdout
     assert cli(system, "watch", job_id).returncode == 3
     assert cli(system, "result", job_id).returncode == 3
+    # resume: queued again, plans again, asks again (answered here), completes
+    out = tmp_root / "resumed.md"
+    resumed = cli(system, "resume", job_id, "-o", str(out), input="lighthouse keeping on remote coasts\n\n\n", timeout=180)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"job {job_id} resumed (QUEUED)" in resumed.stderr and "answer sent" in resumed.stderr
+    assert out.read_text().startswith("# ") and system.job(job_id, key="key-alice")["status"] == "COMPLETED"
 
 
 def test_the_live_view_on_a_terminal_shows_stage_progress_and_counts(system: System, done: tuple[str, Path]) -> None:
