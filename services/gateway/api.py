@@ -13,16 +13,17 @@ from typing import Annotated, Any
 import nats.errors
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from nats.js.api import DeliverPolicy
+from nats.js.api import ConsumerConfig, DeliverPolicy
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import text as sql_text
 
-from services.gateway import jobs
+from services.gateway import jobs, resume
 from services.gateway.claims import ClaimsListing, claims_listing
 from services.gateway.exports import REPORT_RESPONSES, ReportFormat, export
 from services.gateway.lifecycle import Lifecycle
 from services.gateway.models import JobPublic
 from services.gateway.text import is_blank, text_problem
+from services.gateway.traces import JobTrace, job_trace
 from shared import subjects
 from shared.archive import Archive, SnippetCheck, archive_key, check_snippet, passages_to_verify
 from shared.envelope import DigestPayload, RetrievalMethod, new_job_id
@@ -92,6 +93,12 @@ class JobCreate(BaseModel):
         None, min_length=1, description="Providers to search (web, pubmed, rag); default: every configured one"
     )
     clarify: bool = Field(False, description="Let the planner ask up to 3 clarifying questions when the question is ambiguous")
+    reuse: bool = Field(True, description="Start from the research of a similar question this user completed recently "
+                        "(same corpora and providers; RESEARCH_REUSE_MAX_AGE_S, RESEARCH_REUSE_MIN_SIMILARITY)")
+    time_budget_s: float | None = Field(
+        None, gt=0, description="Seconds from the job's start to its deadline (at most RESEARCH_MAX_TIME_BUDGET_S); "
+        "then every stage hands on what it has and the job completes with a partial report. Default: RESEARCH_JOB_DEADLINE_S",
+    )
 
     @field_validator("question")
     @classmethod
@@ -187,6 +194,9 @@ async def submit_job(
     settings = settings_of(request)
     if len(body.question) > settings.research_max_question_chars:
         raise _validation_error("question", f"question is longer than {settings.research_max_question_chars} characters")
+    if body.time_budget_s is not None and body.time_budget_s > settings.research_max_time_budget_s:
+        raise _validation_error("time_budget_s", f"time_budget_s {body.time_budget_s:g} is above the largest allowed, "
+                                f"{settings.research_max_time_budget_s:g} seconds (RESEARCH_MAX_TIME_BUDGET_S)")
     if idempotency_key is not None and not IDEMPOTENCY_KEY.fullmatch(idempotency_key):
         raise HTTPException(422, [{"loc": ["header", "Idempotency-Key"], "msg": "Idempotency-Key must be 1-200 printable ASCII characters", "type": "value_error"}])
     providers = [p.value for p in dict.fromkeys(body.providers)] if body.providers else None
@@ -195,10 +205,11 @@ async def submit_job(
             job, _created = await jobs.create_job(
                 session, job_id=new_job_id(), user_id=user, question=body.question, context=body.context,
                 max_iterations=body.max_iterations, corpora=body.corpora,
-                providers=providers, clarify=body.clarify,
+                providers=providers, clarify=body.clarify, time_budget_s=body.time_budget_s,
                 rate_max=settings.research_rate_limit_max, rate_window_s=settings.research_rate_limit_window_s,
                 idempotency_key=idempotency_key,
                 request_digest=jobs.request_hash(body.model_dump(mode="json")) if idempotency_key is not None else None,
+                reuse=body.reuse,
             )
         except jobs.IdempotencyConflict as exc:
             raise HTTPException(409, str(exc)) from exc
@@ -251,6 +262,7 @@ async def get_result(job_id: str, user: User, life: Life) -> dict[str, Any]:
         "sentences_removed": result.sentences_removed,
         "offline_parts": result.offline_parts,
         "council": result.council,
+        "memory": result.memory,
         "tokenUsage": result.token_usage,
         "engine": result.engine,
         "partial": result.partial,
@@ -272,6 +284,18 @@ async def get_report(
         raise HTTPException(409, f"job is {job.status.value}: its report exists once it has completed")
     out = await asyncio.to_thread(export, result.report, fmt, f"report-{job_id}")  # PDF/DOCX: CPU work
     return Response(out.content, media_type=out.media_type, headers=out.headers)
+
+
+@router.get("/api/research/jobs/{job_id}/trace", response_model=JobTrace, tags=["jobs"])
+async def get_trace(job_id: str, user: User, life: Life) -> JobTrace:
+    """What each research pass did (searches per provider, results, checklist, claims
+    kept and rejected, each stage's duration and tokens) and the research memory; for a
+    job in any status, and kept after the job's events have expired."""
+    job = await _owned_job(life, job_id, user)
+    async with life.sessions() as session:
+        result = await jobs.get_result(session, job_id=job_id) if job.status == JobStatus.COMPLETED else None
+        return await job_trace(session, job_id=job_id, status=job.status.value,
+                               stored_memory=result.memory if result is not None else None)
 
 
 @router.get("/api/research/jobs/{job_id}/sources", tags=["jobs"])
@@ -384,6 +408,21 @@ async def answer_clarification(job_id: str, body: ClarificationAnswer, user: Use
     return JobPublic.of(await _owned_job(life, job_id, user))
 
 
+@router.post("/api/research/jobs/{job_id}/resume", status_code=202, response_model=JobPublic, tags=["jobs"])
+async def resume_job(job_id: str, user: User, life: Life) -> JobPublic:
+    """Start a FAILED, EXPIRED or CANCELLED job again from its last finished stage
+    (searches already run are not repeated; the token count continues). 202: queued,
+    admission starts it under the concurrency limit. 409: the job is not resumable."""
+    job = await _owned_job(life, job_id, user)
+    if job.status not in resume.RESUMABLE or await resume.request_resume(life.sessions, life.js, job_id=job_id) is None:
+        job = await _owned_job(life, job_id, user)
+        raise HTTPException(409, f"job is {job.status.value}: only a FAILED, EXPIRED or CANCELLED job can be resumed")
+    job = await _owned_job(life, job_id, user)
+    await resume.carry_spend(life.js, job)
+    life.kick()
+    return JobPublic.of(job)
+
+
 @router.get("/api/research/queue/summary", tags=["queue"])
 async def queue_summary(user: User, life: Life) -> dict[str, Any]:
     async with life.sessions() as session:
@@ -396,15 +435,28 @@ async def queue_summary(user: User, life: Life) -> dict[str, Any]:
     "/api/research/jobs/{job_id}/events", tags=["jobs"], response_class=StreamingResponse,
     responses={200: {"description": "Server-sent events, one JSON job event per `data:` line", "content": {"text/event-stream": {"schema": {"type": "string"}}}}},
 )
-async def job_events(job_id: str, user: User, life: Life) -> StreamingResponse:
-    """Server-sent events: the job's events from the start, then live; the stream
-    closes after the terminal status event (COMPLETED, FAILED, CANCELLED, EXPIRED)."""
+async def job_events(
+    job_id: str, user: User, life: Life,
+    last_event_id: Annotated[str | None, Header(
+        alias="Last-Event-ID", max_length=20,
+        description="The `id:` of the last event received: a reconnecting client gets only the events after it",
+    )] = None,
+) -> StreamingResponse:
+    """Server-sent events: the job's events from the start (or after `Last-Event-ID`),
+    then live; each carries its stream sequence as `id:`. The stream closes after the
+    terminal status event (COMPLETED, FAILED, CANCELLED, EXPIRED)."""
     await _owned_job(life, job_id, user)
+    # Every id this endpoint sends is the event's sequence in the events stream, so
+    # resuming is "deliver from the next sequence" (the filter keeps it to this job).
+    config = ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
+    if last_event_id is not None:
+        if not re.fullmatch(r"[0-9]{1,19}", last_event_id):
+            raise HTTPException(422, [{"loc": ["header", "Last-Event-ID"], "msg": f"Last-Event-ID {last_event_id!r} is not an event id this stream sent (a sequence number)", "type": "value_error"}])
+        config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=int(last_event_id) + 1)
     # Subscribed before answering: with NATS unreachable the client gets a 503, not a
     # 200 whose stream breaks at once.
     sub = await life.js.subscribe(
-        subjects.job_events_filter(job_id), stream=subjects.EVENTS_STREAM,
-        ordered_consumer=True, deliver_policy=DeliverPolicy.ALL,
+        subjects.job_events_filter(job_id), stream=subjects.EVENTS_STREAM, ordered_consumer=True, config=config,
     )
     return StreamingResponse(_event_stream(life, job_id, sub), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 

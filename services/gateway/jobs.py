@@ -10,9 +10,10 @@ same transaction: it is announced if and only if it was committed.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -84,10 +85,12 @@ async def create_job(
     corpora: list[str] | None,
     providers: list[str] | None = None,
     clarify: bool = False,
+    time_budget_s: float | None = None,
     rate_max: int,
     rate_window_s: int,
     idempotency_key: str | None = None,
     request_digest: str | None = None,
+    reuse: bool = True,
 ) -> tuple[Job, bool]:
     """Insert a QUEUED job and its QUEUED status event, enforcing the per-user
     submission rate in the same transaction (serialized per user by an advisory lock,
@@ -118,8 +121,8 @@ async def create_job(
     job = Job(
         id=job_id, user_id=user_id, question=clean(question), context=clean(context) if context is not None else None,
         max_iterations=max_iterations, corpora=clean_json(corpora), providers=providers, clarify=clarify,
-        status=JobStatus.QUEUED, created_at=now, updated_at=now,
-        idempotency_key=idempotency_key, request_hash=request_digest,
+        time_budget_s=time_budget_s, status=JobStatus.QUEUED, created_at=now, updated_at=now,
+        idempotency_key=idempotency_key, request_hash=request_digest, reuse=reuse,
     )
     session.add(job)
     outbox.enqueue_status(session, JobStatusChanged(job_id=job_id, status=JobStatus.QUEUED))
@@ -344,6 +347,7 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
             sentences_removed=result.sentences_removed,
             offline_parts=clean_json(list(result.offline_parts)),
             council=clean_json([c.model_dump(mode="json") for c in result.council]),
+            memory=clean_json(result.memory.model_dump(mode="json")) if result.memory is not None else None,
             confidence=clean_json(result.confidence.model_dump(mode="json")),
             token_usage=clean_json({
                 "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
@@ -373,7 +377,9 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
     return t
 
 
-async def admit(session: AsyncSession, *, max_concurrency: int, envelope_for: Callable[[Job], JobEnvelope]) -> list[Job]:
+async def admit(
+    session: AsyncSession, *, max_concurrency: int, envelope_for: Callable[[Job], JobEnvelope | Awaitable[JobEnvelope]],
+) -> list[Job]:
     """Move the oldest QUEUED jobs to PROCESSING while slots are free, writing each
     one's plan command and status event to the outbox; commits.
 
@@ -407,10 +413,12 @@ async def admit(session: AsyncSession, *, max_concurrency: int, envelope_for: Ca
     admitted = [j for j in (await session.exec(select(Job).where(col(Job.id).in_(admitted_ids)).order_by(col(Job.seq)))).all()]
     for job in admitted:
         envelope = envelope_for(job)
+        if inspect.isawaitable(envelope):  # a resumed or reusing job's command is read from the object store
+            envelope = await envelope
         # A job resumed after clarification plans again: a new Msg-Id, or JetStream
         # would drop it as a duplicate of the first plan command.
         msg_id = envelope.msg_id + (":clarified" if job.clarification is not None else "")
-        outbox.enqueue(session, subject=subjects.PLAN, message=envelope, msg_id=msg_id)
+        outbox.enqueue(session, subject=subjects.stage_subject(envelope.stage), message=envelope, msg_id=msg_id)
         outbox.enqueue_status(session, JobStatusChanged(job_id=job.id, status=JobStatus.PROCESSING, previous=JobStatus.QUEUED))
     await session.commit()
     return admitted
@@ -419,7 +427,9 @@ async def admit(session: AsyncSession, *, max_concurrency: int, envelope_for: Ca
 async def expiry_candidates(session: AsyncSession, *, ttl_s: int) -> list[str]:
     """Active jobs older than the TTL (the caller stops their stages, then expires them)."""
     cutoff = utcnow() - timedelta(seconds=ttl_s)
-    return list((await session.exec(select(Job.id).where(col(Job.status).in_(_ACTIVE), col(Job.created_at) < cutoff))).all())
+    # A resumed job's age counts from its resume: it would otherwise expire at once.
+    age_from = sa.func.coalesce(col(Job.resumed_at), col(Job.created_at))
+    return list((await session.exec(select(Job.id).where(col(Job.status).in_(_ACTIVE), age_from < cutoff))).all())
 
 
 async def expire_jobs(session: AsyncSession, *, job_ids: Sequence[str], ttl_s: int) -> list[Transition]:

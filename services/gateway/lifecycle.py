@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from services.gateway import db, jobs, outbox
+from services.gateway import db, jobs, outbox, resume, reuse, traces
 from services.gateway.loops import LoopHealth, Loops
 from services.gateway.models import Job
 from shared import subjects, topology
@@ -137,19 +137,38 @@ class Lifecycle:
             request=ResearchRequest(
                 question=job.question, context=job.context, max_iterations=job.max_iterations, corpora=job.corpora,
                 providers=job.providers, clarify=job.clarify, clarification=job.clarification,
+                time_budget_s=job.time_budget_s,
             ),
             created_at=job.created_at,
-            deadline_at=started + timedelta(seconds=self.settings.research_job_deadline_s),
+            deadline_at=started + timedelta(seconds=job.time_budget_s or self.settings.research_job_deadline_s),
         )
 
     async def admit_once(self) -> int:
         """Admit what fits; the plan commands and status events go out through the
         outbox, so admission itself needs only PostgreSQL."""
         async with self._admission_lock, self.sessions() as session:
-            admitted = await jobs.admit(session, max_concurrency=self.settings.research_max_concurrency, envelope_for=self.envelope_for)
+            admitted = await jobs.admit(session, max_concurrency=self.settings.research_max_concurrency,
+                                        envelope_for=self.admission_envelope)
         if admitted:
             self._relay_kick.set()
         return len(admitted)
+
+    async def admission_envelope(self, job: Job) -> JobEnvelope:
+        """The first command of an admitted job: a resumed job's latest checkpoint
+        (services/gateway/resume.py); a new job seeded from a similar job its user
+        completed recently (services/gateway/reuse.py); else a plan command. A job that
+        may ask clarifying questions is not seeded: its answers could change the question."""
+        fresh = self.envelope_for(job)
+        fresh = fresh.model_copy(update={"request": fresh.request.model_copy(update={"reuse": job.reuse})})
+        if job.resumes:
+            return await resume.resumed_envelope(self.js, job, fresh)
+        s = self.settings
+        if not job.reuse or job.clarify or s.research_reuse_max_age_s <= 0:
+            return fresh
+        async with self.sessions() as session:
+            candidate = await reuse.find_similar(session, job, max_age_s=s.research_reuse_max_age_s,
+                                                 min_similarity=s.research_reuse_min_similarity)
+        return fresh if candidate is None else await reuse.reused_envelope(self.js, fresh, candidate)
 
     async def expire_once(self) -> int:
         ttl_s = self.settings.research_job_ttl_s
@@ -199,10 +218,11 @@ class Lifecycle:
             return
         health = self.loops.health.get("events")
         updates = coalesce(msgs)
-        if updates:
+        stage_traces = traces.trace_events(msgs)  # stored in the same transaction
+        if updates or stage_traces:
             try:
                 await self._until_stored(
-                    f"{len(msgs)} progress events", lambda: self._store_progress(updates), msgs, health,
+                    f"{len(msgs)} progress events", lambda: self._store_progress(updates, stage_traces), msgs, health,
                 )
             except Exception as exc:  # noqa: BLE001 - the events are then stored one by one
                 # Something in the batch is at fault, not the database: one by one,
@@ -215,9 +235,10 @@ class Lifecycle:
         for msg in msgs:
             await msg.ack()
 
-    async def _store_progress(self, updates: dict[str, jobs.JobProgress]) -> None:
+    async def _store_progress(self, updates: dict[str, jobs.JobProgress], stage_traces: list[StageEvent]) -> None:
         async with self.sessions() as session:
-            await jobs.record_progress_batch(session, updates)
+            await traces.record_traces(session, stage_traces)
+            await jobs.record_progress_batch(session, updates)  # commits both
 
     async def outcomes_once(self) -> None:
         """One fetch of outcome events (completed, failed, clarification), stored by
@@ -364,6 +385,9 @@ class Lifecycle:
             log.error("dropping an unreadable %s event (it changes no job state): %s", kind or "job", exc)
             return
         async with self.sessions() as session:
+            if (done := traces.traced(event)) is not None:
+                await traces.record_traces(session, [done])
+                await session.commit()
             match event:
                 case ProgressEvent():
                     await jobs.record_progress(session, job_id=event.job_id, stage=event.stage.value, iteration=event.iteration, within=event.progress)

@@ -32,6 +32,8 @@ class JobBase(SQLModel):
     corpora: list[str] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
     providers: list[str] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
     clarify: bool = False
+    # Seconds from the job's start to its deadline; None: RESEARCH_JOB_DEADLINE_S.
+    time_budget_s: float | None = None
 
 
 class Job(JobBase, table=True):
@@ -56,6 +58,12 @@ class Job(JobBase, table=True):
     # submission finds its job instead of creating a second one.
     idempotency_key: str | None = Field(default=None, max_length=200)
     request_hash: str | None = Field(default=None, max_length=64)
+    # May start from a similar job of the same user that completed recently; resumes so
+    # far (every message of a resumed run carries the count in its id) and the last
+    # one's time (expiry counts a resumed job's age from it).
+    reuse: bool = Field(default=True, sa_column=sa.Column(sa.Boolean, nullable=False, server_default=sa.true()))
+    resumes: int = Field(default=0, sa_column=sa.Column(sa.Integer, nullable=False, server_default="0"))
+    resumed_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
     created_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False, index=True))
     started_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
     finished_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
@@ -97,16 +105,20 @@ class JobPublic(JobBase):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    reuse: bool = True
+    resumes: int = 0
 
     @classmethod
     def of(cls, job: Job) -> JobPublic:
         return cls(
             job_id=job.id, question=job.question, context=job.context, max_iterations=job.max_iterations,
-            corpora=job.corpora, providers=job.providers, clarify=job.clarify, status=job.status, stage=job.stage, iteration=job.iteration,
+            corpora=job.corpora, providers=job.providers, clarify=job.clarify, time_budget_s=job.time_budget_s,
+            status=job.status, stage=job.stage, iteration=job.iteration,
             progress=job.progress, error=job.error, partial=job.partial,
             token_usage=TokenUsagePublic(input_tokens=job.input_tokens, output_tokens=job.output_tokens, llm_calls=job.llm_calls),
             clarifying_questions=job.clarifying_questions, clarification=job.clarification,
             created_at=job.created_at, started_at=job.started_at, finished_at=job.finished_at,
+            reuse=job.reuse, resumes=job.resumes,
         )
 
 
@@ -131,6 +143,9 @@ class Result(SQLModel, table=True):
         default_factory=list, sa_column=sa.Column(JSONB, nullable=False, server_default=sa.text("'[]'::jsonb")))
     council: list[dict[str, Any]] = Field(
         default_factory=list, sa_column=sa.Column(JSONB, nullable=False, server_default=sa.text("'[]'::jsonb")))
+    # The research memory the report was written from (insights, open gaps, contradictions,
+    # searches); also the memory of the job's trace.
+    memory: dict[str, Any] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
     confidence: dict[str, Any] = Field(sa_column=sa.Column(JSONB, nullable=False))
     token_usage: dict[str, Any] = Field(sa_column=sa.Column(JSONB, nullable=False))
     engine: str = Field(max_length=40)
