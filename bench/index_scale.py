@@ -84,49 +84,9 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="dr-index-bench-"))
     src, corpora = root / "src", root / "corpora"
     try:
-        started = time.perf_counter()
-        total_bytes = 0
-        for n in range(args.docs):
-            path = src / f"d{n // 1000:02d}" / f"doc{n:05d}.md"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            text = _document(rng, vocab, weights, n, 0)
-            path.write_text(text, encoding="utf-8")
-            total_bytes += len(text.encode())
-        print(f"generated {args.docs} documents, {total_bytes / 1e6:.1f} MB "
-              f"({total_bytes / args.docs / 1024:.1f} KiB each) in {time.perf_counter() - started:.1f}s")
-
-        t0 = time.perf_counter()
-        full = index_corpus(src, name="bench", corpora_dir=corpora)
-        full_s = time.perf_counter() - t0
-        print(f"full index:         {full_s:7.2f}s  {full.files_indexed} documents, {full.chunks} chunks "
-              f"({full.files_indexed / full_s:.0f} documents/s)")
-
-        changed = rng.sample(range(args.docs), max(1, round(args.docs * args.changed)))
-        for n in changed:
-            path = src / f"d{n // 1000:02d}" / f"doc{n:05d}.md"
-            path.write_text(_document(rng, vocab, weights, n, 1), encoding="utf-8")
-        t0 = time.perf_counter()
-        incr = index_corpus(src, name="bench", corpora_dir=corpora)
-        incr_s = time.perf_counter() - t0
-        print(f"incremental index:  {incr_s:7.2f}s  added {incr.added}, changed {incr.changed}, "
-              f"unchanged {incr.unchanged}, removed {incr.removed} ({len(changed)} files rewritten)")
-
-        searcher = LocalSearcher(corpora)
-        queries = [" ".join(rng.sample(vocab[:2_000], rng.randint(2, 4))) for _ in range(args.queries)]
-        t0 = time.perf_counter()
-        first_hits = searcher.search(queries[0], corpora=["bench"], k=10)
-        cold_ms = (time.perf_counter() - t0) * 1000
-        latencies = []
-        hits = 0
-        for query in queries:
-            t0 = time.perf_counter()
-            found = searcher.search(query, corpora=["bench"], k=10)
-            latencies.append((time.perf_counter() - t0) * 1000)
-            hits += len(found)
-        print(f"first query (loads the index): {cold_ms:.0f} ms, {len(first_hits)} hits")
-        print(f"query latency over {len(queries)} queries (k=10, warm): p50 {statistics.median(latencies):.1f} ms, "
-              f"p95 {_percentile(latencies, 95):.1f} ms, max {max(latencies):.1f} ms, "
-              f"{hits / len(queries):.1f} hits/query")
+        _generate(src, args.docs, rng, vocab, weights)
+        _index_full_then_incremental(src, corpora, args.docs, args.changed, rng, vocab, weights)
+        _queries(corpora, args.queries, rng, vocab)
         size = sum(f.stat().st_size for f in corpora.rglob("*") if f.is_file())
         print(f"index on disk: {size / 1e6:.1f} MB; cpus: {os.cpu_count()}")
     finally:
@@ -135,6 +95,62 @@ def main() -> int:
         else:
             shutil.rmtree(root, ignore_errors=True)
     return 0
+
+
+def _doc_path(src: Path, n: int) -> Path:
+    return src / f"d{n // 1000:02d}" / f"doc{n:05d}.md"
+
+
+def _generate(src: Path, docs: int, rng: random.Random, vocab: list[str], weights: list[float]) -> None:
+    started = time.perf_counter()
+    total_bytes = 0
+    for n in range(docs):
+        path = _doc_path(src, n)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = _document(rng, vocab, weights, n, 0)
+        path.write_text(text, encoding="utf-8")
+        total_bytes += len(text.encode())
+    print(f"generated {docs} documents, {total_bytes / 1e6:.1f} MB "
+          f"({total_bytes / docs / 1024:.1f} KiB each) in {time.perf_counter() - started:.1f}s")
+
+
+def _index_full_then_incremental(src: Path, corpora: Path, docs: int, fraction: float, rng: random.Random,
+                                 vocab: list[str], weights: list[float]) -> None:
+    """The full index, then a re-index after ``fraction`` of the documents were rewritten."""
+    t0 = time.perf_counter()
+    full = index_corpus(src, name="bench", corpora_dir=corpora)
+    full_s = time.perf_counter() - t0
+    print(f"full index:         {full_s:7.2f}s  {full.files_indexed} documents, {full.chunks} chunks "
+          f"({full.files_indexed / full_s:.0f} documents/s)")
+
+    changed = rng.sample(range(docs), max(1, round(docs * fraction)))
+    for n in changed:
+        _doc_path(src, n).write_text(_document(rng, vocab, weights, n, 1), encoding="utf-8")
+    t0 = time.perf_counter()
+    incr = index_corpus(src, name="bench", corpora_dir=corpora)
+    incr_s = time.perf_counter() - t0
+    print(f"incremental index:  {incr_s:7.2f}s  added {incr.added}, changed {incr.changed}, "
+          f"unchanged {incr.unchanged}, removed {incr.removed} ({len(changed)} files rewritten)")
+
+
+def _queries(corpora: Path, count: int, rng: random.Random, vocab: list[str]) -> None:
+    """The first query's time (it loads the index), then latencies on a warm searcher."""
+    searcher = LocalSearcher(corpora)
+    queries = [" ".join(rng.sample(vocab[:2_000], rng.randint(2, 4))) for _ in range(count)]
+    t0 = time.perf_counter()
+    first_hits = searcher.search(queries[0], corpora=["bench"], k=10)
+    cold_ms = (time.perf_counter() - t0) * 1000
+    latencies = []
+    hits = 0
+    for query in queries:
+        t0 = time.perf_counter()
+        found = searcher.search(query, corpora=["bench"], k=10)
+        latencies.append((time.perf_counter() - t0) * 1000)
+        hits += len(found)
+    print(f"first query (loads the index): {cold_ms:.0f} ms, {len(first_hits)} hits")
+    print(f"query latency over {len(queries)} queries (k=10, warm): p50 {statistics.median(latencies):.1f} ms, "
+          f"p95 {_percentile(latencies, 95):.1f} ms, max {max(latencies):.1f} ms, "
+          f"{hits / len(queries):.1f} hits/query")
 
 
 if __name__ == "__main__":

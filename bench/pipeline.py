@@ -29,12 +29,16 @@ in PostgreSQL) with 1 and 3 jobs in flight (see bench/event_path.py):
 
     python bench/pipeline.py --event-path --jobs 6
 
-``--stage-concurrency`` instead starts two systems of its own in turn, with IO-bound
+``--stage-concurrency`` starts two systems of its own in turn, with IO-bound
 loopback fakes (model 1 s a call, search 0.3 s) and one process per stage, runs the
 jobs on each with RESEARCH_STAGE_CONCURRENCY=1 and then the default, and prints
 jobs/min of each and their ratio:
 
     python bench/pipeline.py --stage-concurrency --jobs 24
+
+Both flags together print every figure in one run (the event path first):
+
+    python bench/pipeline.py --event-path --stage-concurrency --jobs 6
 """
 
 from __future__ import annotations
@@ -234,13 +238,24 @@ def fetch_usage(url: str, runs: list[JobRun]) -> None:
 
 
 def report(url: str, runs: list[JobRun], wall_s: float, max_concurrency: int | None, note: str | None, started_own: bool) -> str:
-    completed = [r for r in runs if r.status == "COMPLETED"]
-    failed = [r for r in runs if r.status == "FAILED"]
-    other = [r for r in runs if r.status not in ("COMPLETED", "FAILED")]
-    finished = [r for r in runs if r.latency is not None]
-    latencies = [r.latency for r in finished if r.latency is not None]
-    waits = [r.queue_wait for r in runs if r.queue_wait is not None]
+    lines = ["deepresearch pipeline benchmark", ""]
+    lines += _summary(url, runs, wall_s, max_concurrency, note, started_own)
+    lines += ["", "latency (s)"] + _latencies(runs)
+    lines += ["", "stage durations (s, from stage done events)"] + _stage_durations(runs)
+    usages = [r.usage for r in runs if r.usage]
+    if usages and any(u.get("llm_calls") for u in usages):
+        lines += ["", "LLM usage (mean per completed job)"] + _llm_usage(usages)
+    problems = [r for r in runs if r.status != "COMPLETED"]
+    if problems:
+        lines += ["", "jobs that did not complete"]
+        lines += [f"  #{r.index} {r.job_id or '-'} {r.status}: {r.refused or r.reason or ''}" for r in problems]
+    return "\n".join(lines)
 
+
+def _summary(url: str, runs: list[JobRun], wall_s: float, max_concurrency: int | None, note: str | None,
+             started_own: bool) -> list[str]:
+    completed = [r for r in runs if r.status == "COMPLETED"]
+    other = [r for r in runs if r.status not in ("COMPLETED", "FAILED")]
     summary = [
         ["gateway", url + (" (started by the bench)" if started_own else "")],
         ["max concurrency", str(max_concurrency) if max_concurrency is not None else "unknown"],
@@ -250,7 +265,7 @@ def report(url: str, runs: list[JobRun], wall_s: float, max_concurrency: int | N
     summary += [
         ["jobs", str(len(runs))],
         ["completed", str(len(completed))],
-        ["failed", str(len(failed))],
+        ["failed", str(sum(r.status == "FAILED" for r in runs))],
     ]
     if other:
         summary.append(["other", ", ".join(f"{r.status}" for r in other)])
@@ -259,11 +274,13 @@ def report(url: str, runs: list[JobRun], wall_s: float, max_concurrency: int | N
         ["throughput", f"{len(completed) / wall_s:.3f} jobs/s" if wall_s > 0 else "-"],
     ]
     width = max(len(k) for k, _ in summary)
-    lines = ["deepresearch pipeline benchmark", ""]
-    lines += [f"{k.ljust(width)}  {v}" for k, v in summary]
+    return [f"{k.ljust(width)}  {v}" for k, v in summary]
 
-    lines += ["", "latency (s)"]
-    lines += _table(
+
+def _latencies(runs: list[JobRun]) -> list[str]:
+    latencies = [r.latency for r in runs if r.latency is not None]
+    waits = [r.queue_wait for r in runs if r.queue_wait is not None]
+    return _table(
         ["", "n", "p50", "p95", "max"],
         [
             ["end-to-end", str(len(latencies)), _fmt(percentile(latencies, 50)), _fmt(percentile(latencies, 95)), _fmt(max(latencies) if latencies else math.nan)],
@@ -271,38 +288,31 @@ def report(url: str, runs: list[JobRun], wall_s: float, max_concurrency: int | N
         ],
     )
 
+
+def _stage_durations(runs: list[JobRun]) -> list[str]:
     rows = []
     for stage in STAGES:
         values = [d for r in runs for d in r.stage_durations.get(stage, [])]
         mean = sum(values) / len(values) if values else math.nan
         rows.append([stage, str(len(values)), _fmt(mean), _fmt(percentile(values, 95))])
-    lines += ["", "stage durations (s, from stage done events)"]
-    lines += _table(["stage", "runs", "mean", "p95"], rows)
+    return _table(["stage", "runs", "mean", "p95"], rows)
 
-    usages = [r.usage for r in runs if r.usage]
-    if usages and any(u.get("llm_calls") for u in usages):
-        rows = []
-        for stage in STAGES:
-            per_job = [u.get("by_stage", {}).get(stage, {}) for u in usages]
-            calls = [p.get("calls", 0) for p in per_job]
-            if any(calls):
-                rows.append([stage, _fmt(sum(calls) / len(usages)),
-                             _fmt(sum(p.get("input_tokens", 0) for p in per_job) / len(usages)),
-                             _fmt(sum(p.get("output_tokens", 0) for p in per_job) / len(usages)),
-                             _fmt(sum(p.get("latency_s", 0.0) for p in per_job) / len(usages))])
-        totals = [(u.get("llm_calls", 0), u.get("input_tokens", 0), u.get("output_tokens", 0)) for u in usages]
-        rows.append(["per job", _fmt(sum(t[0] for t in totals) / len(totals)), _fmt(sum(t[1] for t in totals) / len(totals)),
-                     _fmt(sum(t[2] for t in totals) / len(totals)), ""])
-        lines += ["", "LLM usage (mean per completed job)"]
-        lines += _table(["stage", "calls", "input tok", "output tok", "model s"], rows)
 
-    problems = [r for r in runs if r.status != "COMPLETED"]
-    if problems:
-        lines += ["", "jobs that did not complete"]
-        for r in problems:
-            why = r.refused or r.reason or ""
-            lines.append(f"  #{r.index} {r.job_id or '-'} {r.status}: {why}")
-    return "\n".join(lines)
+def _llm_usage(usages: list[dict]) -> list[str]:
+    """Calls, tokens and model time per stage and per job, means over the completed jobs."""
+    rows = []
+    for stage in STAGES:
+        per_job = [u.get("by_stage", {}).get(stage, {}) for u in usages]
+        calls = [p.get("calls", 0) for p in per_job]
+        if any(calls):
+            rows.append([stage, _fmt(sum(calls) / len(usages)),
+                         _fmt(sum(p.get("input_tokens", 0) for p in per_job) / len(usages)),
+                         _fmt(sum(p.get("output_tokens", 0) for p in per_job) / len(usages)),
+                         _fmt(sum(p.get("latency_s", 0.0) for p in per_job) / len(usages))])
+    totals = [(u.get("llm_calls", 0), u.get("input_tokens", 0), u.get("output_tokens", 0)) for u in usages]
+    rows.append(["per job", _fmt(sum(t[0] for t in totals) / len(totals)), _fmt(sum(t[1] for t in totals) / len(totals)),
+                 _fmt(sum(t[2] for t in totals) / len(totals)), ""])
+    return _table(["stage", "calls", "input tok", "output tok", "model s"], rows)
 
 
 # -- stage concurrency: jobs/min one-at-a-time against the default --------------------
@@ -431,28 +441,39 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.event_path:
-        from bench.event_path import event_path_figures  # it imports this module
+    if args.event_path or args.stage_concurrency:
+        # Either or both in one run: the event path first (offline engine), then the
+        # stage concurrency comparison (IO-bound fakes); each starts systems of its own.
+        codes = []
+        if args.event_path:
+            from bench.event_path import event_path_figures  # it imports this module
 
-        return event_path_figures(args.jobs, args.timeout)
-    if args.stage_concurrency:
-        return stage_concurrency_comparison(args.jobs, args.timeout)
+            codes.append(event_path_figures(args.jobs, args.timeout))
+        if args.stage_concurrency:
+            codes.append(stage_concurrency_comparison(args.jobs, args.timeout))
+        return max(codes)
     runs = [JobRun(i + 1, QUESTIONS[i % len(QUESTIONS)]) for i in range(args.jobs)]
+    return _with_own_system(args, runs) if args.start else _against_running(args, runs)
 
-    if not args.start:
-        url = args.gateway.rstrip("/")
-        try:
-            ready = httpx.get(f"{url}/readyz", timeout=5).status_code == 200
-        except httpx.HTTPError:
-            ready = False
-        if not ready:
-            print(f"no ready gateway at {url}: start one with `deepresearch up`, or pass --start", file=sys.stderr)
-            return 2
-        wall, max_conc = asyncio.run(run_bench(url, runs, None, args.timeout))
-        fetch_usage(url, runs)
-        print(report(url, runs, wall, max_conc, args.concurrency_note, started_own=False))
-        return 0 if all(r.status == "COMPLETED" for r in runs) else 1
 
+def _against_running(args: argparse.Namespace, runs: list[JobRun]) -> int:
+    """The jobs on a system that is already up, at ``--gateway``."""
+    url = args.gateway.rstrip("/")
+    try:
+        ready = httpx.get(f"{url}/readyz", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        ready = False
+    if not ready:
+        print(f"no ready gateway at {url}: start one with `deepresearch up`, or pass --start", file=sys.stderr)
+        return 2
+    wall, max_conc = asyncio.run(run_bench(url, runs, None, args.timeout))
+    fetch_usage(url, runs)
+    print(report(url, runs, wall, max_conc, args.concurrency_note, started_own=False))
+    return 0 if all(r.status == "COMPLETED" for r in runs) else 1
+
+
+def _with_own_system(args: argparse.Namespace, runs: list[JobRun]) -> int:
+    """The jobs on a system of its own, in a temporary folder with the sample corpus."""
     from services.retrieval.index import index_corpus
     from services.supervisor import running_system
     from shared.errors import ResearchError

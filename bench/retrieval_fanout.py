@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -77,62 +78,92 @@ async def run(args: argparse.Namespace) -> None:
             await topology.ensure_topology(js, ttl_s=3_600)
             await topology.ensure_retrieval_buckets(js, cache_ttl_s=3_600)
             index_corpus(ROOT / "tests" / "fixtures" / "corpus", name="bench", corpora_dir=Path(tmp) / "corpora")
-            searcher = LocalSearcher(Path(tmp) / "corpora")
             settings = StageSettings(tavily_api_key=tavily.api_key, tavily_base_url=tavily.base_url)
-            api_key = None if args.no_key else "bench-key"
-            rate = ncbi_rate(has_key=api_key is not None, configured=None)
-            web = WebProvider(make_tavily_client(settings), settings)
-            async with httpx.AsyncClient() as http:
-                def pubmed() -> PubMedProvider:
-                    limiter = KvRateLimiter(js, name=f"bench-{uuid.uuid4().hex}", rate_per_s=rate)
-                    client = PubMedClient(http, base_url=eutils.base_url, limiter=limiter, tool="bench", email="bench@example.org", api_key=api_key)
-                    return PubMedProvider(client, results_per_query=10)
-
-                texts, cache = TextStore(js), SearchCache(js, enabled=False)
-
-                def searches(methods: set[RetrievalMethod]) -> list[Search]:
-                    out, paid = [], {RetrievalMethod.WEB: web, RetrievalMethod.PUBMED: pubmed()}
-                    for q in queries:
-                        if RetrievalMethod.RAG in methods:
-                            async def local(q: str = q) -> object:
-                                return await asyncio.to_thread(searcher.search, q, k=10)
-                            out.append(Search(RetrievalMethod.RAG, q, local, retry=False))
-                        for m in (RetrievalMethod.WEB, RetrievalMethod.PUBMED):
-                            if m in methods:
-                                out.append(Search(m, q, cached_search(paid[m], q, texts=texts, cache=cache, hits=[])))
-                    return out
-
-                async def timed(batch: list[Search], concurrency: int) -> float:
-                    started = time.perf_counter()
-                    outcomes = await fan_out(batch, concurrency=concurrency, timeout_s=120, retries=2)
-                    failed = [o for o in outcomes if not o.ok]
-                    if failed:
-                        raise SystemExit(f"{len(failed)} searches failed: {failed[0].error}")
-                    return time.perf_counter() - started
-
-                await timed(searches({RetrievalMethod.WEB}), 4)  # warm up connections and the index
-                one = await timed([searches({RetrievalMethod.WEB})[0]], 1)
-                all3 = {RetrievalMethod.RAG, RetrievalMethod.WEB, RetrievalMethod.PUBMED}
-                everything = searches(all3)
-                before = len(eutils.requests)
-                fanned = await timed(everything, settings.research_retrieval_concurrency)
-                pubmed_requests = len(eutils.requests) - before
-                web_local = await timed(searches({RetrievalMethod.RAG, RetrievalMethod.WEB}), settings.research_retrieval_concurrency)
-                sequential = await timed(searches(all3), 1)
-            await web.aclose()
-            floor = (pubmed_requests - 1) * 1.15 / rate + args.latency
-            print(f"retrieval fan-out: {len(queries)} queries x 3 providers (rag, web, pubmed) = {len(everything)} searches; "
-                  f"fakes answer after {args.latency * 1000:.0f} ms; E-utilities at {rate:g} req/s")
-            print(f"  one round trip (one web search)            {one:6.2f} s")
-            print(f"  fan-out, all 3 providers (concurrency {settings.research_retrieval_concurrency})  {fanned:6.2f} s"
-                  f"   = {fanned / one:4.1f} round trips   (PubMed: {len(queries)} esearch + {pubmed_requests - len(queries)} shared efetch"
-                  f" requests at {rate:g}/s, floor {floor:.2f} s)")
-            print(f"  fan-out, web + local only                  {web_local:6.2f} s   = {web_local / one:4.1f} round trips")
-            print(f"  sequential (concurrency 1)                 {sequential:6.2f} s   = {sequential / fanned:4.1f}x the fan-out")
-            print(f"  429s from the E-utilities fake: {eutils.rejected}")
+            figures = await _measure(args, queries, js, LocalSearcher(Path(tmp) / "corpora"), settings, eutils)
+            _print(figures, args.latency, settings.research_retrieval_concurrency, eutils.rejected)
         finally:
             await nc.close()
             server.stop()
+
+
+@dataclass
+class _Figures:
+    queries: int
+    searches: int  # in the fan-out of all three providers
+    rate: float  # E-utilities requests/s
+    pubmed_requests: int  # sent by that fan-out
+    one: float  # seconds: one web search
+    fanned: float  # all three providers at the stage's concurrency
+    web_local: float  # web and local only
+    sequential: float  # all three, one search at a time
+
+
+async def _measure(args: argparse.Namespace, queries: list[str], js: object, searcher: LocalSearcher,
+                   settings: StageSettings, eutils: FakeEutils) -> _Figures:
+    api_key = None if args.no_key else "bench-key"
+    rate = ncbi_rate(has_key=api_key is not None, configured=None)
+    web = WebProvider(make_tavily_client(settings), settings)
+    concurrency = settings.research_retrieval_concurrency
+    all3 = {RetrievalMethod.RAG, RetrievalMethod.WEB, RetrievalMethod.PUBMED}
+    texts, cache = TextStore(js), SearchCache(js, enabled=False)
+    try:
+        async with httpx.AsyncClient() as http:
+            def searches(methods: set[RetrievalMethod]) -> list[Search]:
+                limiter = KvRateLimiter(js, name=f"bench-{uuid.uuid4().hex}", rate_per_s=rate)
+                client = PubMedClient(http, base_url=eutils.base_url, limiter=limiter, tool="bench",
+                                      email="bench@example.org", api_key=api_key)
+                paid = {RetrievalMethod.WEB: web, RetrievalMethod.PUBMED: PubMedProvider(client, results_per_query=10)}
+                return _searches(queries, methods, searcher, paid, texts, cache)
+
+            await _timed(searches({RetrievalMethod.WEB}), 4)  # warm up connections and the index
+            one = await _timed([searches({RetrievalMethod.WEB})[0]], 1)
+            everything = searches(all3)
+            before = len(eutils.requests)
+            fanned = await _timed(everything, concurrency)
+            pubmed_requests = len(eutils.requests) - before
+            web_local = await _timed(searches({RetrievalMethod.RAG, RetrievalMethod.WEB}), concurrency)
+            sequential = await _timed(searches(all3), 1)
+    finally:
+        await web.aclose()
+    return _Figures(len(queries), len(everything), rate, pubmed_requests, one, fanned, web_local, sequential)
+
+
+def _searches(queries: list[str], methods: set[RetrievalMethod], searcher: LocalSearcher, paid: dict[RetrievalMethod, object],
+              texts: TextStore, cache: SearchCache) -> list[Search]:
+    """One search per query and method: the local corpus in a thread, the paid
+    providers through the stage's cache wrapper (the cache is off)."""
+    out = []
+    for q in queries:
+        if RetrievalMethod.RAG in methods:
+            async def local(q: str = q) -> object:
+                return await asyncio.to_thread(searcher.search, q, k=10)
+            out.append(Search(RetrievalMethod.RAG, q, local, retry=False))
+        for m in (RetrievalMethod.WEB, RetrievalMethod.PUBMED):
+            if m in methods:
+                out.append(Search(m, q, cached_search(paid[m], q, texts=texts, cache=cache, hits=[])))
+    return out
+
+
+async def _timed(batch: list[Search], concurrency: int) -> float:
+    started = time.perf_counter()
+    outcomes = await fan_out(batch, concurrency=concurrency, timeout_s=120, retries=2)
+    failed = [o for o in outcomes if not o.ok]
+    if failed:
+        raise SystemExit(f"{len(failed)} searches failed: {failed[0].error}")
+    return time.perf_counter() - started
+
+
+def _print(f: _Figures, latency: float, concurrency: int, rejected: int) -> None:
+    floor = (f.pubmed_requests - 1) * 1.15 / f.rate + latency
+    print(f"retrieval fan-out: {f.queries} queries x 3 providers (rag, web, pubmed) = {f.searches} searches; "
+          f"fakes answer after {latency * 1000:.0f} ms; E-utilities at {f.rate:g} req/s")
+    print(f"  one round trip (one web search)            {f.one:6.2f} s")
+    print(f"  fan-out, all 3 providers (concurrency {concurrency})  {f.fanned:6.2f} s"
+          f"   = {f.fanned / f.one:4.1f} round trips   (PubMed: {f.queries} esearch + {f.pubmed_requests - f.queries} shared efetch"
+          f" requests at {f.rate:g}/s, floor {floor:.2f} s)")
+    print(f"  fan-out, web + local only                  {f.web_local:6.2f} s   = {f.web_local / f.one:4.1f} round trips")
+    print(f"  sequential (concurrency 1)                 {f.sequential:6.2f} s   = {f.sequential / f.fanned:4.1f}x the fan-out")
+    print(f"  429s from the E-utilities fake: {rejected}")
 
 
 def main() -> None:

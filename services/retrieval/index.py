@@ -149,57 +149,17 @@ def index_corpus(src_dir: Path, *, name: str, corpora_dir: Path) -> IndexStats:
     # be cleaned up under us, and the last writer's view of the folder wins.
     with _locked(corpus_dir / _LOCK):
         previous, previous_source = _read_previous(corpus_dir)
-        same_source = previous_source == str(src_dir)
-        entries: list[_Entry] = []
-        skipped: list[tuple[str, str]] = []
-        added = changed = unchanged = 0
-        for path in _walk(src_dir):
-            relpath = path.relative_to(src_dir).as_posix()
-            outside = _link_problem(path, src_dir)
-            if outside:
-                skipped.append((relpath, outside))
-                continue
-            suffix = path.suffix.lower()
-            if suffix not in SUPPORTED_SUFFIXES:
-                skipped.append((relpath, f"unsupported file type {suffix or '(no extension)'!r}"))
-                continue
-            prev = previous.get(relpath)
-            try:
-                entry, reused = _index_file(path, relpath, prev, same_source=same_source)
-            except OSError as exc:
-                skipped.append((relpath, f"unreadable: {exc.strerror or exc}"))
-                continue
-            except PermanentError as exc:
-                skipped.append((relpath, str(exc)))
-                continue
-            if entry is None:
-                skipped.append((relpath, "no text after extraction"))
-                continue
-            entries.append(entry)
-            if reused:
-                unchanged += 1
-            elif prev is None:
-                added += 1
-            else:
-                changed += 1
-        removed = len(previous.keys() - {str(e.row["relpath"]) for e in entries})
-
-        if not entries:
-            found = f"; skipped: {_describe_skipped(skipped)}" if skipped else ""
+        scan = _scan(src_dir, previous, same_source=previous_source == str(src_dir))
+        if not scan.entries:
+            found = f"; skipped: {_describe_skipped(scan.skipped)}" if scan.skipped else ""
             raise PermanentError(
                 f"nothing to index in {str(src_dir)!r}: no {_supported_list()} files with text{found}"
             )
-        chunk_rows: list[tuple[int, int, int]] = []
-        chunk_tokens: list[list[str]] = []
-        for doc_index, entry in enumerate(entries):
-            for (s, e), toks in zip(entry.row["spans"], entry.tokens, strict=True):  # type: ignore[call-overload]
-                chunk_rows.append((doc_index, s, e))
-                chunk_tokens.append(toks.split())
+        chunk_rows, chunk_tokens = _chunks(scan.entries)
         if not any(chunk_tokens):
             raise PermanentError(
                 f"nothing to index in {str(src_dir)!r}: the documents have no searchable words"
             )
-
         retriever = bm25s.BM25()
         retriever.index(chunk_tokens, show_progress=False)
 
@@ -210,40 +170,98 @@ def index_corpus(src_dir: Path, *, name: str, corpora_dir: Path) -> IndexStats:
             "source_dir": str(src_dir),
             "created_at": datetime.now(UTC).isoformat(),
             "generation": generation,
-            "documents": len(entries),
+            "documents": len(scan.entries),
             "chunks": len(chunk_rows),
-            "skipped": [list(item) for item in skipped],
-            "changes": {"added": added, "changed": changed, "unchanged": unchanged, "removed": removed},
+            "skipped": [list(item) for item in scan.skipped],
+            "changes": scan.changes,
         }
-        tmp = corpus_dir / f"{_TMP_PREFIX}{generation}"
-        try:
-            tmp.mkdir()
-            with open(tmp / _DOCS, "w", encoding="utf-8") as f:
-                f.writelines(json.dumps(e.row, ensure_ascii=False) + "\n" for e in entries)
-            with open(tmp / _TOKENS, "w", encoding="utf-8") as f:
-                f.writelines(json.dumps(e.tokens, ensure_ascii=False) + "\n" for e in entries)
-            np.save(tmp / _CHUNKS, np.asarray(chunk_rows, dtype=np.int64).reshape(-1, 3))
-            retriever.save(tmp / _BM25, show_progress=False)
-            _write_json(tmp / MANIFEST, manifest)
-            _fsync_tree(tmp)
-            tmp.rename(corpus_dir / f"{_GEN_PREFIX}{generation}")
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        _write_json_atomic(corpus_dir / MANIFEST, manifest)
-        _remove_stale_generations(corpus_dir, keep=f"{_GEN_PREFIX}{generation}")
+        _write_generation(corpus_dir, generation, scan.entries, chunk_rows, retriever, manifest)
 
     return IndexStats(
         name=name,
-        files_indexed=len(entries),
+        files_indexed=len(scan.entries),
         chunks=len(chunk_rows),
-        skipped=skipped,
+        skipped=scan.skipped,
         seconds=round(time.monotonic() - started, 3),
-        added=added,
-        changed=changed,
-        unchanged=unchanged,
-        removed=removed,
+        **scan.changes,
     )
+
+
+@dataclass
+class _Scan:
+    """What a walk of the source folder found, against the previous index."""
+
+    entries: list[_Entry]
+    skipped: list[tuple[str, str]]
+    changes: dict[str, int]  # added, changed, unchanged, removed
+
+
+def _scan(src_dir: Path, previous: dict[str, _Entry], *, same_source: bool) -> _Scan:
+    """Every file under ``src_dir``: indexed (reused when unchanged) or skipped with why."""
+    entries: list[_Entry] = []
+    skipped: list[tuple[str, str]] = []
+    changes = {"added": 0, "changed": 0, "unchanged": 0, "removed": 0}
+    for path in _walk(src_dir):
+        relpath = path.relative_to(src_dir).as_posix()
+        outside = _link_problem(path, src_dir)
+        if outside:
+            skipped.append((relpath, outside))
+            continue
+        suffix = path.suffix.lower()
+        if suffix not in SUPPORTED_SUFFIXES:
+            skipped.append((relpath, f"unsupported file type {suffix or '(no extension)'!r}"))
+            continue
+        prev = previous.get(relpath)
+        try:
+            entry, reused = _index_file(path, relpath, prev, same_source=same_source)
+        except OSError as exc:
+            skipped.append((relpath, f"unreadable: {exc.strerror or exc}"))
+            continue
+        except PermanentError as exc:
+            skipped.append((relpath, str(exc)))
+            continue
+        if entry is None:
+            skipped.append((relpath, "no text after extraction"))
+            continue
+        entries.append(entry)
+        changes["unchanged" if reused else "added" if prev is None else "changed"] += 1
+    changes["removed"] = len(previous.keys() - {str(e.row["relpath"]) for e in entries})
+    return _Scan(entries, skipped, changes)
+
+
+def _chunks(entries: list[_Entry]) -> tuple[list[tuple[int, int, int]], list[list[str]]]:
+    """(document index, start, end) of every chunk, and each chunk's terms, in order."""
+    chunk_rows: list[tuple[int, int, int]] = []
+    chunk_tokens: list[list[str]] = []
+    for doc_index, entry in enumerate(entries):
+        for (s, e), toks in zip(entry.row["spans"], entry.tokens, strict=True):  # type: ignore[call-overload]
+            chunk_rows.append((doc_index, s, e))
+            chunk_tokens.append(toks.split())
+    return chunk_rows, chunk_tokens
+
+
+def _write_generation(corpus_dir: Path, generation: str, entries: list[_Entry], chunk_rows: list[tuple[int, int, int]],
+                      retriever: bm25s.BM25, manifest: dict[str, object]) -> None:
+    """Write the generation in a temporary folder, then put it in place in one rename
+    and point the corpus's manifest at it: a reader sees the old index or the new one,
+    never half of one."""
+    tmp = corpus_dir / f"{_TMP_PREFIX}{generation}"
+    try:
+        tmp.mkdir()
+        with open(tmp / _DOCS, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(e.row, ensure_ascii=False) + "\n" for e in entries)
+        with open(tmp / _TOKENS, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(e.tokens, ensure_ascii=False) + "\n" for e in entries)
+        np.save(tmp / _CHUNKS, np.asarray(chunk_rows, dtype=np.int64).reshape(-1, 3))
+        retriever.save(tmp / _BM25, show_progress=False)
+        _write_json(tmp / MANIFEST, manifest)
+        _fsync_tree(tmp)
+        tmp.rename(corpus_dir / f"{_GEN_PREFIX}{generation}")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _write_json_atomic(corpus_dir / MANIFEST, manifest)
+    _remove_stale_generations(corpus_dir, keep=f"{_GEN_PREFIX}{generation}")
 
 
 def _index_file(

@@ -350,30 +350,11 @@ def extract_claims(
         supporting = group.supporting
         source_relevance = max(scored_sources[i].relevance_score for i in supporting)
         scored.append((_relevance(rep, len(supporting), source_relevance, wanted, q_terms or wanted, idf), order))
-    by_relevance = sorted(scored, key=lambda r: (-r[0], r[1]))
+    by_relevance = [order for _, order in sorted(scored, key=lambda r: (-r[0], r[1]))]
     relevance = dict((order, value) for value, order in scored)
 
-    chosen: list[int] = []
-    if subjects and max_claims > 0:
-        queues = []
-        for (_, subject), cue in zip(subjects, cues, strict=True):
-            answers = [order for _, order in by_relevance if _may_answer(set(reps[order].about), subject)]
-            answers.sort(key=lambda o: (-_answers(reps[o], subject, idf, cue) - 0.5 * relevance[o], o))
-            queues.append(answers)
-        # Three quarters of the places go to the items in turns; the rest to the
-        # most relevant claims, whichever items they answer.
-        per_item = max(1, (3 * max_claims // 4) // len(subjects))
-        for turn in range(per_item):
-            for answers in queues:
-                for order in answers[turn:]:
-                    if order not in chosen:
-                        chosen.append(order)
-                        break
-                if len(chosen) >= max_claims:
-                    break
-            if len(chosen) >= max_claims:
-                break
-    for _, order in by_relevance:
+    chosen = _per_item(by_relevance, relevance, reps, subjects, cues, idf, max_claims)
+    for order in by_relevance:
         if len(chosen) >= max_claims:
             break
         # With a checklist, a claim answering none of it must carry at least half of
@@ -385,26 +366,53 @@ def extract_claims(
                                     or _weight(shared, idf) >= 0.5 * _weight(q_terms, idf)):
             chosen.append(order)
     chosen.sort(key=lambda o: (-relevance[o], o))
+    return [_claim(f"cl{n}", groups[order], reps[order], scored_sources, subjects)
+            for n, order in enumerate(chosen[:max_claims], start=1)]
 
-    claims: list[Claim] = []
-    for n, order in enumerate(chosen[:max_claims], start=1):
-        group, rep = groups[order], reps[order]
-        citations: list[Citation] = []
-        for index in group.supporting:
-            # Per source, its most relevant member; the representative when it is one.
-            members = [m for m in group.members if m.source_index == index]
-            best = rep if any(m is rep for m in members) else min(members, key=lambda m: (-m.snippet_relevance, m.order))
-            citations.append(Citation(source_id=scored_sources[index].id,
-                                      locator=best.locator, quote=best.quote))
-        claims.append(Claim(
-            id=f"cl{n}",
-            text=rep.text,
-            supporting_indices=group.supporting,
-            contradicting_indices=sorted(group.contradicting),
-            checklist_item_ids=[iid for iid, it in subjects if claim_matches_item(set(rep.terms), it)],
-            citations=citations,
-        ))
-    return claims
+
+def _per_item(by_relevance: list[int], relevance: dict[int, float], reps: Sequence[_Candidate],
+              subjects: list[tuple[str, set[str]]], cues: list[re.Pattern[str] | None], idf: dict[str, float],
+              max_claims: int) -> list[int]:
+    """Each checklist item's best answers (groups by index), taken in turns: three
+    quarters of the places go to the items this way; the rest to the most relevant
+    claims, whichever items they answer."""
+    chosen: list[int] = []
+    if not subjects or max_claims <= 0:
+        return chosen
+    queues = []
+    for (_, subject), cue in zip(subjects, cues, strict=True):
+        answers = [order for order in by_relevance if _may_answer(set(reps[order].about), subject)]
+        answers.sort(key=lambda o: (-_answers(reps[o], subject, idf, cue) - 0.5 * relevance[o], o))
+        queues.append(answers)
+    per_item = max(1, (3 * max_claims // 4) // len(subjects))
+    for turn in range(per_item):
+        for answers in queues:
+            for order in answers[turn:]:
+                if order not in chosen:
+                    chosen.append(order)
+                    break
+            if len(chosen) >= max_claims:
+                return chosen
+    return chosen
+
+
+def _claim(claim_id: str, group: _Group, rep: _Candidate, scored_sources: Sequence[ScoredSource],
+           subjects: list[tuple[str, set[str]]]) -> Claim:
+    """A chosen group as a claim: the representative's text, one citation per
+    supporting source (its most relevant member; the representative when it is one)."""
+    citations: list[Citation] = []
+    for index in group.supporting:
+        members = [m for m in group.members if m.source_index == index]
+        best = rep if any(m is rep for m in members) else min(members, key=lambda m: (-m.snippet_relevance, m.order))
+        citations.append(Citation(source_id=scored_sources[index].id, locator=best.locator, quote=best.quote))
+    return Claim(
+        id=claim_id,
+        text=rep.text,
+        supporting_indices=group.supporting,
+        contradicting_indices=sorted(group.contradicting),
+        checklist_item_ids=[iid for iid, it in subjects if claim_matches_item(set(rep.terms), it)],
+        citations=citations,
+    )
 
 
 def assess_coverage(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> list[ChecklistItem]:
