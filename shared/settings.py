@@ -59,6 +59,13 @@ class CommonSettings(BaseSettings):
     research_retry_delay_s: float = Field(2.0, ge=0)
     """Base delay of a nack after a transient error (doubles per delivery)."""
 
+    research_deadline_grace_s: float = Field(1.0, gt=0)
+    """A stage still working this many seconds past the job's deadline (or past its own
+    start, when it started after the deadline) is cancelled and the job handed on as it
+    came in, noted as cut by the deadline; synthesis writes the offline report instead.
+    Stages normally stop at the deadline themselves: this bounds one that does not (a
+    hung NATS call, say)."""
+
     research_chaos: str = ""
     """Fault injection for drills and tests, off when empty. Comma-separated
     `STAGE:fail` (every attempt raises a transient error) and `STAGE:delay=SECONDS`
@@ -129,8 +136,20 @@ class GatewaySettings(CommonSettings):
     research_job_deadline_s: float = Field(600.0, gt=0)
     """Global time budget of one job (10 minutes); then it finishes partial."""
 
+    research_max_time_budget_s: float = Field(3_600.0, gt=0)
+    """The largest ``time_budget_s`` a request may ask for (an hour); a larger one is
+    refused with 422. Requests without one get RESEARCH_JOB_DEADLINE_S."""
+
     research_max_question_chars: int = Field(4_000, ge=1)
     research_admission_interval_s: float = Field(1.0, gt=0)
+
+    research_reuse_max_age_s: float = Field(7 * 86_400.0, ge=0)
+    """How recent a completed job of the same user must be for a new, similar question
+    to start from its research (a week); `0` turns reuse off."""
+
+    research_reuse_min_similarity: float = Field(0.6, gt=0, le=1)
+    """The least overlap (Jaccard, of the questions' stemmed content terms) between a
+    new question and a completed one for the new job to reuse its research."""
 
     gateway_outbox_interval_s: float = Field(0.5, gt=0)
     """How often the outbox relay looks for status events and plan commands to publish
