@@ -1,19 +1,16 @@
-"""The HTTP API (jobs, results, sources, claims, events, cancel, queue, health) over the gateway's state."""
+"""The HTTP API (jobs, results, sources, claims, cancel, queue, health) over the gateway's state; a job's
+event stream is in events_sse.py."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import uuid
-from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-import nats.errors
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
-from nats.js.api import ConsumerConfig, DeliverPolicy
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import text as sql_text
 
@@ -24,11 +21,10 @@ from services.gateway.lifecycle import Lifecycle
 from services.gateway.models import JobPublic
 from services.gateway.text import is_blank, text_problem
 from services.gateway.traces import JobTrace, job_trace
-from shared import subjects
 from shared.archive import Archive, SnippetCheck, archive_key, check_snippet, passages_to_verify
 from shared.envelope import DigestPayload, RetrievalMethod, new_job_id
 from shared.errors import PermanentError, TransientError
-from shared.events import JobStatus, parse_event
+from shared.events import JobStatus
 from shared.settings import GatewaySettings
 from shared.supervision import failing_services
 
@@ -40,7 +36,6 @@ CORPUS_NAME_SCHEMA = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"  # the same, as JSON Sc
 QUESTION_MAX_CHARS = 20_000  # a hard cap; RESEARCH_MAX_QUESTION_CHARS (default 4000) is usually lower
 MAX_OFFSET = 1_000_000_000  # far beyond any listing; keeps OFFSET inside PostgreSQL's bigint
 IDEMPOTENCY_KEY = re.compile(r"\A[\x21-\x7e]{1,200}\Z")
-SSE_KEEPALIVE_S = 15.0
 OPENAPI_SECURITY = {"bearerAuth": {"type": "http", "scheme": "bearer", "description": "An API key from RESEARCH_API_KEYS"}}
 
 
@@ -429,75 +424,6 @@ async def queue_summary(user: User, life: Life) -> dict[str, Any]:
         mine = await jobs.queue_summary(session, user_id=user)
         everyone = await jobs.queue_summary(session)
     return {"counts": mine, "system": everyone, "max_concurrency": life.settings.research_max_concurrency}
-
-
-@router.get(
-    "/api/research/jobs/{job_id}/events", tags=["jobs"], response_class=StreamingResponse,
-    responses={200: {"description": "Server-sent events, one JSON job event per `data:` line", "content": {"text/event-stream": {"schema": {"type": "string"}}}}},
-)
-async def job_events(
-    job_id: str, user: User, life: Life,
-    last_event_id: Annotated[str | None, Header(
-        alias="Last-Event-ID", max_length=20,
-        description="The `id:` of the last event received: a reconnecting client gets only the events after it",
-    )] = None,
-) -> StreamingResponse:
-    """Server-sent events: the job's events from the start (or after `Last-Event-ID`),
-    then live; each carries its stream sequence as `id:`. The stream closes after the
-    terminal status event (COMPLETED, FAILED, CANCELLED, EXPIRED)."""
-    await _owned_job(life, job_id, user)
-    # Every id this endpoint sends is the event's sequence in the events stream, so
-    # resuming is "deliver from the next sequence" (the filter keeps it to this job).
-    config = ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
-    if last_event_id is not None:
-        if not re.fullmatch(r"[0-9]{1,19}", last_event_id):
-            raise HTTPException(422, [{"loc": ["header", "Last-Event-ID"], "msg": f"Last-Event-ID {last_event_id!r} is not an event id this stream sent (a sequence number)", "type": "value_error"}])
-        config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=int(last_event_id) + 1)
-    # Subscribed before answering: with NATS unreachable the client gets a 503, not a
-    # 200 whose stream breaks at once.
-    sub = await life.js.subscribe(
-        subjects.job_events_filter(job_id), stream=subjects.EVENTS_STREAM, ordered_consumer=True, config=config,
-    )
-    return StreamingResponse(_event_stream(life, job_id, sub), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
-
-
-async def _event_stream(life: Lifecycle, job_id: str, sub: Any) -> AsyncIterator[bytes]:
-    idle = 0.0
-    try:
-        while True:
-            try:
-                msg = await sub.next_msg(timeout=1.0)
-            except nats.errors.TimeoutError:
-                idle += 1.0
-                # Events may have aged out of the stream; the database still knows.
-                async with life.sessions() as session:
-                    job = await jobs.get_job(session, job_id=job_id)
-                if job is None or jobs.is_terminal(job.status):
-                    status = job.status.value if job else "EXPIRED"
-                    yield _sse("status", {"type": "status", "job_id": job_id, "status": status, "reason": job.error if job else None})
-                    return
-                if idle >= SSE_KEEPALIVE_S:
-                    idle = 0.0
-                    yield b": keep-alive\n\n"
-                continue
-            idle = 0.0
-            event = parse_event(msg.data)
-            seq = msg.metadata.sequence.stream if msg.metadata else None
-            yield _sse(event.type, event.model_dump(mode="json"), seq)
-            # Close on the gateway's terminal status event, which is emitted only after
-            # the outcome is persisted: a client that then reads the result finds it.
-            if event.type == "status" and event.status.terminal:
-                return
-    finally:
-        await sub.unsubscribe()
-
-
-def _sse(kind: str, data: dict[str, Any], seq: int | None = None) -> bytes:
-    lines = [f"event: {kind}"]
-    if seq is not None:
-        lines.append(f"id: {seq}")
-    lines.append("data: " + json.dumps(data, separators=(",", ":")))
-    return ("\n".join(lines) + "\n\n").encode()
 
 
 @router.get("/healthz", tags=["health"])

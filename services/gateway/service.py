@@ -40,6 +40,7 @@ from starlette.routing import Route
 from services.gateway import db
 from services.gateway.api import OPENAPI_SECURITY, ErrorBody, current_user, router
 from services.gateway.contract import router as contract_router
+from services.gateway.events_sse import router as events_router
 from services.gateway.lifecycle import LOOP_CONNECTIONS, Lifecycle
 from services.gateway.mcp import McpRoute, MountedMcp, loopback_url
 from services.gateway.models import Job
@@ -143,6 +144,7 @@ app = FastAPI(
     lifespan=lifespan,
 )
 app.include_router(router)
+app.include_router(events_router)  # GET /api/research/jobs/{job_id}/events
 app.include_router(contract_router)  # GET /api/schemas/events and /asyncapi.json
 # The deep_research tool over streamable HTTP, behind the same bearer keys as the API.
 app.router.routes.append(Route("/mcp", McpRoute(), methods=["GET", "POST", "DELETE"]))
