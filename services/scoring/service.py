@@ -19,12 +19,14 @@ claims and its search is still to be written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from services.scoring.analysis import run_dependent_steps
 from services.scoring.coverage import judge_coverage
 from services.scoring.engine import ClaimScorer, SourceScorer
+from services.scoring.memory import updated_memory
 from services.scoring.model_claims import Verifier, extract_verified_claims, load_canonical_texts
 from shared.claims import JobConfidenceCalculator, knowledge_gaps
 from shared.envelope import (
@@ -38,12 +40,14 @@ from shared.envelope import (
     utcnow,
 )
 from shared.errors import PermanentError
-from shared.llm import BUDGET_NOTE
+from shared.events import TraceChecklistItem
+from shared.llm import BUDGET_NOTE, JobLLM
 from shared.settings import StageSettings
 from shared.stage import StageContext, stage_app
 from shared.steps import claims_by_step, ready_steps
 from shared.subjects import Stage
 
+T = TypeVar("T")
 MAX_CLAIMS = 20  # kept per pass (the most confident), as the offline engine; bounds the envelope
 
 settings = StageSettings()
@@ -67,6 +71,12 @@ def merge_rejected(earlier: Sequence[RejectedClaim], new: Sequence[RejectedClaim
     return list(out.values())[-MAX_REJECTED_CLAIMS:]
 
 
+async def _until_deadline(ctx: StageContext, work: Callable[[JobLLM], Awaitable[T]], *, cut: str) -> T:
+    """``work`` with the job's model, cut at the job's deadline and done again by the
+    offline engine (CPU work over what is already here: it takes no model call)."""
+    return await ctx.deadline.model_or_offline(ctx.llm, work, cut=cut)
+
+
 @runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
 async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     plan = envelope.plan
@@ -80,21 +90,23 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     texts = await load_canonical_texts(ctx.texts.get, [s.text_hash for s in scored])
     verifier = Verifier(scored, texts, min_jaccard=ctx.settings.grounding_quote_min_jaccard,
                         min_support=ctx.settings.grounding_min_support)
-    outcome = await extract_verified_claims(
+    outcome = await _until_deadline(ctx, lambda llm: extract_verified_claims(
         envelope.request.question, [sq.text for sq in plan.sub_questions], plan.checklist, scored,
-        ctx.llm, verifier, iteration=envelope.iteration,
-    )
+        llm, verifier, iteration=envelope.iteration,
+    ), cut="score: the model's claim extraction (the offline engine's claims instead)")
     claims = rank_claims(ClaimScorer().score_all(outcome.claims, scored))
-    steps = await run_dependent_steps(envelope.request.question, plan, claims, scored, envelope.analysis_claims,
-                                      ctx.llm, verifier, iteration=envelope.iteration)
+    steps = await _until_deadline(ctx, lambda llm: run_dependent_steps(
+        envelope.request.question, plan, claims, scored, envelope.analysis_claims, llm, verifier,
+        iteration=envelope.iteration), cut="score: dependent steps' analysis (combined offline instead)")
     # The dependent steps' claims count within MAX_CLAIMS: the most confident others fill the rest.
     plan, claims = steps.plan, [*rank_claims(claims, limit=MAX_CLAIMS - len(steps.claims)),
                                 *ClaimScorer().score_all(steps.claims, scored)]
     outcome.rejected, outcome.notes = [*outcome.rejected, *steps.rejected], [*outcome.notes, *steps.notes]
     await ctx.progress(0.6, "claims verified", claims=len(claims), rejected=len(outcome.rejected))
     confidence = JobConfidenceCalculator().calculate(claims, scored)
-    checklist, coverage_notes = await judge_coverage(plan.refined_question or envelope.request.question,
-                                                     plan.checklist, claims, ctx.llm)
+    checklist, coverage_notes = await _until_deadline(ctx, lambda llm: judge_coverage(
+        plan.refined_question or envelope.request.question, plan.checklist, claims, llm,
+    ), cut="score: the model's coverage judgement (the offline rule instead)")
     gaps = knowledge_gaps(checklist)
     satisfied = sum(item.status == CoverageStatus.SATISFIED for item in checklist)
     await ctx.progress(
@@ -103,6 +115,11 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         checklist_satisfied=satisfied, checklist_items=len(checklist), gaps=len(gaps),
     )
     notes = list(dict.fromkeys([*envelope.notes, *outcome.notes, *coverage_notes]))
+    memory = updated_memory(envelope.memory, claims, checklist, iteration=envelope.iteration)
+    ctx.trace.update(
+        checklist=[TraceChecklistItem(id=i.id, description=i.description, status=i.status.value) for i in checklist],
+        claims_kept=len(claims), claims_rejected=len(outcome.rejected), memory=memory,
+    )
     scored_envelope = envelope.advance(
         Stage.SYNTHESIZE,
         plan=plan.model_copy(update={"checklist": checklist}),
@@ -110,6 +127,7 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         claims=claims,
         confidence=confidence,
         knowledge_gaps=gaps,
+        memory=memory,
         rejected_claims=merge_rejected(envelope.rejected_claims, outcome.rejected),
         notes=notes,
         analysis_claims=steps.claims,
@@ -124,7 +142,7 @@ def _next_pass(envelope: JobEnvelope, scored_envelope: JobEnvelope, ctx: StageCo
     or while a hybrid step's dependencies now have claims and its search is still to be
     written; never past the deadline, the token budget or the iterations asked for."""
     notes = scored_envelope.notes
-    if envelope.deadline_passed(now):
+    if envelope.deadline_passed(now) or ctx.deadline.passed:  # passed before this stage, or during it
         return scored_envelope.model_copy(update={"notes": list(dict.fromkeys([*notes, DEADLINE_NOTE]))})
     if BUDGET_NOTE in notes or ctx.llm.budget_spent:
         # The token budget is spent: stop researching, synthesize what we have.

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shared.claims import JobConfidenceCalculator, item_terms, knowledge_gaps, valid_indices
+from shared.deadline import DEADLINE_PREFIX
 from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope
 from shared.events import ChecklistCoverage, CouncilReview, ResearchOutput, ResearchResult, VerifiedFinding
 from shared.text import terms
@@ -164,12 +165,14 @@ def unknowns(prepared: Prepared) -> list[tuple[str, list[str]]]:
     queries = queries_of(envelope)
     if not prepared.checklist:
         return [(g, []) for g in envelope.knowledge_gaps]
+    # The research memory names, per open item, the searches tried for it on any provider.
+    tried = {g.item_id: g.tried for g in envelope.memory.gaps}
     out = []
     for item in prepared.checklist:
         if item.status is CoverageStatus.SATISFIED:
             continue
         what = item.description + (" (partly covered)" if item.status is CoverageStatus.PARTIAL else "")
-        out.append((what, searched_for(item, queries)[:5]))
+        out.append((what, (tried.get(item.id) or searched_for(item, queries))[:5]))
     return out
 
 
@@ -199,7 +202,14 @@ def methodology(prepared: Prepared, draft: Draft, cited: int) -> list[str]:
         + (f", {out_of_range} left out because they point at no source in range" if out_of_range else "")
         + f"; {len(prepared.findings)} shown as Verified Findings.",
     ]
+    if (r := env.reused) is not None:
+        lines.append(f"Reused from job {r.job_id} (question similarity {r.similarity:.2f}): {plural(r.sources, 'source')} "
+                     f"and {plural(r.claims, 'claim')} taken over without searching, digesting or extracting them again"
+                     + ("; its checklist already covered this question, so this report was assembled from its verified "
+                        "claims with no new research or model writing." if r.covered else "."))
     lines += step_lines(env.plan)  # each step's kind and when it ran (services/synthesis/steps.py)
+    if cut := [n.removeprefix(DEADLINE_PREFIX).strip() for n in env.notes if n.startswith(DEADLINE_PREFIX)]:
+        lines.append("The job's deadline was reached; it cut: " + "; ".join(cut) + ".")
     upstream = [n for n in env.notes if n.startswith(UPSTREAM_OFFLINE_NOTES)]
     if upstream:
         lines.append("Earlier stages: " + "; ".join(upstream) + ".")
@@ -252,6 +262,7 @@ def assemble(prepared: Prepared, draft: Draft, *, partial_reason: str | None,
         sources=sources, claims=prepared.claims, all_claims=envelope.claims, checklist=prepared.checklist,
         confidence=confidence, findings=prepared.findings, unknowns=unknowns(prepared),
         methodology=[], writer_note=writer_note(envelope, draft), partial_reason=partial_reason, council=council,
+        insights=envelope.memory.insights,
     )
     # The methodology counts cited sources, which only rendering knows: render twice
     # is wasteful, so count first from a dry run of the same renderer.
@@ -275,7 +286,7 @@ def assemble(prepared: Prepared, draft: Draft, *, partial_reason: str | None,
         partial_reason=partial_reason, engine=_engine(envelope, draft),
         rejected_claims=list(envelope.rejected_claims),
         verified_findings=list(prepared.findings), sentences_removed=draft.sentences_removed,
-        offline_parts=list(draft.offline_parts), council=list(council),
+        offline_parts=list(draft.offline_parts), council=list(council), memory=envelope.memory,
     )
 
 
