@@ -29,6 +29,8 @@ __all__ = [
     "MAX_GAP_TRIED",
     "MAX_INSIGHTS",
     "MAX_SEARCHED",
+    "QUERY_MAX_CHARS",
+    "TEXT_MAX_CHARS",
     "Contradiction",
     "Gap",
     "Insight",
@@ -36,11 +38,14 @@ __all__ = [
     "Searched",
 ]
 
+# Bounds that keep the worst-case memory near 50 kB, which the largest envelope of the
+# default source caps still has room for under NATS's 1 MiB.
 MAX_INSIGHTS = 20
 MAX_CONTRADICTIONS = 10
-MAX_GAP_TRIED = 8  # searches named per open gap
-MAX_SEARCHED = 600  # a job of 10 passes with 60 searches each
-TEXT_MAX_CHARS = 400
+MAX_GAP_TRIED = 5  # searches named per open gap
+MAX_SEARCHED = 150  # the latest; older ones stay in the envelope's queries_run, which retrieval also skips
+TEXT_MAX_CHARS = 200  # insight, gap and contradiction texts (the claims keep their whole text)
+QUERY_MAX_CHARS = 200
 
 
 class _Wire(BaseModel):
@@ -99,6 +104,7 @@ class ResearchMemory(_Wire):
         seen = {(s.provider, normalize_query(s.text)) for s in self.searched}
         added: list[Searched] = []
         for provider, text in searches:
+            text = text if len(text) <= QUERY_MAX_CHARS else text[: QUERY_MAX_CHARS - 1] + "…"
             key = (provider, normalize_query(text))
             if key[1] and key not in seen:
                 seen.add(key)

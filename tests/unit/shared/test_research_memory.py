@@ -68,3 +68,33 @@ def test_a_scoring_pass_rebuilds_insights_gaps_and_contradictions() -> None:
         ("Keepers were replaced by automatic lamps.", 0), ("Lamp changers date from the 1960s.", 1)]
     assert second.contradictions == []
     assert second.gap_lines() == ["- c3 (unsatisfied, open since pass 1): Costs of running a lighthouse | tried: lighthouse running costs"]
+
+
+def test_the_largest_memory_still_fits_the_largest_envelope() -> None:
+    from shared.envelope import ScoredSource
+    from shared.memory import MAX_CONTRADICTIONS, MAX_GAP_TRIED, MAX_INSIGHTS, TEXT_MAX_CHARS, Contradiction, Gap, Insight
+    from shared.settings import DigestSettings
+    from tests.unit.shared.test_envelope_size import NATS_MAX_PAYLOAD, _source
+
+    settings = DigestSettings()
+    sources = [_source(n, settings) for n in range(settings.research_max_sources_per_job)]
+    scored = [ScoredSource(**s.model_dump(), authority_score=0.5, recency_score=0.5, relevance_component=0.5,
+                           credibility_score=0.5, composite_score=0.5) for s in sources]
+    claims = [Claim(id=f"k{n}", text="c" * 400, supporting_indices=list(range(5))) for n in range(100)]
+    long_query = "q" * 1_000  # cut when recorded
+    memory = ResearchMemory().with_searches([("pubmed", f"{n} {long_query}") for n in range(MAX_SEARCHED * 2)], iteration=9)
+    checklist = [ChecklistItem(id=f"c{n}", description="d" * 2_000) for n in range(7)]
+    memory = memory.model_copy(update={
+        "insights": [Insight(text="i" * TEXT_MAX_CHARS, confidence=0.5, claim_ids=[f"cl{n}" for n in range(5)],
+                             checklist_item_ids=[f"c{n}" for n in range(7)]) for _ in range(MAX_INSIGHTS)],
+        "gaps": [Gap(item_id=c.id, description="d" * TEXT_MAX_CHARS, status="partial", tried=["q" * 200] * MAX_GAP_TRIED)
+                 for c in checklist],
+        "contradictions": [Contradiction(claim_id="cl1", text="t" * TEXT_MAX_CHARS, supporting_indices=list(range(5)),
+                                         contradicting_indices=list(range(5))) for _ in range(MAX_CONTRADICTIONS)],
+    })
+    assert len(memory.searched) == MAX_SEARCHED and all(len(s.text) <= 200 for s in memory.searched)
+    env = JobEnvelope(job_id="j", user_id="u", stage=Stage.SYNTHESIZE, request=ResearchRequest(question="q" * 4_000),
+                      deadline_at=utcnow(), sources=sources, scored_sources=scored, claims=claims,
+                      queries_run=["q" * 200] * 200, memory=memory)
+    size = len(env.model_dump_json().encode())
+    assert size < NATS_MAX_PAYLOAD, f"{size} bytes"
