@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,6 +62,18 @@ def _trace(system: System, job_id: str, key: str = ALICE) -> dict[str, Any]:
     return r.json()
 
 
+def _finished_trace(system: System, job_id: str, key: str = ALICE) -> dict[str, Any]:
+    """The trace of a completed job once synthesis's row is in: the progress consumer
+    may store that stage's done event just after the outcome consumer stored the result."""
+    deadline = time.monotonic() + 15
+    while True:
+        trace = _trace(system, job_id, key)
+        stages = [st["stage"] for it in trace["iterations"] for st in it["stages"]]
+        if "synthesize" in stages or time.monotonic() > deadline:
+            return trace
+        time.sleep(0.1)
+
+
 def _purge_events(system: System) -> None:
     async def purge() -> None:
         nc = await nats.connect(servers=system.nats_url.split(","))  # type: ignore[union-attr]
@@ -79,7 +92,7 @@ def test_trace_of_a_two_pass_job_outlives_its_events(offline_system: System, tav
                       max_iterations=2, providers=["rag", "web"])
     job = s.wait_terminal(job_id, key=ALICE, timeout=90)
     assert job["status"] == "COMPLETED", (job["error"], s.logs())
-    trace = _trace(s, job_id)
+    trace = _finished_trace(s, job_id)
     assert trace["job_id"] == job_id and trace["status"] == "COMPLETED"
     iterations = trace["iterations"]
     assert [i["iteration"] for i in iterations] == [0, 1], iterations
@@ -129,11 +142,22 @@ def test_trace_answers_for_failed_and_cancelled_jobs(offline_system: System) -> 
     trace = _trace(s, failed, BOB)
     assert trace["status"] == "FAILED" and trace["memory"]["searched"] == []
 
-    cancelled = s.submit("How do worker bees build honeycomb cells?", key=BOB, max_iterations=2, providers=["rag"])
+    # Too short to plan from: the offline planner asks back and the job waits, unfinished.
+    waiting = s.submit("Is it safe?", key=BOB, clarify=True, max_iterations=2, providers=["rag"])
+    deadline = time.monotonic() + 30
+    while s.job(waiting, key=BOB)["status"] != "AWAITING_INPUT":
+        assert time.monotonic() < deadline, s.job(waiting, key=BOB)
+        time.sleep(0.1)
+    # The plan stage's done event is stored by the progress consumer, the wait by the
+    # outcome consumer: either may come first.
+    while not (trace := _trace(s, waiting, BOB))["iterations"]:
+        assert time.monotonic() < deadline, trace
+        time.sleep(0.1)
+    assert trace["status"] == "AWAITING_INPUT"
+    assert [st["stage"] for st in trace["iterations"][0]["stages"]] == ["plan"], trace
     with s.client(BOB) as c:
-        assert c.post(f"/api/research/jobs/{cancelled}/cancel").status_code == 200
-    assert s.wait_terminal(cancelled, key=BOB)["status"] == "CANCELLED"
-    assert _trace(s, cancelled, BOB)["status"] == "CANCELLED"
+        assert c.post(f"/api/research/jobs/{waiting}/cancel").status_code == 200
+    assert _trace(s, waiting, BOB)["status"] == "CANCELLED"
 
 
 # -- with a model ------------------------------------------------------------------------
@@ -164,7 +188,7 @@ def test_trace_tokens_per_stage_and_memory_in_the_refinement_prompt(tmp_root: Pa
         job_id = s.submit("How did automation change lighthouse keeping?", key=ALICE, max_iterations=2, providers=["rag"])
         job = s.wait_terminal(job_id, key=ALICE, timeout=120)
         assert job["status"] == "COMPLETED", job
-        trace = _trace(s, job_id)
+        trace = _finished_trace(s, job_id)
         with s.client(ALICE) as c:
             usage = c.get(f"/api/research/jobs/{job_id}/result").json()["tokenUsage"]
 
