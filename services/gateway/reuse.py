@@ -16,8 +16,10 @@ scoring handed to synthesis):
   key terms or checklist), the new job goes straight to synthesis with the earlier
   plan, sources, scores and verified claims: only the new report is written;
 - otherwise it plans afresh, but with the earlier sources, digests, claims, research
-  memory and queries already run: retrieval skips those queries, and the digest stage
-  does not digest the reused sources again.
+  memory and queries already run: retrieval skips those queries, the digest stage
+  does not digest the reused sources again, and on its first pass scoring extracts
+  claims from the sources the job found itself only, carrying the earlier claims over
+  (services/scoring/reused.py).
 
 Reuse never crosses users, and never happens with ``"reuse": false`` or when corpora
 or providers differ. The envelope's ``reused`` field (and the report's methodology)
@@ -126,13 +128,12 @@ async def reused_envelope(js: JetStreamContext, fresh: JobEnvelope, candidate: C
     log.info("job %s reuses job %s (similarity %.2f): %d sources, %d claims%s", fresh.job_id, candidate.job_id,
              candidate.similarity, reused.sources, reused.claims, "; straight to synthesis" if covered else "")
     seeded = fresh.model_copy(update={
-        "sources": earlier.sources, "queries_run": earlier.queries_run, "claims": earlier.claims,
-        "memory": earlier.memory, "reused": reused,
+        "sources": earlier.sources, "scored_sources": earlier.scored_sources, "queries_run": earlier.queries_run,
+        "claims": earlier.claims, "memory": earlier.memory, "reused": reused,
     })
     if covered:
         seeded = seeded.model_copy(update={
-            "stage": Stage.SYNTHESIZE, "iteration": earlier.iteration, "plan": earlier.plan,
-            "scored_sources": earlier.scored_sources, "confidence": earlier.confidence,
+            "stage": Stage.SYNTHESIZE, "iteration": earlier.iteration, "plan": earlier.plan, "confidence": earlier.confidence,
             "knowledge_gaps": earlier.knowledge_gaps, "analysis_claims": earlier.analysis_claims,
         })
     # The new job's own first checkpoint: no stage has handed it on yet, and a resume of

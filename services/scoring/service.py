@@ -28,6 +28,7 @@ from services.scoring.coverage import judge_coverage
 from services.scoring.engine import ClaimScorer, SourceScorer
 from services.scoring.memory import updated_memory
 from services.scoring.model_claims import Verifier, extract_verified_claims, load_canonical_texts
+from services.scoring.reused import claims_with_reuse
 from shared.claims import JobConfidenceCalculator, knowledge_gaps
 from shared.envelope import (
     DEADLINE_NOTE,
@@ -90,10 +91,11 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     texts = await load_canonical_texts(ctx.texts.get, [s.text_hash for s in scored])
     verifier = Verifier(scored, texts, min_jaccard=ctx.settings.grounding_quote_min_jaccard,
                         min_support=ctx.settings.grounding_min_support)
-    outcome = await _until_deadline(ctx, lambda llm: extract_verified_claims(
-        envelope.request.question, [sq.text for sq in plan.sub_questions], plan.checklist, scored,
-        llm, verifier, iteration=envelope.iteration,
-    ), cut="score: the model's claim extraction (the offline engine's claims instead)")
+    # A job seeded from an earlier one extracts, on its first pass, from its own new sources only.
+    outcome = await claims_with_reuse(envelope, scored, texts, verifier, lambda sources, check: _until_deadline(
+        ctx, lambda llm: extract_verified_claims(envelope.request.question, [sq.text for sq in plan.sub_questions],
+                                                 plan.checklist, sources, llm, check, iteration=envelope.iteration),
+        cut="score: the model's claim extraction (the offline engine's claims instead)"))
     claims = rank_claims(ClaimScorer().score_all(outcome.claims, scored))
     steps = await _until_deadline(ctx, lambda llm: run_dependent_steps(
         envelope.request.question, plan, claims, scored, envelope.analysis_claims, llm, verifier,

@@ -120,6 +120,9 @@ def test_a_close_question_researches_only_what_is_new(
     assert not set(queries) & first_queries, (queries, first_queries)
     digested = {e.get("source_id") for e in system.events(job["job_id"]) if e.get("type") == "digest.started"}
     assert reused_ids and not digested & reused_ids, digested & reused_ids
+    ratio = _tokens(job) / _tokens(first_job)
+    print(f"close question: {_tokens(job)} tokens, first run {_tokens(first_job)} ({ratio:.1%})")
+    assert ratio < 0.5  # a new plan, and claims and digests of its own new sources only
 
 
 def test_reuse_never_crosses_users(system: System, model: AnthropicFake, first: tuple[dict[str, Any], dict[str, Any]]) -> None:
