@@ -117,7 +117,8 @@ class Run:
         spacing = self.duration / 2 / self.jobs
         with httpx.Client(base_url=self.system.url, timeout=30) as client:
             for i in range(self.jobs):
-                body = {"question": QUESTIONS[i % len(QUESTIONS)], "corpora": ["samples"], "max_iterations": 1}
+                # The questions repeat: "reuse": false keeps every job doing its own research.
+                body = {"question": QUESTIONS[i % len(QUESTIONS)], "corpora": ["samples"], "max_iterations": 1, "reuse": False}
                 headers = {"Idempotency-Key": f"chaos-{uuid.uuid4()}"}
                 while not self.stop.is_set():
                     try:

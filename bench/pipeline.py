@@ -143,7 +143,8 @@ def _headers() -> dict[str, str]:
 
 
 async def submit(client: httpx.AsyncClient, run: JobRun, corpora: list[str] | None) -> None:
-    body: dict = {"question": run.question}
+    # The questions repeat: each job must research, not reuse an earlier job's research.
+    body: dict = {"question": run.question, "reuse": False}
     if corpora:
         body["corpora"] = corpora
     run.submitted = time.time()

@@ -84,6 +84,9 @@ class System:
             # The fixture corpus's documents are far below DIGEST_MIN_CHARS: digest them
             # all, so that every test job has evidence locators.
             "DIGEST_POLICY": "always",
+            # Tests ask the same questions job after job and expect each job to do its
+            # own research: reuse of an earlier job's research only where a test turns it on.
+            "RESEARCH_REUSE_MAX_AGE_S": "0",
             **self.env_overrides,
         }
         self.sup = Supervisor(env, names=SERVICES, grace_s=10, log_dir=self.root / "logs")

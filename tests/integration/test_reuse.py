@@ -59,7 +59,8 @@ def system(tmp_root: Path, postgres: Any, model: AnthropicFake, tavily: FakeTavi
            "TAVILY_API_KEY": tavily.api_key, "TAVILY_BASE_URL": tavily.base_url,
            "RESEARCH_FETCH_ALLOWED_HOSTS": "127.0.0.1", "RESEARCH_PROVIDER_RETRIES": "1",
            # No search cache: every search the jobs run reaches the fake, which records its query.
-           "RESEARCH_SEARCH_CACHE_TTL_S": "0"}
+           "RESEARCH_SEARCH_CACHE_TTL_S": "0",
+           "RESEARCH_REUSE_MAX_AGE_S": "3600"}  # the harness turns reuse off by default
     with running_system(tmp_root, postgres, env_overrides=env) as s:
         yield s
 
