@@ -332,7 +332,10 @@ class StageRunner:
         self.control.start(self.js)
         llm = self.llm.bind(self.stage.value, envelope.usage, job_id=envelope.job_id,
                             ledger=None if self.llm.offline else self.ledger)
-        stopped, _ = await asyncio.gather(self.control.read(envelope.job_id), llm.load())
+        if llm.ledger is None:  # the offline engine keeps no spend
+            stopped = await self.control.read(envelope.job_id)
+        else:
+            stopped, _ = await asyncio.gather(self.control.read(envelope.job_id), llm.load())
         if stopped:
             await self._stage_event(envelope, StageState.SKIPPED, delivery, error="job cancelled")
             return None

@@ -29,7 +29,7 @@ from shared.envelope import CONTEXT_ITERATION, JobEnvelope, Plan, Usage
 from shared.events import ClarificationRequested, CouncilReviewed
 from shared.llm import LLMEngine
 from shared.settings import StageSettings
-from shared.stage import StageContext, publish_event, stage_app
+from shared.stage import StageContext, stage_app
 from shared.subjects import Stage
 
 settings = StageSettings()
@@ -97,6 +97,6 @@ async def _council_review(envelope: JobEnvelope, plan: Plan, ctx: StageContext) 
     reviews = await ctx.deadline.bounded(council.review_brief(envelope, plan, ctx.llm), default=list,
                                          cut="plan: the council's review of the plan")
     for n, review in enumerate(reviews):
-        await publish_event(ctx.js, CouncilReviewed(job_id=envelope.job_id, stage=Stage.PLAN, review=review),
-                            f"{envelope.msg_id}:council:brief:{n}")
+        await ctx.event(CouncilReviewed(job_id=envelope.job_id, stage=Stage.PLAN, review=review),
+                        f"{envelope.msg_id}:council:brief:{n}")
     return envelope.model_copy(update={"notes": [*envelope.notes, *brief_review_notes(reviews)]})

@@ -29,7 +29,7 @@ from shared.archive import Archive
 from shared.envelope import JobEnvelope
 from shared.events import DigestSkipReason
 from shared.settings import DigestSettings
-from shared.stage import StageContext, publish_event, stage_app
+from shared.stage import StageContext, stage_app
 from shared.subjects import Stage
 
 settings = DigestSettings()
@@ -63,7 +63,7 @@ async def digest_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     async def publish(event: BaseModel) -> None:
         source = getattr(event, "source_id", "")
         seq = getattr(event, "failures", "")  # the breaker may open more than once a batch
-        await publish_event(ctx.js, event, f"{envelope.msg_id}:{event.type}:{source}{seq}")  # type: ignore[attr-defined]
+        await ctx.event(event, f"{envelope.msg_id}:{event.type}:{source}{seq}")  # type: ignore[attr-defined]
 
     digestor = Digestor(
         settings=settings, texts=ctx.texts, archive=Archive(ctx.js),

@@ -34,7 +34,7 @@ from shared.errors import PermanentError
 from shared.events import CouncilReview, CouncilReviewed, JobCompleted, ResearchResult
 from shared.llm import BUDGET_NOTE
 from shared.settings import StageSettings
-from shared.stage import StageContext, publish_event, stage_app
+from shared.stage import StageContext, stage_app
 from shared.subjects import Stage
 
 log = logging.getLogger(__name__)
@@ -120,8 +120,8 @@ async def synthesize_job(envelope: JobEnvelope, ctx: StageContext) -> JobComplet
         findings = await ctx.deadline.bounded(council.review_findings(envelope, prepare(envelope).claims, ctx.llm),
                                               default=list, cut="synthesize: the council's review of the findings")
         for n, review in enumerate(findings):
-            await publish_event(ctx.js, CouncilReviewed(job_id=envelope.job_id, stage=Stage.SYNTHESIZE, review=review),
-                                f"{envelope.msg_id}:council:findings:{n}")
+            await ctx.event(CouncilReviewed(job_id=envelope.job_id, stage=Stage.SYNTHESIZE, review=review),
+                            f"{envelope.msg_id}:council:findings:{n}")
         reviews += findings
     result = await _write(envelope, ctx, reviews)
     # The result's usage includes this stage's own calls (report, re-ask, council).
