@@ -56,11 +56,12 @@ from shared import checkpoints, metrics, routing, subjects
 from shared.control import CANCEL_POLL_S, CANCEL_READ_S, WATCH_CHECK_S, ControlWatch, is_cancelled
 from shared.deadline import Deadline, backstop_at, hand_on_stage, with_cuts
 from shared.envelope import JobEnvelope, Usage
-from shared.errors import ConfigurationError, JobCancelled, PermanentError, TransientError
-from shared.heartbeat import heartbeat as beat
+from shared.errors import JobCancelled, PermanentError, TransientError
 from shared.events import (
     ClarificationRequested, JobCompleted, JobFailed, ProgressEvent, StageEvent, StageState, StageTrace, TraceTokens,
 )
+from shared.faults import inject, parse_chaos
+from shared.heartbeat import heartbeat as beat
 from shared.llm import JobLLM, LLMEngine, make_engine
 from shared.logs import job_context
 from shared.publishing import MSG_ID, StagePublisher, publish_event, publish_json
@@ -80,23 +81,6 @@ log = logging.getLogger(__name__)
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
 
-def parse_chaos(spec: str) -> dict[str, dict[str, float]]:
-    """``"retrieve:delay=3,score:fail"`` -> {"retrieve": {"delay": 3.0}, "score": {"fail": 1.0}}.
-    Keys are stage names; a typo is an error, not a drill that silently does nothing."""
-    out: dict[str, dict[str, float]] = {}
-    stages = {s.value for s in Stage}
-    for item in filter(None, (p.strip() for p in spec.split(","))):
-        stage, _, action = item.partition(":")
-        name, _, value = action.partition("=")
-        stage, name = stage.strip(), name.strip()
-        if stage not in stages or name not in ("delay", "fail"):
-            raise ConfigurationError(
-                f"RESEARCH_CHAOS item {item!r}: expected STAGE:fail or STAGE:delay=SECONDS with STAGE one of {', '.join(sorted(stages))}"
-            )
-        out.setdefault(stage, {})[name] = float(value) if value else 1.0
-    return out
-
-
 @dataclass
 class StageContext:
     """What a stage's work may use: the store, progress reporting, cancellation."""
@@ -111,7 +95,7 @@ class StageContext:
     _progress_seq: int = field(default=0, repr=False)
     # The runner's publishing through its broker; a context made without a runner
     # (tools, tests) publishes straight to JetStream.
-    publish: Callable[[BaseModel, str], Awaitable[None]] | None = field(default=None, repr=False)
+    publisher: StagePublisher | None = field(default=None, repr=False)
     # The job's deadline on this process's monotonic clock: work bounded by it
     # (deadline.bounded / until_deadline) stops there and hands on what it has.
     deadline: Deadline = field(init=False, repr=False)
@@ -134,12 +118,18 @@ class StageContext:
             job_id=env.job_id, stage=self.stage, iteration=env.iteration,
             progress=max(0.0, min(1.0, progress)), message=message, counts=counts,
         )
-        await self.event(event, f"{env.msg_id}:progress:{self._progress_seq}")
+        msg_id = f"{env.msg_id}:progress:{self._progress_seq}"
+        if self.publisher is not None:
+            # Progress does not hold up the work for its acknowledgement; it is still
+            # stored before the stage's done event (see StagePublisher.event_soon).
+            await self.publisher.event_soon(event, msg_id)
+        else:
+            await publish_event(self.js, event, msg_id)
 
     async def event(self, event: BaseModel, msg_id: str) -> None:
         """Publish one of the job's events (``msg_id`` deterministic: a repeat is stored once)."""
-        if self.publish is not None:
-            await self.publish(event, msg_id)
+        if self.publisher is not None:
+            await self.publisher.event(event, msg_id)
         else:
             await publish_event(self.js, event, msg_id)
 
@@ -278,7 +268,7 @@ class StageRunner:
             return
         started = time.monotonic()
         ctx = StageContext(self.stage, envelope, self.js, TextStore(self.js), self.settings, llm=llm,
-                           publish=self.publisher.event)
+                           publisher=self.publisher)
         heartbeat = asyncio.create_task(beat(msg, self.settings.research_ack_wait_s), name=f"heartbeat-{envelope.msg_id}")
         outcome = "retried"
         try:
@@ -359,10 +349,7 @@ class StageRunner:
 
     async def _run_cancellable(self, envelope: JobEnvelope, ctx: StageContext, work: Work) -> JobEnvelope | JobCompleted | ClarificationRequested:
         async def chaos_then_work() -> JobEnvelope | JobCompleted | ClarificationRequested:
-            if delay := self.chaos.get("delay"):
-                await asyncio.sleep(delay)
-            if self.chaos.get("fail"):
-                raise TransientError(f"injected failure in {self.stage} (RESEARCH_CHAOS)")
+            await inject(self.chaos, self.stage)
             return await work(envelope, ctx)
 
         task = asyncio.create_task(chaos_then_work())
