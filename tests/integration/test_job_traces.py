@@ -17,6 +17,8 @@ import nats
 import pytest
 
 from shared import subjects
+from shared.events import StageEvent, StageState, StageTrace, TraceQuery
+from shared.subjects import Stage
 from shared.text import normalize_query
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import RecordedRequest, Step, ToolCall
@@ -74,6 +76,19 @@ def _finished_trace(system: System, job_id: str, key: str = ALICE) -> dict[str, 
         time.sleep(0.1)
 
 
+def _publish(system: System, *events: StageEvent) -> None:
+    async def publish() -> None:
+        nc = await nats.connect(servers=system.nats_url.split(","))  # type: ignore[union-attr]
+        try:
+            js = nc.jetstream()
+            for event in events:
+                await js.publish(subjects.event_subject(event.job_id, event.type), event.model_dump_json().encode())
+        finally:
+            await nc.close()
+
+    asyncio.run(publish())
+
+
 def _purge_events(system: System) -> None:
     async def purge() -> None:
         nc = await nats.connect(servers=system.nats_url.split(","))  # type: ignore[union-attr]
@@ -128,6 +143,21 @@ def test_trace_of_a_two_pass_job_outlives_its_events(offline_system: System, tav
     # Another user's job answers like a missing one.
     with s.client(BOB) as c:
         assert c.get(f"/api/research/jobs/{job_id}/trace").status_code == 404
+
+    # A second done event for a stored (stage, iteration), as a redelivered stage sends
+    # it, changes nothing: the first one stands. A marker for a new pass, published
+    # after it on the same stream, shows when the gateway has read both.
+    again = StageEvent(job_id=job_id, stage=Stage.RETRIEVE, iteration=0, state=StageState.DONE, delivery=2,
+                       trace=StageTrace(duration_s=9.0, queries=[TraceQuery(provider="web", text="never sent")]))
+    marker = StageEvent(job_id=job_id, stage=Stage.DIGEST, iteration=7, state=StageState.DONE,
+                        trace=StageTrace(duration_s=1.0))
+    _publish(s, again, marker)
+    deadline = time.monotonic() + 15
+    while (later := _trace(s, job_id))["iterations"][-1]["iteration"] != 7:
+        assert time.monotonic() < deadline, later
+        time.sleep(0.1)
+    assert later["iterations"][:2] == trace["iterations"]
+    trace = later
 
     # The events stream forgets the job; the trace does not.
     _purge_events(s)
