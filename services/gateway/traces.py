@@ -108,7 +108,9 @@ def trace_events(msgs: Iterable[Msg]) -> list[StageEvent]:
     for msg in msgs:
         try:
             event = traced(parse_event(msg.data))
-        except ValidationError:
+        except ValidationError as exc:
+            # coalesce() logs it as an error already, with the reason it is dropped.
+            log.debug("no trace in an unreadable event on %s: %s", getattr(msg, "subject", "?"), exc.error_count())
             continue
         if event is not None:
             out.append(event)
