@@ -72,7 +72,10 @@ function showClarify(questions) {
 }
 
 function onEvent(job, event) {
-  if (event.stage) $("#stat-stage").textContent = event.stage;
+  // A stage's "done" can arrive after the next stage's "started": only work under way
+  // names the current stage.
+  const underWay = event.type === "progress" || (event.type === "stage" && event.state !== "done");
+  if (event.stage && underWay) $("#stat-stage").textContent = event.stage;
   if (event.iteration !== undefined) $("#stat-iteration").textContent = String(Math.max(event.iteration, job.iteration || 0));
   if (event.iteration !== undefined) job.iteration = Math.max(event.iteration, job.iteration || 0);
   if (event.type === "progress") {
