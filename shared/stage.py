@@ -28,6 +28,11 @@ reliability contract:
   stage counts what a crashed attempt spent against the job's token budget;
 - every log line written while a job is handled names the job, stage and attempt,
   and stage outcomes, durations and model use are Prometheus metrics.
+
+The parts have modules of their own: the control watch (:mod:`shared.control`),
+heartbeats (:mod:`shared.heartbeat`), the spend ledger (:mod:`shared.spend`),
+publishing through the broker (:mod:`shared.publishing`) and fault injection
+(:mod:`shared.faults`).
 """
 
 from __future__ import annotations
