@@ -1,6 +1,7 @@
-"""What a stage publishes, against a real nats-server: every command and event passes
-the broker's middlewares, and an event published without waiting for its
-acknowledgement keeps its place before what the process publishes next."""
+"""A stage hop against a real nats-server: every command and event passes the broker's
+middlewares, an event published without waiting for its acknowledgement keeps its
+place before what the process publishes next, and a command reaches the work
+without a detour through a worker thread."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+import fast_depends.utils
 import nats
 import nats.errors
+import pytest
 from faststream import BaseMiddleware
 from faststream.nats import NatsBroker
 from nats.js.errors import NotFoundError
@@ -97,7 +100,17 @@ async def test_an_event_that_cannot_be_stored_is_logged_and_the_caller_goes_on(n
         await nc.close()
 
 
-async def test_a_stage_hop_passes_the_broker_middlewares_with_every_event(nats_url: str) -> None:
+async def test_a_stage_hop_passes_the_broker_middlewares_with_every_event(nats_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A sync dependency (an injected NatsMessage is one) is resolved in a worker thread:
+    # a thread hop on every command. The runner takes the message from the context.
+    threaded: list[object] = []
+    run_in_threadpool = fast_depends.utils.run_in_threadpool
+
+    async def counted(func: Any, *args: Any, **kwargs: Any) -> Any:
+        threaded.append(func)
+        return await run_in_threadpool(func, *args, **kwargs)
+
+    monkeypatch.setattr(fast_depends.utils, "run_in_threadpool", counted)
     nc = await nats.connect(nats_url)
     js = nc.jetstream()
     await topology.ensure_topology(js, ttl_s=600)
@@ -128,6 +141,7 @@ async def test_a_stage_hop_passes_the_broker_middlewares_with_every_event(nats_u
         assert seen.subjects.count(stage_events) == 2
         assert subjects.event_subject(env.job_id, "progress") in seen.subjects
         assert subjects.SCORE in seen.subjects
+        assert threaded == []
     finally:
         await broker.stop()
         await nc.close()
