@@ -38,7 +38,7 @@ from bench.pipeline import (
     submit,
 )
 
-__all__ = ["event_path_figures", "event_path_timings", "jetstream_floor"]
+__all__ = ["Hop", "event_path_figures", "event_path_timings", "jetstream_floor", "print_hops"]
 
 
 FLOOR_STREAM = "BENCH_FLOOR"
@@ -156,13 +156,13 @@ def _mean_ms(values: list[float]) -> str:
     return f"{sum(values) / len(values) * 1000:.1f}" if values else "-"
 
 
-def _print_hops(floor: list[float], hops: list[Hop]) -> None:
+def print_hops(floor: list[float], hops: list[Hop], title: str = "event path (offline engine, one process per service)") -> None:
     """The floor, the mean hop and its ratio, and the hops into each stage (a larger
     command takes longer to validate)."""
     floor_ms = sum(floor) / len(floor) * 1000
     seconds = [h.seconds for h in hops]
     hop_ms = sum(seconds) / len(seconds) * 1000 if seconds else math.nan
-    print("event path (offline engine, one process per service)")
+    print(title)
     print(f"JetStream floor (publish to a waiting pull): mean {floor_ms:.2f} ms, p50 {percentile(floor, 50) * 1000:.2f} ms "
           f"over {len(floor)} messages")
     print(f"stage-to-stage hop (command stored to the next stage started): mean {hop_ms:.2f} ms "
@@ -204,7 +204,7 @@ def event_path_figures(jobs: int, timeout_s: float) -> int:
         os.environ.clear()
         os.environ.update(saved)
         shutil.rmtree(data_dir, ignore_errors=True)
-    _print_hops(floor, [h for level in LAG_LEVELS for h in timings[level][0]])
+    print_hops(floor, [h for level in LAG_LEVELS for h in timings[level][0]])
     rows = [[str(level), str(len(timings[level][1])), _mean_ms(timings[level][1]),
              _fmt(percentile(timings[level][1], 95) * 1000), _fmt(max(timings[level][1], default=math.nan) * 1000)]
             for level in LAG_LEVELS]
