@@ -7,11 +7,11 @@ iteration and attempt, so a publish repeated after a crash is stored once.
 
 Most publishes wait for the stream's acknowledgement: the next command and the
 closing events must be stored before the command that produced them is acked. The
-``started`` stage event need not hold up the work it announces, so
-:meth:`StagePublisher.event_soon` puts it on the wire at once and waits for its
-acknowledgement in the background (a failure is logged). It still reaches the stream
-before anything the work publishes afterwards: publishes from one connection are
-written, and stored, in the order they are made.
+``started`` stage event and progress events need not hold up the work, so
+:meth:`StagePublisher.event_soon` puts them on the wire at once and waits for their
+acknowledgement in the background (a failure is logged). They still reach the stream
+before anything published afterwards (the stage's ``done`` event among it):
+publishes from one connection are written, and stored, in the order they are made.
 """
 
 from __future__ import annotations
@@ -88,4 +88,5 @@ async def publish_json(js: JetStreamContext, subject: str, model: BaseModel, msg
 
 
 async def publish_event(js: JetStreamContext, event: BaseModel, msg_id: str) -> None:
+    """A job event straight to JetStream (its subject names the job and the event type)."""
     await publish_json(js, _subject(event), event, msg_id)
