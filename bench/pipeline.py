@@ -32,7 +32,7 @@ in PostgreSQL) with 1 and 3 jobs in flight (see bench/event_path.py):
 ``--stage-concurrency`` starts two systems of its own in turn, with IO-bound
 loopback fakes (model 1 s a call, search 0.3 s) and one process per stage, runs the
 jobs on each with RESEARCH_STAGE_CONCURRENCY=1 and then the default, and prints
-jobs/min of each and their ratio:
+jobs/min of each and their ratio (see bench/stage_concurrency.py):
 
     python bench/pipeline.py --stage-concurrency --jobs 24
 
@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import math
 import os
@@ -53,7 +52,6 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -316,86 +314,6 @@ def _llm_usage(usages: list[dict]) -> list[str]:
     return _table(["stage", "calls", "input tok", "output tok", "model s"], rows)
 
 
-# -- stage concurrency: jobs/min one-at-a-time against the default --------------------
-
-MODEL_DELAY_S = 1.0  # every model call of the loopback Anthropic fake
-SEARCH_DELAY_S = 0.3  # every call of the loopback Tavily fake
-COMPARE_MAX_CONCURRENCY = "12"  # jobs the gateway admits at once, unless RESEARCH_MAX_CONCURRENCY is set
-
-
-@contextlib.contextmanager
-def io_bound_fakes() -> Iterator[dict[str, str]]:
-    """The loopback Anthropic fake answering every call after MODEL_DELAY_S and the
-    Tavily fake answering after SEARCH_DELAY_S (the sample corpus as its web); yields
-    the environment that points the services at them. Stage work is then mostly
-    waiting, as it is with real models and searches."""
-    from tests.fakes.anthropic import AnthropicFake
-    from tests.fakes.llm import Delay, schema_responder
-    from tests.fakes.tavily import FakeTavily, Page
-
-    pages = [Page(slug=f.stem, title=f.stem.replace("-", " "), text=f.read_text(errors="replace"))
-             for f in sorted(SAMPLE_CORPUS.iterdir()) if f.is_file()]
-    llm = AnthropicFake(responder=lambda rec: Delay(MODEL_DELAY_S, schema_responder(rec))).start()
-    web = FakeTavily(pages, latency_s=SEARCH_DELAY_S).start()
-    try:
-        yield {**llm.env(), "TAVILY_API_KEY": web.api_key, "TAVILY_BASE_URL": web.base_url}
-    finally:
-        web.stop()
-        llm.stop()
-
-
-def jobs_per_minute(stage_concurrency: int, jobs: int, timeout_s: float, env: dict[str, str]) -> tuple[float, int]:
-    """Start a system of its own (one process per stage) with RESEARCH_STAGE_CONCURRENCY
-    = ``stage_concurrency``, run ``jobs`` jobs, print the usual report; return
-    (completed jobs per minute of wall time, completed jobs)."""
-    from services.retrieval.index import index_corpus
-    from services.supervisor import running_system
-
-    data_dir = Path(tempfile.mkdtemp(prefix=f"deepresearch-bench-sc{stage_concurrency}-"))
-    saved = dict(os.environ)
-    os.environ.update(env)
-    os.environ.update(RESEARCH_DATA_DIR=str(data_dir), RESEARCH_RATE_LIMIT_MAX="100000",
-                      RESEARCH_STAGE_CONCURRENCY=str(stage_concurrency))
-    os.environ.setdefault("RESEARCH_MAX_CONCURRENCY", COMPARE_MAX_CONCURRENCY)
-    runs = [JobRun(i + 1, QUESTIONS[i % len(QUESTIONS)]) for i in range(jobs)]
-    try:
-        index_corpus(SAMPLE_CORPUS, name=SAMPLE_CORPUS_NAME, corpora_dir=data_dir / "corpora")
-        print(f"RESEARCH_STAGE_CONCURRENCY={stage_concurrency}: starting a system, {jobs} jobs...", file=sys.stderr, flush=True)
-        with running_system(data_dir=data_dir, nats_url=None, database_url=None, quiet=True) as system:
-            url = system.url
-            wall, max_conc = asyncio.run(run_bench(url, runs, [SAMPLE_CORPUS_NAME], timeout_s))
-        print(report(url, runs, wall, max_conc, f"RESEARCH_STAGE_CONCURRENCY={stage_concurrency}", started_own=True))
-        print()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        shutil.rmtree(data_dir, ignore_errors=True)
-    completed = sum(r.status == "COMPLETED" for r in runs)
-    return (completed / wall * 60 if wall > 0 else 0.0), completed
-
-
-def stage_concurrency_comparison(jobs: int, timeout_s: float) -> int:
-    """jobs/min with one command at a time per stage process against the default
-    RESEARCH_STAGE_CONCURRENCY, IO-bound fakes, one process per stage; 0 when every
-    job of both runs completed."""
-    from shared.settings import CommonSettings
-
-    default = int(CommonSettings.model_fields["research_stage_concurrency"].default)
-    results: dict[int, tuple[float, int]] = {}
-    with io_bound_fakes() as env:
-        for concurrency in dict.fromkeys((1, default)):
-            results[concurrency] = jobs_per_minute(concurrency, jobs, timeout_s, env)
-    rows = [[str(c), str(jobs), str(done), f"{rate:.1f}"] for c, (rate, done) in results.items()]
-    limits = ", ".join(f"{name}={os.environ.get(name, default)}" for name, default in (
-        ("RESEARCH_MAX_CONCURRENCY", COMPARE_MAX_CONCURRENCY), ("LLM_MAX_CONCURRENCY", "default"),
-        ("DIGEST_MAX_CONCURRENT", "default")))
-    print(f"stage concurrency (model {MODEL_DELAY_S:g} s a call, search {SEARCH_DELAY_S:g} s; one process per stage; {limits})")
-    print("\n".join(_table(["RESEARCH_STAGE_CONCURRENCY", "jobs", "completed", "jobs/min"], rows)))
-    one, best = results[1][0], results[default][0]
-    print(f"ratio {default} / 1: {best / one:.2f}x (target: at least 2x)" if one > 0 else "ratio: - (no job completed one at a time)")
-    return 0 if all(done == jobs for _, done in results.values()) else 1
-
-
 # -- entry ---------------------------------------------------------------------------
 
 
@@ -451,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
 
             codes.append(event_path_figures(args.jobs, args.timeout))
         if args.stage_concurrency:
+            from bench.stage_concurrency import stage_concurrency_comparison  # it imports this module
+
             codes.append(stage_concurrency_comparison(args.jobs, args.timeout))
         return max(codes)
     runs = [JobRun(i + 1, QUESTIONS[i % len(QUESTIONS)]) for i in range(args.jobs)]
