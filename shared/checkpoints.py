@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import weakref
 
 from nats.js import JetStreamContext
 from nats.js.api import ObjectMeta, ObjectStoreConfig, StorageType
@@ -40,7 +41,22 @@ CHECKPOINT_RETENTION_S = TEXT_RETENTION_S
 READ_TIMEOUT_S = 10.0  # nats-py's object read waits without limit on an expiring object
 
 
+# The store handle per connection: looking the bucket up is a stream-info round trip,
+# which would otherwise sit on every stage-to-stage hop. A failed write forgets it.
+_handles: weakref.WeakKeyDictionary[JetStreamContext, object] = weakref.WeakKeyDictionary()
+
+
 async def _store(js: JetStreamContext, *, create: bool):  # noqa: ANN202 - nats.js.object_store.ObjectStore
+    cached = _handles.get(js)
+    if cached is not None:
+        return cached
+    store = await _lookup(js, create=create)
+    if store is not None:
+        _handles[js] = store
+    return store
+
+
+async def _lookup(js: JetStreamContext, *, create: bool):  # noqa: ANN202 - nats.js.object_store.ObjectStore
     try:
         return await js.object_store(CHECKPOINT_BUCKET)
     except (NotFoundError, BucketNotFoundError):
@@ -67,6 +83,7 @@ async def save(js: JetStreamContext, envelope: JobEnvelope) -> bool:
         await store.put(envelope.job_id, envelope.model_dump_json().encode(),
                         meta=ObjectMeta(name=envelope.job_id, description=json.dumps(position)))
     except Exception as exc:  # noqa: BLE001 - any failure: logged, the job goes on without this checkpoint
+        _handles.pop(js, None)  # the bucket may be gone: look it up again next time
         log.warning("checkpoint of job %s at %s not stored (%s: %s): a resume would start from an earlier one",
                     envelope.job_id, position, type(exc).__name__, exc)
         return False
