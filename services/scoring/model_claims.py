@@ -193,58 +193,67 @@ def check_model_claims(
     kept: list[Claim] = []
     rejected: list[RejectedClaim] = []
     for n, draft in enumerate(drafts, start=1):
+        outcome = _check_draft(n, draft, snippets, verifier, shown, known_items)
+        if isinstance(outcome, Claim):
+            kept.append(outcome)
+            continue
         text = " ".join(draft.text.split())
-        supporting, contradicting = _ids(draft.supporting), _ids(draft.contradicting)
-
-        def reject(reason: str, *, _text: str = text, _cited: list[str] = supporting + contradicting) -> None:
-            rejected.append(RejectedClaim.of(_text or "(empty)", reason, iteration=iteration, engine=MODEL, cited=_cited))
-
-        if not text:
-            reject("empty claim")
-            continue
-        if len(text) > MAX_CLAIM_CHARS:
-            reject(f"longer than {MAX_CLAIM_CHARS} characters: not one claim")
-            continue
-        if not supporting:
-            reject("cites no snippet")
-            continue
-        unknown = [i for i in supporting + contradicting if i not in shown]
-        if unknown:
-            reject(f"cites unknown snippet {', '.join(unknown[:5])}")
-            continue
-        if len(supporting) > MAX_CITATIONS_PER_CLAIM:
-            log.info("claim %r cites %d snippets; the first %d are its citations",
-                     text[:60], len(supporting), MAX_CITATIONS_PER_CLAIM)
-            supporting = supporting[:MAX_CITATIONS_PER_CLAIM]
-        checks = [(snippets[i], verifier.quote(snippets[i].source_index, snippets[i].text, snippets[i].locator))
-                  for i in supporting]
-        failed = [(s, c) for s, c in checks if not c.ok]
-        if failed:
-            s, c = failed[0]
-            reject(f"quote of {s.id} does not verify: {c.reason}")
-            continue
-        grounding = check_grounding(text, [c.text or "" for _, c in checks], min_support=verifier.min_support)
-        if not grounding.ok:
-            reject(f"not grounded in its quotes: {grounding.reason}")
-            continue
-        support_idx = sorted({s.source_index for s, _ in checks})
-        against: set[int] = set()
-        for i in contradicting:
-            s = snippets[i]
-            if verifier.quote(s.source_index, s.text, s.locator).ok:
-                against.add(s.source_index)
-            else:
-                log.warning("contradicting snippet %s of claim %r does not verify: not counted", i, text[:80])
-        kept.append(Claim(
-            id=f"m{n}",
-            text=text,
-            supporting_indices=support_idx,
-            contradicting_indices=sorted(against - set(support_idx)),
-            checklist_item_ids=[i for i in _ids(draft.checklist_item_ids) if i in known_items],
-            citations=[Citation(source_id=verifier.scored[s.source_index].id, locator=c.locator or "",
-                                quote=c.text or "") for s, c in checks],
-        ))
+        cited = _ids(draft.supporting) + _ids(draft.contradicting)
+        rejected.append(RejectedClaim.of(text or "(empty)", outcome, iteration=iteration, engine=MODEL, cited=cited))
     return kept, rejected
+
+
+def _check_draft(n: int, draft: ClaimDraft, snippets: Mapping[str, Snippet], verifier: Verifier,
+                 shown: set[str], known_items: set[str]) -> Claim | str:
+    """The draft as a claim (id ``m<n>``), or why it is rejected."""
+    text = " ".join(draft.text.split())
+    supporting, contradicting = _ids(draft.supporting), _ids(draft.contradicting)
+    if not text:
+        return "empty claim"
+    if len(text) > MAX_CLAIM_CHARS:
+        return f"longer than {MAX_CLAIM_CHARS} characters: not one claim"
+    if not supporting:
+        return "cites no snippet"
+    unknown = [i for i in supporting + contradicting if i not in shown]
+    if unknown:
+        return f"cites unknown snippet {', '.join(unknown[:5])}"
+    if len(supporting) > MAX_CITATIONS_PER_CLAIM:
+        log.info("claim %r cites %d snippets; the first %d are its citations",
+                 text[:60], len(supporting), MAX_CITATIONS_PER_CLAIM)
+        supporting = supporting[:MAX_CITATIONS_PER_CLAIM]
+    checks = [(snippets[i], verifier.quote(snippets[i].source_index, snippets[i].text, snippets[i].locator))
+              for i in supporting]
+    failed = [(s, c) for s, c in checks if not c.ok]
+    if failed:
+        s, c = failed[0]
+        return f"quote of {s.id} does not verify: {c.reason}"
+    grounding = check_grounding(text, [c.text or "" for _, c in checks], min_support=verifier.min_support)
+    if not grounding.ok:
+        return f"not grounded in its quotes: {grounding.reason}"
+    support_idx = sorted({s.source_index for s, _ in checks})
+    against = _verified_against(contradicting, snippets, verifier, text)
+    return Claim(
+        id=f"m{n}",
+        text=text,
+        supporting_indices=support_idx,
+        contradicting_indices=sorted(against - set(support_idx)),
+        checklist_item_ids=[i for i in _ids(draft.checklist_item_ids) if i in known_items],
+        citations=[Citation(source_id=verifier.scored[s.source_index].id, locator=c.locator or "",
+                            quote=c.text or "") for s, c in checks],
+    )
+
+
+def _verified_against(contradicting: Sequence[str], snippets: Mapping[str, Snippet], verifier: Verifier,
+                      text: str) -> set[int]:
+    """The sources whose cited contradicting snippet verifies; one that does not is logged and not counted."""
+    against: set[int] = set()
+    for i in contradicting:
+        s = snippets[i]
+        if verifier.quote(s.source_index, s.text, s.locator).ok:
+            against.add(s.source_index)
+        else:
+            log.warning("contradicting snippet %s of claim %r does not verify: not counted", i, text[:80])
+    return against
 
 
 def verify_offline_claims(claims: Sequence[Claim], verifier: Verifier, *, iteration: int) -> tuple[list[Claim], list[RejectedClaim]]:
@@ -302,6 +311,54 @@ def _offline_for(question: str, sub_questions: Sequence[str], checklist: Sequenc
     }) for c in claims]
 
 
+@dataclass
+class _Extraction:
+    """One step's model extraction: what every batch call needs."""
+
+    question: str
+    sub_questions: Sequence[str]
+    checklist: Sequence[ChecklistItem]
+    scored: Sequence[ScoredSource]
+    llm: JobLLM
+    verifier: Verifier
+    iteration: int
+    snippets: dict[str, Snippet]
+
+    async def offline_for(self, batch: list[int]) -> list[Claim]:
+        return await asyncio.to_thread(_offline_for, self.question, self.sub_questions, self.checklist, self.scored, batch)
+
+    async def batch(self, batch: list[int]) -> tuple[list[Claim], list[Claim], list[RejectedClaim], str | None]:
+        """(model claims, offline claims, rejected, why this batch went offline)."""
+        answered_offline = False
+
+        def offline() -> ClaimsAnswer:
+            nonlocal answered_offline
+            answered_offline = True
+            return ClaimsAnswer(claims=[])
+
+        try:
+            answer = await self.llm.structured(
+                ClaimsAnswer, system=prompts.CLAIMS_SYSTEM,
+                prompt=claims_prompt(self.question, self.checklist, self.scored, self.snippets, batch),
+                tool_name=prompts.CLAIMS_TOOL, offline=offline, max_tokens=4096,
+            )
+        except LLMInvalidOutput as exc:
+            log.warning("claims answer for sources %s unusable (%s): offline engine for them",
+                        ", ".join(source_label(i) for i in batch), exc)
+            return [], await self.offline_for(batch), [], "model output invalid"
+        if answered_offline:
+            return [], await self.offline_for(batch), [], "token budget spent"
+        drafts = answer.claims
+        if len(drafts) > MAX_CLAIMS_PER_CALL:
+            log.warning("claims answer has %d claims; reading the first %d", len(drafts), MAX_CLAIMS_PER_CALL)
+            drafts = drafts[:MAX_CLAIMS_PER_CALL]
+        shown = {i for i, s in self.snippets.items() if s.source_index in set(batch)}
+        item_ids = [item.id for item in self.checklist]
+        kept, rejected = await asyncio.to_thread(
+            check_model_claims, drafts, self.snippets, self.verifier, item_ids, iteration=self.iteration, allowed=shown)
+        return kept, [], rejected, None
+
+
 async def extract_verified_claims(
     question: str,
     sub_questions: Sequence[str],
@@ -322,43 +379,17 @@ async def extract_verified_claims(
                                          verifier, iteration=iteration)
         kept, rejected = await asyncio.to_thread(offline_all)
         return ClaimsOutcome(kept, rejected)
-    snippets = build_snippets(scored)
-    groups = batches(snippets)
-    item_ids = [item.id for item in checklist]
+    step = _Extraction(question, sub_questions, checklist, scored, llm, verifier, iteration, build_snippets(scored))
+    groups = batches(step.snippets)
+    results = await asyncio.gather(*(step.batch(b) for b in groups))
+    return await _combine(groups, results, verifier, iteration=iteration)
 
-    async def one(batch: list[int]) -> tuple[list[Claim], list[Claim], list[RejectedClaim], str | None]:
-        """(model claims, offline claims, rejected, why this batch went offline)."""
-        answered_offline = False
 
-        def offline() -> ClaimsAnswer:
-            nonlocal answered_offline
-            answered_offline = True
-            return ClaimsAnswer(claims=[])
-
-        try:
-            answer = await llm.structured(
-                ClaimsAnswer, system=prompts.CLAIMS_SYSTEM,
-                prompt=claims_prompt(question, checklist, scored, snippets, batch),
-                tool_name=prompts.CLAIMS_TOOL, offline=offline, max_tokens=4096,
-            )
-        except LLMInvalidOutput as exc:
-            log.warning("claims answer for sources %s unusable (%s): offline engine for them",
-                        ", ".join(source_label(i) for i in batch), exc)
-            fallback = await asyncio.to_thread(_offline_for, question, sub_questions, checklist, scored, batch)
-            return [], fallback, [], "model output invalid"
-        if answered_offline:
-            fallback = await asyncio.to_thread(_offline_for, question, sub_questions, checklist, scored, batch)
-            return [], fallback, [], "token budget spent"
-        drafts = answer.claims
-        if len(drafts) > MAX_CLAIMS_PER_CALL:
-            log.warning("claims answer has %d claims; reading the first %d", len(drafts), MAX_CLAIMS_PER_CALL)
-            drafts = drafts[:MAX_CLAIMS_PER_CALL]
-        shown = {i for i, s in snippets.items() if s.source_index in set(batch)}
-        kept, rejected = await asyncio.to_thread(
-            check_model_claims, drafts, snippets, verifier, item_ids, iteration=iteration, allowed=shown)
-        return kept, [], rejected, None
-
-    results = await asyncio.gather(*(one(b) for b in groups))
+async def _combine(groups: Sequence[list[int]],
+                   results: Sequence[tuple[list[Claim], list[Claim], list[RejectedClaim], str | None]],
+                   verifier: Verifier, *, iteration: int) -> ClaimsOutcome:
+    """The batches' answers as one outcome: the offline claims of batches that went
+    offline are verified like any, and a note says which and why."""
     model_claims: list[Claim] = []
     offline_claims: list[Claim] = []
     rejected: list[RejectedClaim] = []
