@@ -186,6 +186,18 @@ class Lifecycle:
 
     # -- consumers ---------------------------------------------------------------------------
 
+    async def close(self) -> None:
+        """Unsubscribe the durables' pull subscriptions (after the loops have stopped).
+        A fetch cancelled by the stop can leave messages in a subscription's queue that
+        nobody will read, and the connection's drain would wait its whole timeout for
+        them; unread, they are redelivered to another gateway after the ack wait."""
+        subs, self._subs = list(self._subs.items()), {}
+        for durable, sub in subs:
+            try:
+                await sub.unsubscribe()
+            except Exception as exc:  # noqa: BLE001 - shutting down: logged, the next one is still closed
+                log.warning("pull subscription of %s not closed cleanly: %s: %s", durable, type(exc).__name__, exc)
+
     async def _fetch(self, durable: str, batch: int = FETCH_BATCH) -> list[Msg]:
         """One fetch from one of the gateway's durables (created if missing). A failed
         fetch forgets the subscription: the consumer or its stream may be gone."""

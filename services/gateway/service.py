@@ -133,6 +133,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             yield
     finally:
         await life.loops.stop()
+        await life.close()
         await broker.stop()
         await engine.dispose()
 
