@@ -207,10 +207,16 @@ class Lifecycle:
             sub = self._subs[durable] = await self.js.pull_subscribe_bind(durable, stream=stream)
         try:
             return await sub.fetch(batch, timeout=1.0)
-        except nats.errors.TimeoutError:
+        except (nats.errors.TimeoutError, asyncio.TimeoutError):
+            # Nothing to fetch. nats-py raises either, depending on where the wait ends;
+            # taking asyncio's for a failure leaked a subscription per idle second.
             return []
         except Exception:
             self._subs.pop(durable, None)
+            try:
+                await sub.unsubscribe()
+            except Exception as exc:  # noqa: BLE001 - it is being replaced because it failed; the fetch's error is raised
+                log.info("failed pull subscription of %s not unsubscribed: %s: %s", durable, type(exc).__name__, exc)
             raise
 
     @staticmethod
