@@ -13,7 +13,7 @@ scoring handed to synthesis):
 
 - when that job's checklist was fully satisfied and covers the new question (every
   content term of the new question is in the earlier question, its refined question,
-  key terms or checklist), the new job goes straight to synthesis with the earlier
+  key terms or checklist) asked with the same context, the new job goes straight to synthesis with the earlier
   plan, sources, scores and verified claims: only the new report is written;
 - otherwise it plans afresh, but with the earlier sources, digests, claims, research
   memory and queries already run: retrieval skips those queries, the digest stage
@@ -93,12 +93,17 @@ async def find_similar(session: AsyncSession, job: Job, *, max_age_s: float, min
     return best
 
 
-def covers(earlier: JobEnvelope, question: str) -> bool:
-    """Whether the earlier job's research already answers ``question``: its checklist
-    is fully satisfied and every content term of ``question`` is in what it researched
-    (its question, refined question, key terms and checklist)."""
+def covers(earlier: JobEnvelope, question: str, context: str | None = None) -> bool:
+    """Whether the earlier job's research already answers ``question`` asked with
+    ``context``: its checklist is fully satisfied, every content term of ``question``
+    is in what it researched (its question, refined question, key terms and checklist),
+    and the context is the same in content terms (a context changes the brief, the
+    scope and so the report, even where the sources still serve: those are reused by
+    planning afresh)."""
     plan = earlier.plan
     if plan is None or not plan.checklist or not earlier.claims:
+        return False
+    if set(terms(context or "")) != set(terms(earlier.request.context or "")):
         return False
     if any(item.status != CoverageStatus.SATISFIED for item in plan.checklist):
         return False
@@ -120,7 +125,7 @@ async def reused_envelope(js: JetStreamContext, fresh: JobEnvelope, candidate: C
     if earlier is None or earlier.stage != Stage.SYNTHESIZE or not earlier.sources:
         log.info("job %s: not reusing job %s: it has no final checkpoint with sources", fresh.job_id, candidate.job_id)
         return fresh
-    covered = covers(earlier, fresh.request.question)
+    covered = covers(earlier, fresh.request.question, fresh.request.context)
     reused = ReusedWork(
         job_id=candidate.job_id, similarity=round(candidate.similarity, 3), sources=len(earlier.sources),
         claims=len(earlier.claims), source_ids=[s.id for s in earlier.sources], covered=covered,

@@ -55,3 +55,5 @@ def test_a_satisfied_checklist_covers_the_question_it_researched_only() -> None:
     assert not covers(_earlier(), "How did automation change lighthouse keeping in Japan?")  # a term never researched
     assert not covers(_earlier(CoverageStatus.PARTIAL), "How did automation change lighthouse keeping?")
     assert not covers(_earlier().model_copy(update={"claims": []}), "How did automation change lighthouse keeping?")
+    # another context asks for another report: its research is reused by planning afresh
+    assert not covers(_earlier(), "When were lighthouses automated?", "for a museum guide about lamp fuels")
