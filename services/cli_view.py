@@ -16,16 +16,10 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["STAGE_SPAN", "JobView", "plain_line", "render_to_text"]
+from shared.subjects import overall_progress
 
-# Where each stage sits on one iteration's 0..1 progress (as the gateway reports a job's).
-STAGE_SPAN = {
-    "plan": (0.0, 0.1),
-    "retrieve": (0.1, 0.4),
-    "digest": (0.4, 0.6),
-    "score": (0.6, 0.8),
-    "synthesize": (0.8, 1.0),
-}
+__all__ = ["JobView", "plain_line", "render_to_text"]
+
 
 
 def _tokens(usage: dict[str, Any] | None) -> int | None:
@@ -59,9 +53,7 @@ class JobView:
             self.stage = str(event.get("stage") or self.stage)
             self.iteration = max(self.iteration, int(event.get("iteration") or 0))
         if kind == "progress":
-            within = float(event.get("progress") or 0.0)
-            lo, hi = STAGE_SPAN.get(self.stage or "", (0.0, 1.0))
-            self.progress = lo + (hi - lo) * within
+            self.progress = overall_progress(self.stage or "", float(event.get("progress") or 0.0))
             self.message = str(event.get("message") or "")
             counts = event.get("counts") or {}
             if self.stage == "retrieve" and "sources" in counts:
@@ -71,7 +63,7 @@ class JobView:
         elif kind == "stage":
             state = event.get("state")
             if state == "started":
-                self.progress = STAGE_SPAN.get(self.stage or "", (0.0, 0.0))[0]
+                self.progress = overall_progress(self.stage or "", 0.0)
                 self.message = f"{self.stage} started"
             elif state in ("failed", "retrying") or event.get("error"):
                 self.message = f"{self.stage} {state}" + (f": {event['error']}" if event.get("error") else "")

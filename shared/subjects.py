@@ -20,6 +20,23 @@ class Stage(StrEnum):
     SYNTHESIZE = "synthesize"
 
 
+# Where each stage sits on a job's 0..1 progress, as the gateway records it and the CLI
+# draws it (a stage's own progress is mapped into its span).
+STAGE_SPAN: dict[str, tuple[float, float]] = {
+    Stage.PLAN: (0.0, 0.1),
+    Stage.RETRIEVE: (0.1, 0.4),
+    Stage.DIGEST: (0.4, 0.6),
+    Stage.SCORE: (0.6, 0.8),
+    Stage.SYNTHESIZE: (0.8, 1.0),
+}
+
+
+def overall_progress(stage: str, within: float) -> float:
+    """The job's progress when ``stage`` is ``within`` (0..1, clamped) of its own work."""
+    lo, hi = STAGE_SPAN.get(stage, (0.0, 1.0))
+    return round(lo + (hi - lo) * max(0.0, min(1.0, within)), 4)
+
+
 # -- streams -----------------------------------------------------------------
 
 JOBS_STREAM = "RESEARCH_JOBS"
@@ -140,6 +157,8 @@ RATELIMIT_BUCKET = "research_ratelimit"
 limited API, value = the next free request slot, reserved by compare-and-set."""
 
 __all__ = [
+    "STAGE_SPAN",
+    "overall_progress",
     "CONTROL_BUCKET",
     "DEADLETTER_STREAM",
     "DIGEST",

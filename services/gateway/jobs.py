@@ -27,25 +27,11 @@ from services.gateway.models import Job, Result, SourceRow
 from services.gateway.text import clean, clean_json
 from shared import subjects
 from shared.envelope import JobEnvelope, Usage, utcnow
+from shared.subjects import overall_progress
 from shared.events import TERMINAL_STATUSES, JobStatus, JobStatusChanged, ResearchResult
 
 ADMISSION_LOCK = 7_215_012  # pg_advisory_xact_lock key serializing admission across gateways
 _ACTIVE = (JobStatus.QUEUED, JobStatus.PROCESSING, JobStatus.AWAITING_INPUT)
-
-# Where each stage sits on the job's overall 0..1 progress.
-STAGE_SPAN = {
-    "plan": (0.0, 0.1),
-    "retrieve": (0.1, 0.4),
-    "digest": (0.4, 0.6),
-    "score": (0.6, 0.8),
-    "synthesize": (0.8, 1.0),
-}
-
-
-def overall_progress(stage: str, within: float) -> float:
-    lo, hi = STAGE_SPAN.get(stage, (0.0, 1.0))
-    return round(lo + (hi - lo) * max(0.0, min(1.0, within)), 4)
-
 
 class IdempotencyConflict(Exception):
     """The Idempotency-Key was used before with a different request."""

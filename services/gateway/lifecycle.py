@@ -478,4 +478,4 @@ def _advance(updates: dict[str, jobs.JobProgress], job_id: str, stage: str, iter
     u = updates.setdefault(job_id, jobs.JobProgress())
     u.stage = stage
     u.iteration = max(u.iteration, iteration)
-    u.progress = max(u.progress, jobs.overall_progress(stage, within))
+    u.progress = max(u.progress, subjects.overall_progress(stage, within))

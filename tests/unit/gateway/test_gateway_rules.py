@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.gateway.jobs import overall_progress
+from shared.subjects import overall_progress
 from services.gateway.service import check_bind
 from shared.errors import ConfigurationError
 from shared.settings import GatewaySettings
