@@ -10,6 +10,7 @@ import contextlib
 import json
 import time
 import uuid
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -19,6 +20,7 @@ import nats.errors
 import pytest
 from faststream import BaseMiddleware
 from faststream.nats import NatsBroker
+from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from shared import subjects, topology
@@ -59,14 +61,23 @@ async def _events(js: Any, job_id: str, settle_s: float = 0.5) -> list[dict[str,
         await sub.unsubscribe()
 
 
-async def test_an_event_not_waited_for_is_stored_before_what_is_published_after_it(nats_url: str) -> None:
+@contextlib.asynccontextmanager
+async def _publishing(nats_url: str) -> AsyncIterator[tuple[JetStreamContext, StagePublisher]]:
+    """A JetStream context on a declared topology and a stage publisher beside it."""
     nc = await nats.connect(nats_url)
     broker = NatsBroker(nats_url)
     try:
         js = nc.jetstream()
         await topology.ensure_topology(js, ttl_s=600)
         await broker.connect()
-        publisher = StagePublisher(broker)
+        yield js, StagePublisher(broker)
+    finally:
+        await broker.stop()
+        await nc.close()
+
+
+async def test_an_event_not_waited_for_is_stored_before_what_is_published_after_it(nats_url: str) -> None:
+    async with _publishing(nats_url) as (js, publisher):
         job_id = uuid.uuid4().hex
         for i in range(40):
             started = StageEvent(job_id=job_id, stage=Stage.SCORE, iteration=i, state=StageState.STARTED, delivery=1, worker="w")
@@ -76,28 +87,18 @@ async def test_an_event_not_waited_for_is_stored_before_what_is_published_after_
         await publisher.settle()
         events = await _events(js, job_id)
         assert [(e["type"], e["iteration"]) for e in events] == [(t, i) for i in range(40) for t in ("stage", "progress")]
-    finally:
-        await broker.stop()
-        await nc.close()
 
 
 async def test_an_event_that_cannot_be_stored_is_logged_and_the_caller_goes_on(nats_url: str, caplog: Any) -> None:
-    nc = await nats.connect(nats_url)
-    broker = NatsBroker(nats_url)
-    try:
-        js = nc.jetstream()
-        await topology.ensure_topology(js, ttl_s=600)
-        await broker.connect()
-        publisher = StagePublisher(broker)
+    async with _publishing(nats_url) as (js, publisher):
         await js.delete_stream(subjects.EVENTS_STREAM)  # no stream stores the event: no acknowledgement
-        event = StageEvent(job_id=uuid.uuid4().hex, stage=Stage.SCORE, iteration=0, state=StageState.STARTED, delivery=1, worker="w")
-        await publisher.event_soon(event, f"{event.job_id}:score:0:stage:started:1")
-        await publisher.settle()
-        assert [r for r in caplog.records if f"event {event.job_id}:score:0:stage:started:1 not stored" in r.getMessage()]
-    finally:
-        await topology.ensure_topology(nc.jetstream(), ttl_s=600)
-        await broker.stop()
-        await nc.close()
+        try:
+            event = StageEvent(job_id=uuid.uuid4().hex, stage=Stage.SCORE, iteration=0, state=StageState.STARTED, delivery=1, worker="w")
+            await publisher.event_soon(event, f"{event.job_id}:score:0:stage:started:1")
+            await publisher.settle()
+            assert [r for r in caplog.records if f"event {event.job_id}:score:0:stage:started:1 not stored" in r.getMessage()]
+        finally:
+            await topology.ensure_topology(js, ttl_s=600)
 
 
 async def test_a_stage_hop_passes_the_broker_middlewares_with_every_event(nats_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
