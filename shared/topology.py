@@ -7,9 +7,12 @@ configs, unlike consumer configs, can be updated in place).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 
 import nats
+import nats.errors
 from nats.js import JetStreamContext
 from nats.js.api import (
     ConsumerConfig,
@@ -21,7 +24,7 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
+from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError, ServiceUnavailableError
 
 from shared import subjects
 
@@ -157,14 +160,32 @@ async def ensure_digest_storage(js: JetStreamContext, *, retention_s: float, rep
             await js.update_stream(config=info.config)
 
 
-async def declare(servers: list[str], *, ttl_s: float, replicas: int = 1) -> None:
+# JetStream's answers while a cluster elects a leader: wait and declare again.
+_ELECTION_ERRORS = (nats.errors.TimeoutError, nats.errors.NoRespondersError, asyncio.TimeoutError, ServiceUnavailableError)
+DECLARE_RETRY_S = 60.0  # how long a starting process waits for JetStream before it fails
+
+
+async def declare(servers: list[str], *, ttl_s: float, replicas: int = 1, retry_for_s: float = DECLARE_RETRY_S) -> None:
     """Connect, declare everything, disconnect: for start-up hooks that run before
-    a broker's own connection exists."""
-    nc = await nats.connect(servers=servers, connect_timeout=5, max_reconnect_attempts=3)
-    try:
-        await ensure_topology(nc.jetstream(), ttl_s=ttl_s, replicas=replicas)
-    finally:
-        await nc.drain()
+    a broker's own connection exists. A process started while JetStream elects a
+    leader (its requests time out or find no responder) waits for it, up to
+    ``retry_for_s``, instead of exiting at start-up with nobody to restart it."""
+    deadline = time.monotonic() + retry_for_s
+    delay = 0.5
+    while True:
+        nc = await nats.connect(servers=servers, connect_timeout=5, max_reconnect_attempts=3)
+        try:
+            await ensure_topology(nc.jetstream(), ttl_s=ttl_s, replicas=replicas)
+            return
+        except _ELECTION_ERRORS as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            log.warning("declaring the topology failed (%s: %s): JetStream may be electing a leader; again in %.1fs",
+                        type(exc).__name__, exc, delay)
+        finally:
+            await nc.drain()
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 5.0)
 
 
 RATELIMIT_IDLE_S = 3_600  # a limiter key nobody touched for an hour is forgotten
