@@ -98,6 +98,12 @@ class ControlWatch:
             except asyncio.CancelledError:
                 self.live = False
                 raise
+            except nats.errors.ConnectionClosedError:
+                # Closed for good (a reconnect raises other errors): nothing to watch
+                # any more. A later start() on a new connection watches again.
+                self.live = False
+                log.info("control bucket watch ends: its NATS connection is closed")
+                return
             except Exception as exc:  # noqa: BLE001 - any failure: read keys directly, then watch again
                 self.live = False
                 log.warning("control bucket watch failed (%s: %s): reading control keys directly; re-watching in %.0fs",

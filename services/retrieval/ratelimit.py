@@ -10,6 +10,13 @@ process then sleeps until its own slot. Slots are spaced ``1/rate`` apart times
 :data:`SAFETY_MARGIN`, because the server counts arrivals, and arrivals jitter by the
 few milliseconds between waking up and the request reaching NCBI.
 
+That margin is the whole of the tolerance: ``rate`` consecutive slots span
+``SAFETY_MARGIN`` seconds, so a request sent more than ``SAFETY_MARGIN - 1`` seconds
+after its slot could land in the same one-second window as the ``rate`` after it. A
+process woken later than half that (a busy host, a long pause in the event loop) gives
+its slot up and reserves another rather than send late; the other half is left for the
+trip from the sleeping process to the server.
+
 The slot times are wall-clock (``time.time()``): hosts sharing a limiter are assumed
 to be NTP-synchronized, as any cluster is; a clock off by more than the margin could
 let two requests land closer than ``1/rate``.
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import random
 import time
 
@@ -31,8 +39,11 @@ from shared.errors import TransientError
 
 __all__ = ["SAFETY_MARGIN", "KvRateLimiter", "ncbi_rate"]
 
+log = logging.getLogger(__name__)
+
 SAFETY_MARGIN = 1.15
 MAX_CAS_ATTEMPTS = 200
+MAX_FORFEITS = 20  # late wake-ups in a row before sending anyway (and saying so)
 
 
 def ncbi_rate(*, has_key: bool, configured: float | None) -> float:
@@ -52,6 +63,8 @@ class KvRateLimiter:
         self._js = js
         self._key = name
         self.interval_s = margin / rate_per_s
+        self.max_late_s = (margin - 1.0) / 2
+        self.forfeits = 0  # slots given up for a late wake-up, over this limiter's life
         self._kv: KeyValue | None = None
 
     async def _bucket(self) -> KeyValue:
@@ -83,9 +96,19 @@ class KvRateLimiter:
         raise TransientError(f"rate limiter {self._key!r}: no slot after {MAX_CAS_ATTEMPTS} contended attempts")
 
     async def acquire(self) -> float:
-        """Wait for a reserved slot; return the seconds waited."""
-        slot = await self.reserve()
-        wait = slot - time.time()
-        if wait > 0:
-            await asyncio.sleep(wait)
-        return max(0.0, wait)
+        """Wait for a reserved slot; return the seconds waited. A wake-up later than
+        ``max_late_s`` after the slot forfeits it and waits for a new one."""
+        began = time.time()
+        for _ in range(MAX_FORFEITS):
+            slot = await self.reserve()
+            wait = slot - time.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            late = time.time() - slot
+            if late <= self.max_late_s:
+                return time.time() - began
+            self.forfeits += 1
+            log.info("rate limiter %r: woke %.0f ms after its slot; reserving another", self._key, late * 1000)
+        log.warning("rate limiter %r: %d late wake-ups in a row (an overloaded host?); sending now",
+                    self._key, MAX_FORFEITS)
+        return time.time() - began
