@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import signal
 import subprocess
 import sys
@@ -45,7 +46,9 @@ async def serve(nats_url: str, stage: Stage) -> None:
     from shared.settings import CommonSettings
     from shared.stage import StageContext, StageRunner
 
-    broker = NatsBroker(nats_url, middlewares=[NatsPrometheusMiddleware(registry=metrics.REGISTRY, app_name=stage.value)])
+    # As the stage services build theirs (shared.stage.stage_app): FastStream's
+    # per-message log lines at DEBUG, below the level that is written.
+    broker = NatsBroker(nats_url, log_level=logging.DEBUG, middlewares=[NatsPrometheusMiddleware(registry=metrics.REGISTRY, app_name=stage.value)])
     runner = StageRunner(broker, stage, CommonSettings())
 
     async def hand_on(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:

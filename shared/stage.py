@@ -300,8 +300,10 @@ class StageRunner:
 
         if isinstance(result, JobEnvelope):
             result = with_cuts(ctx.llm.apply(result), ctx.deadline.cuts)
+            # What a resume starts from (a failed write is logged), kept before the
+            # publish so its round trips do not compete with the next stage's start.
+            await checkpoints.save(self.js, result)
             await self._publish(result, target, result.msg_id)
-            await checkpoints.save(self.js, result)  # what a resume starts from; a failed write is logged
         elif isinstance(result, JobCompleted):
             await self._publish(result, target, envelope.outcome_msg_id("completed"))
         else:
