@@ -1,11 +1,18 @@
 """Whether the gateway has stopped a job: the control bucket, read or watched.
 
-The gateway writes a job's terminal status (CANCELLED or EXPIRED) under the job's id
-in the control bucket when it stops the job. A stage must never start work for such a
-job and must abandon work in flight within about a second. Reading the key for every
-message every quarter second would cost a request each time, so each process keeps
-one watch of the whole bucket (:class:`ControlWatch`) and answers from memory; a
-direct read stands in while the watch is down.
+The gateway writes a job's terminal status (CANCELLED, EXPIRED or FAILED) under the
+job's id in the control bucket when it stops the job, with the run it stopped:
+``CANCELLED:2`` stops every command of the job whose ``resumes`` is 2 or less. A
+stage must never start work for a stopped run and must abandon work in flight within
+about a second. The run matters once a stopped job is resumed: the resumed run
+(``resumes`` one higher) goes on under the same key, while a command the stopped run
+left in a stream (handed on just as the job was cancelled, waiting for a stage) is
+still dropped, so the two runs never work side by side. A value without a run (as
+older versions wrote) stops every run.
+
+Reading the key for every message every quarter second would cost a request each
+time, so each process keeps one watch of the whole bucket (:class:`ControlWatch`) and
+answers from memory; a direct read stands in while the watch is down.
 """
 
 from __future__ import annotations
@@ -18,11 +25,13 @@ from typing import Any
 
 import nats.errors
 from nats.js import JetStreamContext
-from nats.js.errors import KeyNotFoundError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 
 from shared import subjects
+from shared.errors import TransientError
 
-__all__ = ["CANCEL_POLL_S", "CANCEL_READ_S", "WATCH_CHECK_S", "WATCH_RETRY_S", "ControlWatch", "is_cancelled"]
+__all__ = ["CANCEL_POLL_S", "CANCEL_READ_S", "WATCH_CHECK_S", "WATCH_RETRY_S", "ControlWatch", "is_cancelled",
+           "stop_run", "stop_value", "stopped_through"]
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +41,63 @@ WATCH_RETRY_S = 1.0
 WATCH_CHECK_S = 10.0
 
 
-async def is_cancelled(js: JetStreamContext, job_id: str) -> bool:
-    """True once the gateway has stopped the job (its control key holds the terminal
-    status that stopped it: CANCELLED or EXPIRED). One read of the bucket."""
+ALL_RUNS = 1 << 62  # what a value without a run stops
+
+
+def stop_value(status: str, run: int) -> bytes:
+    """The control value that stops ``run`` (a job's resume count) and every earlier run."""
+    return f"{status}:{run}".encode()
+
+
+def stopped_through(value: bytes | None) -> int | None:
+    """The last run a control value stops; None for no value (the job is not stopped)."""
+    if not value:
+        return None
+    _, sep, run = value.decode(errors="replace").rpartition(":")
+    if not sep:
+        return ALL_RUNS
+    try:
+        return int(run)
+    except ValueError:
+        log.warning("control value %r has no readable run: it stops every run", value)
+        return ALL_RUNS
+
+
+async def stop_run(js: JetStreamContext, job_id: str, status: str, run: int, *, attempts: int = 20) -> None:
+    """Stop ``run`` of the job and every earlier one, never un-stopping a later run: a
+    writer that read the job's run just before it was resumed (an expiry, a second
+    cancel) must not lower the mark, so the key is written by compare-and-set and left
+    alone when it already stops ``run``. A value without a run is replaced by one."""
+    kv = await js.key_value(subjects.CONTROL_BUCKET)
+    for _ in range(attempts):
+        try:
+            entry = await kv.get(job_id)
+            revision, through = entry.revision, stopped_through(entry.value)
+        except KeyNotFoundError:
+            revision, through = 0, None
+        if through is not None and run <= through < ALL_RUNS:
+            return
+        try:
+            if revision:
+                await kv.update(job_id, stop_value(status, run), last=revision)
+            else:
+                await kv.create(job_id, stop_value(status, run))
+            return
+        except KeyWrongLastSequenceError:
+            continue  # written in between: look again
+    raise TransientError(f"control key of job {job_id}: no write after {attempts} contended attempts")
+
+
+async def is_cancelled(js: JetStreamContext, job_id: str, run: int = 0) -> bool:
+    """True once the gateway has stopped this run of the job (its control key holds the
+    terminal status that stopped it and the last run stopped). One read of the bucket."""
     kv = await js.key_value(subjects.CONTROL_BUCKET)
     try:
         entry = await kv.get(job_id)
     except KeyNotFoundError:
         return False
-    return bool(entry.value)
+    through = stopped_through(entry.value)
+    return through is not None and run <= through
 
 
 class ControlWatch:
@@ -52,7 +109,7 @@ class ControlWatch:
     itself."""
 
     def __init__(self) -> None:
-        self._stopped: set[str] = set()
+        self._stopped: dict[str, int] = {}  # job id -> the last run stopped
         self.live = False
         self._task: asyncio.Task[None] | None = None
         self._js: JetStreamContext | None = None
@@ -71,12 +128,13 @@ class ControlWatch:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    async def stopped(self, job_id: str) -> bool:
+    async def stopped(self, job_id: str, run: int = 0) -> bool:
+        """Whether this run of the job (its envelope's ``resumes``) is stopped."""
         if self.live:
-            return job_id in self._stopped
-        return await self.read(job_id)
+            return run <= self._stopped.get(job_id, -1)
+        return await self.read(job_id, run)
 
-    async def read(self, job_id: str) -> bool:
+    async def read(self, job_id: str, run: int = 0) -> bool:
         """One read of the job's control key. The bucket's handle is looked up once per
         process: each lookup is a stream-info round trip, paid on every hop otherwise."""
         assert self._js is not None, "ControlWatch.start() first"
@@ -86,7 +144,8 @@ class ControlWatch:
             entry = await self._kv.get(job_id)
         except KeyNotFoundError:
             return False
-        return bool(entry.value)
+        through = stopped_through(entry.value)
+        return through is not None and run <= through
 
     async def _run(self, js: JetStreamContext) -> None:
         while True:
@@ -131,7 +190,8 @@ class ControlWatch:
                 continue
             if not hasattr(entry, "key"):  # the watcher was stopped under us
                 raise ConnectionError("control watch ended")
-            if entry.operation in ("DEL", "PURGE") or not entry.value:
-                self._stopped.discard(entry.key)
+            through = None if entry.operation in ("DEL", "PURGE") else stopped_through(entry.value)
+            if through is None:
+                self._stopped.pop(entry.key, None)
             else:
-                self._stopped.add(entry.key)
+                self._stopped[entry.key] = through

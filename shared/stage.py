@@ -330,9 +330,9 @@ class StageRunner:
         llm = self.llm.bind(self.stage.value, envelope.usage, job_id=envelope.job_id,
                             ledger=None if self.llm.offline else self.ledger)
         if llm.ledger is None:  # the offline engine keeps no spend
-            stopped = await self.control.read(envelope.job_id)
+            stopped = await self.control.read(envelope.job_id, envelope.resumes)
         else:
-            stopped, _ = await asyncio.gather(self.control.read(envelope.job_id), llm.load())
+            stopped, _ = await asyncio.gather(self.control.read(envelope.job_id, envelope.resumes), llm.load())
         if stopped:
             await self._stage_event(envelope, StageState.SKIPPED, delivery, error="job cancelled")
             return None
@@ -372,7 +372,7 @@ class StageRunner:
                 # stays cancelled, it is never handed on.
                 if self.control.live or time.monotonic() - last_read >= CANCEL_READ_S:
                     last_read = time.monotonic()
-                    if await self.control.stopped(envelope.job_id):
+                    if await self.control.stopped(envelope.job_id, envelope.resumes):
                         log.info("job stopped by the gateway: abandoning the %s stage", self.stage)
                         raise JobCancelled(envelope.job_id)
                 if time.monotonic() >= backstop:

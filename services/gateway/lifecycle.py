@@ -22,12 +22,13 @@ from nats.js import JetStreamContext
 from nats.js.api import RawStreamMsg
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from services.gateway import db, jobs, outbox, resume, reuse, traces
 from services.gateway.loops import LoopHealth, Loops
 from services.gateway.models import Job
-from shared import subjects, topology
+from shared import control, subjects, topology
 from shared.envelope import JobEnvelope, ResearchRequest
 from shared.events import (
     ClarificationRequested,
@@ -105,10 +106,12 @@ class Lifecycle:
     # -- transitions requested through the API ---------------------------------------------
 
     async def stop_stages(self, job_id: str, status: JobStatus) -> None:
-        """Tell every stage to drop this job; a key for a job that turns out to be
-        finished already is harmless."""
-        kv = await self.js.key_value(subjects.CONTROL_BUCKET)
-        await kv.put(job_id, status.value.encode())
+        """Tell every stage to drop this job's current run (its resume count) and any
+        earlier run's leftovers; a run resumed later goes on. A key for a job that
+        turns out to be finished already is harmless."""
+        async with self.sessions() as session:
+            run = (await session.exec(select(Job.resumes).where(Job.id == job_id))).first()
+        await control.stop_run(self.js, job_id, status.value, run or 0)
 
     async def cancel(self, job_id: str) -> jobs.Transition | None:
         # The stages first, so in-flight work stops as soon as possible (and a cancel

@@ -9,6 +9,8 @@ instead of a new plan command:
   failed runs again with everything before it kept: the queries already run (retrieval
   skips them), the sources, digests and claims, and the usage so far;
 - the deadline is a fresh one, counted from the new start;
+- the run that ended is stopped in the control bucket up to its resume count, so a
+  command it left waiting in a stream is dropped while the resumed run goes on;
 - the resume count travels in the envelope and is part of every message id, so
   JetStream's duplicate window does not drop the resumed run's commands and events as
   copies of the first run's;
@@ -23,13 +25,13 @@ from __future__ import annotations
 import logging
 
 from nats.js import JetStreamContext
-from nats.js.errors import KeyNotFoundError
 from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from services.gateway import jobs
 from services.gateway.models import Job
-from shared import checkpoints, subjects
+from shared import checkpoints, control
 from shared.envelope import DEADLINE_NOTE, JobEnvelope, utcnow
 from shared.errors import PermanentError
 from shared.events import JobStatus
@@ -46,16 +48,14 @@ async def request_resume(sessions: async_sessionmaker[AsyncSession], js: JetStre
     """FAILED, EXPIRED or CANCELLED -> QUEUED, one more resume counted; None (and
     nothing changed) when the job is in another status.
 
-    The job's control key (which tells every stage to drop it) is removed first: were
-    it removed after the commit, admission could publish the resumed command in
-    between, and the stage would skip it as stopped. A refused resume puts it back."""
-    control = await js.key_value(subjects.CONTROL_BUCKET)
-    try:
-        stopped = (await control.get(job_id)).value
-    except KeyNotFoundError:
-        stopped = None
-    if stopped:
-        await control.delete(job_id)
+    The ended run is stopped in the control bucket first (:func:`shared.control.stop_run`,
+    which also covers a job that failed without a key): a command it handed on as it
+    ended may still wait in a stream, and must be dropped rather than run beside the
+    resumed run. The resumed run counts one resume more, so the key does not stop it."""
+    async with sessions() as session:
+        ended = (await session.exec(select(Job.status, Job.resumes).where(Job.id == job_id))).first()
+    if ended is not None and ended[0] in RESUMABLE:
+        await control.stop_run(js, job_id, JobStatus(ended[0]).value, ended[1])
     async with sessions() as session:
         t = await jobs._transition(  # noqa: SLF001 - the one locked, status-checked transition of the module
             session, job_id=job_id, to=JobStatus.QUEUED, from_=RESUMABLE, reason="resumed by the user",
@@ -63,8 +63,6 @@ async def request_resume(sessions: async_sessionmaker[AsyncSession], js: JetStre
                     "partial": False},
         )
         await session.commit()
-    if t is None and stopped:
-        await control.put(job_id, stopped)
     return t
 
 

@@ -3,8 +3,9 @@ a job whose synthesis fails on every attempt (RESEARCH_CHAOS) fails again when r
 (its new failed event is not taken for a duplicate), is resumed again once the
 synthesis process works and completes without a single search repeated (the
 loopback Tavily fake counts them), its model spend carried over; a cancelled job
-resumes; a queued, running or completed job cannot be resumed (409), nor can another
-user's (404)."""
+resumes, and a command its cancelled run left waiting for a stage is dropped rather
+than run beside the resumed run; a queued, running or completed job cannot be resumed
+(409), nor can another user's (404)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,17 @@ def _post(system: System, path: str, key: str) -> Any:
         return c.post(path)
 
 
+def _working_synthesis(system: System) -> None:
+    """Replace the synthesis process that fails on every attempt by one that works."""
+    if "synthesis-fixed" not in system.sup.procs:  # type: ignore[union-attr]
+        system.kill("synthesis")
+        system.spawn("synthesis", "synthesis-fixed", RESEARCH_CHAOS="")
+
+
+def _stage_states(system: System, job_id: str, stage: str) -> list[str]:
+    return [e["state"] for e in system.events(job_id) if e.get("type") == "stage" and e.get("stage") == stage]
+
+
 def _stage_starts(system: System, job_id: str, stage: str) -> int:
     return sum(1 for e in system.events(job_id)
                if e.get("type") == "stage" and e.get("stage") == stage and e.get("state") == "started")
@@ -95,8 +107,7 @@ def test_a_job_failed_in_synthesis_resumes_to_completed_without_searching_again(
     again = system.wait_terminal(job_id, key=ALICE, timeout=90)
     assert again["status"] == "FAILED" and "synthesize" in again["error"], again
 
-    system.kill("synthesis")  # the broken synthesis is replaced by a working one
-    system.spawn("synthesis", "synthesis-fixed", RESEARCH_CHAOS="")
+    _working_synthesis(system)
     r = _post(system, f"/api/research/jobs/{job_id}/resume", ALICE)
     assert r.status_code == 202 and r.json()["resumes"] == 2, r.text
 
@@ -124,6 +135,7 @@ def test_a_queued_or_running_job_cannot_be_resumed(system: System) -> None:
 
 
 def test_a_cancelled_job_resumes(system: System) -> None:
+    _working_synthesis(system)
     job_id = system.submit(QUESTION + " In Norway?", key=ALICE, max_iterations=1, providers=["rag"])
     with system.client(ALICE) as c:
         r = c.post(f"/api/research/jobs/{job_id}/cancel")
@@ -135,3 +147,31 @@ def test_a_cancelled_job_resumes(system: System) -> None:
     done = system.wait_terminal(job_id, key=ALICE, timeout=90)
     assert done["status"] == "COMPLETED", f"{done}\n{system.logs()}"
     assert done["resumes"] == 1
+
+
+def test_a_command_left_by_the_cancelled_run_is_dropped_when_the_job_resumes(system: System) -> None:
+    """The cancelled run handed the job to scoring, whose command waits in the stream
+    (no scoring process is running); the resumed run's command for scoring joins it.
+    Scoring drops the first (its run is stopped) and works on the second, so the two
+    runs never work side by side: one scoring pass, one synthesis, one result."""
+    _working_synthesis(system)
+    system.kill("scoring")
+    try:
+        job_id = system.submit(QUESTION + " In Wales?", key=ALICE, max_iterations=1, providers=["rag"])
+        deadline = time.monotonic() + 60
+        while "done" not in _stage_states(system, job_id, "digest"):
+            assert time.monotonic() < deadline, f"digest never finished\n{system.logs()}"
+            time.sleep(0.2)
+        with system.client(ALICE) as c:
+            assert c.post(f"/api/research/jobs/{job_id}/cancel").status_code == 200
+        assert system.wait_terminal(job_id, key=ALICE)["status"] == "CANCELLED"
+        r = _post(system, f"/api/research/jobs/{job_id}/resume", ALICE)
+        assert r.status_code == 202, r.text
+    finally:
+        system.spawn("scoring", "scoring-after-resume")
+    done = system.wait_terminal(job_id, key=ALICE, timeout=90)
+    assert done["status"] == "COMPLETED" and done["resumes"] == 1, f"{done}\n{system.logs()}"
+    scoring = _stage_states(system, job_id, "score")
+    assert scoring.count("skipped") == 1 and scoring.count("started") == 1, scoring
+    assert _stage_states(system, job_id, "synthesize").count("started") == 1
+    assert system.sql("SELECT count(*) AS n FROM research_results WHERE job_id = $1", job_id)[0]["n"] == 1

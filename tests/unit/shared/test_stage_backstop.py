@@ -73,7 +73,7 @@ async def test_a_job_cancelled_inside_the_grace_stays_cancelled() -> None:
 
     async def cancel_soon() -> None:
         await asyncio.sleep(GRACE_S / 3)  # past the deadline, inside the grace
-        runner.control._stopped.add("j1")
+        runner.control._stopped["j1"] = 0
 
     canceller = asyncio.create_task(cancel_soon())
     with pytest.raises(JobCancelled):
