@@ -7,6 +7,7 @@ that jobs overlap, can be cancelled mid-stage, or fail on every attempt.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ import pytest
 from shared import subjects
 from shared.stage import MSG_ID
 from tests.integration.conftest import running_system
-from tests.integration.harness import System
+from tests.integration.harness import TERMINAL, System
 
 
 @pytest.fixture(scope="module")
@@ -179,3 +180,35 @@ def test_jobs_past_the_ttl_expire_running_or_queued_and_stages_drop_them(short_l
     time.sleep(1)
     retrieve = [e for e in short_lived.events(running) if e["type"] == "stage" and e["stage"] == "retrieve"]
     assert retrieve and retrieve[-1]["state"] == "skipped"  # abandoned, not run for 30 s
+
+
+def _watch_until_terminal(system: System, job_id: str, seen: dict[str, dict], timeout: float) -> dict:
+    """The job once it ends; its events as seen along the way are added to ``seen``
+    (the events stream keeps them only for the TTL, 3 s here, so it is read every few
+    tenths of a second)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for e in system.events(job_id, settle_s=0.1):
+            seen.setdefault(json.dumps(e, sort_keys=True), e)
+        job = system.job(job_id)
+        if job["status"] in TERMINAL:
+            return job
+        assert time.monotonic() < deadline, f"job {job_id} not finished after {timeout}s: {job}"
+
+
+def test_an_expired_job_resumes_and_its_resumed_run_can_expire_in_turn(short_lived: System) -> None:
+    """The expiry's control key stops the run that expired, not the resumed one: the
+    resumed run starts retrieval again (from the checkpoint planning left), and the
+    next expiry stops it in turn."""
+    job_id = short_lived.submit("How high do spring tides rise?", max_iterations=1)
+    seen: dict[str, dict] = {}
+    first = _watch_until_terminal(short_lived, job_id, seen, timeout=15)
+    assert first["status"] == "EXPIRED", first
+    with short_lived.client() as c:
+        r = c.post(f"/api/research/jobs/{job_id}/resume")
+    assert r.status_code == 202 and r.json()["resumes"] == 1, r.text
+    again = _watch_until_terminal(short_lived, job_id, seen, timeout=15)
+    assert again["status"] == "EXPIRED" and again["resumes"] == 1, again
+    stages = [(e["stage"], e["state"]) for e in seen.values() if e["type"] == "stage"]
+    assert stages.count(("retrieve", "started")) == 2, stages  # once per run
+    assert stages.count(("plan", "started")) == 1, stages  # the resumed run began at retrieval
