@@ -116,8 +116,7 @@ async def test_a_late_wake_up_gives_its_slot_up(js: JetStreamContext, monkeypatc
 
     monkeypatch.setattr(limiter, "reserve", first_one_stale)
     await limiter.acquire()
-    assert limiter.forfeits == 1 and len(slots) == 2
-    assert time.time() - slots[1] <= limiter.max_late_s
+    assert limiter.forfeits == 1 and len(slots) == 2 and slots[1] > slots[0] + 1.0
 
 
 async def test_slots_are_spaced_by_the_interval(js: JetStreamContext) -> None:
