@@ -174,6 +174,12 @@ class GatewaySettings(CommonSettings):
     """Database connections kept for API requests, on top of one per background loop
     and GATEWAY_OUTCOME_CONCURRENCY for outcome events: together, the pool's fixed size."""
 
+    research_pdf_font: str = ""
+    """A TrueType/OpenType font file the PDF export embeds so it keeps every character
+    the font draws (bold/italic/mono faces are looked for beside it). Empty: a Unicode
+    font is looked for in well-known system places (DejaVu Sans, Arial Unicode); none,
+    or a file that is not a readable font (warned about), means Latin-1 fonts."""
+
     @field_validator("database_url")
     @classmethod
     def _asyncpg_dsn(cls, v: str | None) -> str | None:

@@ -277,7 +277,8 @@ async def get_report(
         result = await jobs.get_result(session, job_id=job_id) if job.status == JobStatus.COMPLETED else None
     if result is None:
         raise HTTPException(409, f"job is {job.status.value}: its report exists once it has completed")
-    out = await asyncio.to_thread(export, result.report, fmt, f"report-{job_id}")  # PDF/DOCX: CPU work
+    out = await asyncio.to_thread(export, result.report, fmt, f"report-{job_id}",  # PDF/DOCX: CPU work
+                                  pdf_font=life.settings.research_pdf_font)
     return Response(out.content, media_type=out.media_type, headers=out.headers)
 
 

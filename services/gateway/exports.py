@@ -95,14 +95,14 @@ def to_html(report: str) -> str:
 # -- dispatch --------------------------------------------------------------------
 
 
-def export(report: str, fmt: ReportFormat, stem: str) -> Export:
-    """The report in ``fmt``, named ``stem.<ext>``."""
+def export(report: str, fmt: ReportFormat, stem: str, *, pdf_font: str = "") -> Export:
+    """The report in ``fmt``, named ``stem.<ext>``; ``pdf_font`` is RESEARCH_PDF_FONT."""
     if fmt is ReportFormat.MD:
         content = report.encode()
     elif fmt is ReportFormat.HTML:
         content = to_html(report).encode()
     elif fmt is ReportFormat.PDF:
-        content = to_pdf(blocks(report))
+        content = to_pdf(blocks(report), pdf_font)
     else:
         content = to_docx(blocks(report))
     return Export(content, MEDIA_TYPES[fmt], f"{stem}.{fmt.value}")
