@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import logging
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -120,3 +121,14 @@ def test_a_font_fpdf2_cannot_embed_falls_back_to_latin1_with_a_warning(
     caplog.set_level(logging.WARNING, logger=export_pdf.__name__)
     text, _ = _pdf(f"# {LINE}\n", str(DEJAVU))
     assert "Dvorák -" in text and "unsupported font table" in caplog.text and str(DEJAVU) in caplog.text
+
+
+@needs_dejavu
+def test_fontconfig_is_asked_when_no_well_known_place_has_a_font(monkeypatch: pytest.MonkeyPatch) -> None:
+    if shutil.which("fc-match") is None:
+        pytest.skip("no fc-match (fontconfig) on this machine")
+    monkeypatch.setattr(pdf_fonts, "_SYSTEM_FONTS", ())
+    monkeypatch.setattr(pdf_fonts, "_FALLBACK_FONTS", ())
+    fonts = pdf_fonts.find_fonts("")
+    assert fonts is not None and pdf_fonts.readable_font(fonts.regular) is not None
+    assert fonts.faces["B"].is_file() and fonts.faces["BI"].is_file()
