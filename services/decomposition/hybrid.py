@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from services.decomposition import prompts
 from services.decomposition.offline import key_terms
-from services.decomposition.plan import queries_for
+from services.decomposition.plan import balanced_pubmed, clean_texts, queries_for
 from shared.envelope import Claim, JobEnvelope, Plan, RetrievalMethod, SearchQuery, StepKind, SubQuestion
 from shared.llm import JobLLM, LLMInvalidOutput
 from shared.prompting import block
@@ -63,9 +63,9 @@ def offline_step_queries(step: SubQuestion, findings: Sequence[Claim], *, iterat
 
 
 def _model_step_queries(step: SubQuestion, answer: StepQueries | None, *, iteration: int) -> list[SearchQuery]:
-    web = list(dict.fromkeys(" ".join(q.split()) for q in (answer.web_queries if answer else []) if q.strip()))[:2]
-    pubmed = [q for q in dict.fromkeys(" ".join(q.split()) for q in (answer.pubmed_queries if answer else []))
-              if q and q.count('"') % 2 == 0 and q.count("(") == q.count(")") and q.count("[") == q.count("]")][:2]
+    web = clean_texts(answer.web_queries if answer else [])
+    # Unlike the first pass, the unbalanced queries are dropped before the two are kept.
+    pubmed = [q for q in clean_texts(answer.pubmed_queries if answer else [], None) if balanced_pubmed(q)][:2]
     return [
         SearchQuery(provider=RetrievalMethod.RAG, text=step.text, iteration=iteration),
         *(SearchQuery(provider=RetrievalMethod.RAG, text=q, iteration=iteration) for q in web),

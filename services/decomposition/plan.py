@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from shared.envelope import (
     CoverageStatus,
@@ -110,6 +110,23 @@ def parse_sub_questions(raw: str | None, query: str, *, cap: int = MAX_SUB_QUEST
     if not subs:
         return [query]
     return [query, *subs][:cap]
+
+
+# -- a model's search queries -------------------------------------------------------
+
+
+def clean_texts(texts: Iterable[str], limit: int | None = 2) -> list[str]:
+    """The non-blank texts, whitespace normalized, each once, the first ``limit`` (all
+    of them when None): a model's list of queries, questions or terms as used."""
+    out = [" ".join(t.split()) for t in texts if t and t.strip()]
+    return list(dict.fromkeys(out))[:limit]
+
+
+def balanced_pubmed(query: str) -> bool:
+    """Even quotes and matched parentheses and field-tag brackets: PubMed syntax that
+    E-utilities can parse (a model's truncated query usually fails this)."""
+    return (query.count('"') % 2 == 0 and query.count("(") == query.count(")")
+            and query.count("[") == query.count("]") and bool(query.strip()))
 
 
 # -- refined question ----------------------------------------------------------------

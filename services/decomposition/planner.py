@@ -22,6 +22,8 @@ from pydantic import BaseModel, Field, model_validator
 from services.decomposition import prompts
 from services.decomposition.offline import CHECKLIST_MAX, CHECKLIST_MIN, classify_step, key_terms
 from services.decomposition.plan import (
+    balanced_pubmed,
+    clean_texts,
     first_plan,
     parse_sub_questions,
     pubmed_query,
@@ -152,23 +154,10 @@ async def clarifying_questions(request: ResearchRequest, llm: JobLLM) -> list[st
         return []
     if not answer.needs_clarification:
         return []
-    questions = [" ".join(q.split()) for q in answer.questions if q.strip()]
-    return list(dict.fromkeys(questions))[:3]
+    return clean_texts(answer.questions, 3)
 
 
 # -- the first pass -----------------------------------------------------------------------
-
-
-def _balanced(query: str) -> bool:
-    """Even quotes and matched parentheses and field-tag brackets: PubMed syntax that
-    E-utilities can parse (a model's truncated query usually fails this)."""
-    return (query.count('"') % 2 == 0 and query.count("(") == query.count(")")
-            and query.count("[") == query.count("]") and bool(query.strip()))
-
-
-def _clean(queries: list[str], limit: int = 2) -> list[str]:
-    out = [" ".join(q.split()) for q in queries if q and q.strip()]
-    return list(dict.fromkeys(out))[:limit]
 
 
 def _step_queries(text: str, draft: StepDraft | None) -> list[SearchQuery]:
@@ -176,9 +165,9 @@ def _step_queries(text: str, draft: StepDraft | None) -> list[SearchQuery]:
     or the offline ones when it gave none (or unbalanced PubMed syntax)."""
     if draft is None:
         return queries_for(text, iteration=0)
-    web = _clean(draft.web_queries) or [text]
+    web = clean_texts(draft.web_queries) or [text]
     if draft.pubmed_queries:
-        pubmed = [q for q in _clean(draft.pubmed_queries) if _balanced(q)] or [pubmed_query(text)]
+        pubmed = [q for q in clean_texts(draft.pubmed_queries) if balanced_pubmed(q)] or [pubmed_query(text)]
     else:
         pubmed = []  # the model judged PubMed irrelevant to this step
     return [
@@ -202,8 +191,8 @@ async def plan_first(request: ResearchRequest, llm: JobLLM, *, max_sub_questions
     drafts, problem = await _decompose(request, brief.refined_question, checklist, llm, offline)
     made = {
         "refined_question": brief.refined_question, "checklist": checklist, "engine": llm.label,
-        "in_scope": _clean(brief.in_scope, 10), "out_of_scope": _clean(brief.out_of_scope, 10),
-        "key_terms": _clean(brief.key_terms, 15) or offline.key_terms,
+        "in_scope": clean_texts(brief.in_scope, 10), "out_of_scope": clean_texts(brief.out_of_scope, 10),
+        "key_terms": clean_texts(brief.key_terms, 15) or offline.key_terms,
     }
     if problem is not None:
         if notes is not None:
@@ -325,8 +314,8 @@ async def plan_refinement(envelope: JobEnvelope, llm: JobLLM) -> list[SearchQuer
     seen = {normalize_query(q) for q in asked}
     out: list[SearchQuery] = []
     for item in answer.queries:
-        for provider, texts in ((RetrievalMethod.WEB, _clean(item.web_queries)),
-                                (RetrievalMethod.PUBMED, [q for q in _clean(item.pubmed_queries) if _balanced(q)])):
+        for provider, texts in ((RetrievalMethod.WEB, clean_texts(item.web_queries)),
+                                (RetrievalMethod.PUBMED, [q for q in clean_texts(item.pubmed_queries) if balanced_pubmed(q)])):
             for text in texts:
                 key = normalize_query(text)
                 if key and key not in seen:
