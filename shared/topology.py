@@ -122,37 +122,19 @@ async def ensure_topology(js: JetStreamContext, *, ttl_s: float, replicas: int =
             await js.add_stream(config=config)
         except BadRequestError:
             await js.update_stream(config=config)
-    try:
-        await js.key_value(subjects.CONTROL_BUCKET)
-    except BucketNotFoundError:
-        await js.create_key_value(config=KeyValueConfig(bucket=subjects.CONTROL_BUCKET, ttl=ttl_s, storage=StorageType.FILE, replicas=replicas))
+    await _create_kv(js, KeyValueConfig(bucket=subjects.CONTROL_BUCKET, ttl=ttl_s, storage=StorageType.FILE, replicas=replicas))
     await _ensure_kv(js, KeyValueConfig(bucket=subjects.USAGE_BUCKET, history=1, ttl=ttl_s, storage=StorageType.FILE, replicas=replicas))
-    try:
-        await js.object_store(subjects.TEXT_BUCKET)
-    except (NotFoundError, BucketNotFoundError):
-        await js.create_object_store(
-            bucket=subjects.TEXT_BUCKET,
-            config=ObjectStoreConfig(ttl=TEXT_RETENTION_S, storage=StorageType.FILE, replicas=replicas),
-        )
+    await _create_object_store(js, subjects.TEXT_BUCKET, ttl_s=TEXT_RETENTION_S, replicas=replicas)
 
 
 async def ensure_digest_storage(js: JetStreamContext, *, retention_s: float, replicas: int = 1) -> None:
     """The digest archive (object store) and the shared digest cache (key-value), both
     kept ``retention_s``. An existing bucket's retention is updated in place: its
     backing stream's ``max_age`` is what expires entries."""
-    try:
-        await js.object_store(subjects.DIGEST_ARCHIVE_BUCKET)
-    except (NotFoundError, BucketNotFoundError):
-        await js.create_object_store(
-            bucket=subjects.DIGEST_ARCHIVE_BUCKET,
-            config=ObjectStoreConfig(ttl=retention_s, storage=StorageType.FILE, replicas=replicas),
-        )
-    try:
-        await js.key_value(subjects.DIGEST_CACHE_BUCKET)
-    except BucketNotFoundError:
-        await js.create_key_value(config=KeyValueConfig(
-            bucket=subjects.DIGEST_CACHE_BUCKET, ttl=retention_s, storage=StorageType.FILE, replicas=replicas,
-        ))
+    await _create_object_store(js, subjects.DIGEST_ARCHIVE_BUCKET, ttl_s=retention_s, replicas=replicas)
+    await _create_kv(js, KeyValueConfig(
+        bucket=subjects.DIGEST_CACHE_BUCKET, ttl=retention_s, storage=StorageType.FILE, replicas=replicas,
+    ))
     for stream in (f"OBJ_{subjects.DIGEST_ARCHIVE_BUCKET}", f"KV_{subjects.DIGEST_CACHE_BUCKET}"):
         info = await js.stream_info(stream)
         if info.config.max_age != retention_s:
@@ -191,13 +173,31 @@ async def declare(servers: list[str], *, ttl_s: float, replicas: int = 1, retry_
 RATELIMIT_IDLE_S = 3_600  # a limiter key nobody touched for an hour is forgotten
 
 
-async def _ensure_kv(js: JetStreamContext, config: KeyValueConfig) -> None:
-    """Create a key-value bucket, or bring an existing one's TTL to ``config.ttl``
-    (a bucket is a stream ``KV_<bucket>`` whose max_age is the TTL)."""
+async def _create_kv(js: JetStreamContext, config: KeyValueConfig) -> bool:
+    """Create a key-value bucket unless it exists (an existing one is left as it is);
+    True when it was created."""
     try:
         await js.key_value(config.bucket)
     except BucketNotFoundError:
         await js.create_key_value(config=config)
+        return True
+    return False
+
+
+async def _create_object_store(js: JetStreamContext, bucket: str, *, ttl_s: float, replicas: int) -> None:
+    """Create an object store unless it exists (an existing one is left as it is)."""
+    try:
+        await js.object_store(bucket)
+    except (NotFoundError, BucketNotFoundError):
+        await js.create_object_store(
+            bucket=bucket, config=ObjectStoreConfig(ttl=ttl_s, storage=StorageType.FILE, replicas=replicas),
+        )
+
+
+async def _ensure_kv(js: JetStreamContext, config: KeyValueConfig) -> None:
+    """Create a key-value bucket, or bring an existing one's TTL to ``config.ttl``
+    (a bucket is a stream ``KV_<bucket>`` whose max_age is the TTL)."""
+    if await _create_kv(js, config):
         return
     info = await js.stream_info(f"KV_{config.bucket}")
     if config.ttl and info.config.max_age != config.ttl:
