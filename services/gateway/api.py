@@ -70,6 +70,14 @@ def _storable(field: str, value: str) -> str:
     return value
 
 
+def _visible(field: str, value: str) -> str:
+    """Storable text with something to read in it, stripped."""
+    _storable(field, value)
+    if is_blank(value):
+        raise ValueError(f"{field} must not be empty (it has no visible characters)")
+    return value.strip()
+
+
 class JobCreate(BaseModel):
     """A research request (the ``deep_research`` tool's input, plus the corpora to search)."""
 
@@ -98,10 +106,7 @@ class JobCreate(BaseModel):
     @field_validator("question")
     @classmethod
     def _question(cls, v: str) -> str:
-        _storable("question", v)
-        if is_blank(v):
-            raise ValueError("question must not be empty (it has no visible characters)")
-        return v.strip()
+        return _visible("question", v)
 
     @field_validator("context")
     @classmethod
@@ -387,10 +392,7 @@ class ClarificationAnswer(BaseModel):
     @field_validator("answer")
     @classmethod
     def _answer(cls, v: str) -> str:
-        _storable("answer", v)
-        if is_blank(v):
-            raise ValueError("answer must not be empty (it has no visible characters)")
-        return v.strip()
+        return _visible("answer", v)
 
 
 @router.post("/api/research/jobs/{job_id}/clarification", response_model=JobPublic, tags=["jobs"])
