@@ -43,6 +43,72 @@ def _create_database(postgres: PostgresServer | str, name: str) -> str:
     return f"{base}/{name}"
 
 
+def new_database(postgres: PostgresServer | str, prefix: str) -> str:
+    """A fresh database with a random name starting with ``prefix``; its DSN."""
+    return _create_database(postgres, prefix + uuid.uuid4().hex[:12])
+
+
+def process_env(nats_url: str, dsn: str, data_dir: Path, port: int) -> dict[str, str]:
+    """What every process of a test system is told: where NATS, the database and the
+    data are, and the loopback port its gateway (if it is one) listens on."""
+    return {
+        **os.environ,
+        "NATS_URL": nats_url,
+        "DATABASE_URL": dsn,
+        "RESEARCH_DATA_DIR": str(data_dir),
+        "GATEWAY_HOST": "127.0.0.1",
+        "GATEWAY_PORT": str(port),
+        "LOG_LEVEL": "INFO",
+    }
+
+
+def spawn_logged(service: str, env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    """One service process, its output appended to ``log_path``."""
+    out = open(log_path, "ab")  # noqa: SIM115
+    proc = subprocess.Popen(service_command(service), env=env, stdout=out, stderr=subprocess.STDOUT)
+    out.close()
+    return proc
+
+
+def tail_logs(log_dir: Path, lines: int) -> str:
+    """The last ``lines`` lines of every log in ``log_dir``, each under its name."""
+    return "\n".join(f"==== {f.name}\n" + "\n".join(f.read_text(errors="replace").splitlines()[-lines:])
+                     for f in sorted(log_dir.glob("*.log")))
+
+
+def run_sql(dsn: str, query: str, *args: Any) -> list[asyncpg.Record]:
+    """``query``'s rows, on a connection of its own."""
+    async def run() -> list[asyncpg.Record]:
+        conn = await asyncpg.connect(dsn.replace("+asyncpg", ""))
+        try:
+            return await conn.fetch(query, *args)
+        finally:
+            await conn.close()
+
+    return asyncio.run(run())
+
+
+def read_stream(nats_url: str, subject: str, *, stream: str = subjects.EVENTS_STREAM,
+                settle_s: float) -> list[tuple[str, dict[str, Any]]]:
+    """Every message of ``stream`` on ``subject`` as (subject, JSON body), in stream
+    order; the end is when nothing more arrives for ``settle_s``."""
+    async def read() -> list[tuple[str, dict[str, Any]]]:
+        nc = await nats.connect(servers=nats_url.split(","))
+        try:
+            sub = await nc.jetstream().subscribe(subject, stream=stream, ordered_consumer=True)
+            out = []
+            while True:
+                try:
+                    msg = await sub.next_msg(timeout=settle_s)
+                except nats.errors.TimeoutError:
+                    return out
+                out.append((msg.subject, json.loads(msg.data)))
+        finally:
+            await nc.close()
+
+    return asyncio.run(read())
+
+
 @dataclass
 class System:
     root: Path
@@ -62,22 +128,16 @@ class System:
         if self.nats_url is None:
             self.nats = NatsServer(self.root / "nats").start()
             self.nats_url = self.nats.url
-        self.dsn = _create_database(self.postgres, "t_" + uuid.uuid4().hex[:12])
+        self.dsn = new_database(self.postgres, "t_")
         data_dir = self.root / "data"
         if self.corpus is not None:
             index_corpus(self.corpus, name=self.corpus_name, corpora_dir=data_dir / "corpora")
         port = free_port()
         env = {
-            **os.environ,
-            "NATS_URL": self.nats_url,
-            "DATABASE_URL": self.dsn,
-            "RESEARCH_DATA_DIR": str(data_dir),
-            "GATEWAY_HOST": "127.0.0.1",
-            "GATEWAY_PORT": str(port),
+            **process_env(self.nats_url, self.dsn, data_dir, port),
             "RESEARCH_ACK_WAIT_S": "3",
             "RESEARCH_RETRY_DELAY_S": "0.2",
             "RESEARCH_ADMISSION_INTERVAL_S": "0.5",
-            "LOG_LEVEL": "INFO",
             # Offline unless a test points a provider at a fake: a developer's own
             # ANTHROPIC_API_KEY must never reach a real API from the test suite.
             "LLM_PROVIDER": "offline",
@@ -100,9 +160,7 @@ class System:
 
     def spawn(self, stage: str, label: str, **env: str) -> subprocess.Popen[bytes]:
         assert self.sup is not None
-        out = open(self.root / "logs" / f"{label}.log", "ab")  # noqa: SIM115
-        proc = subprocess.Popen(service_command(stage), env={**self.sup.env, "RESEARCH_PROCESS_NAME": label, **env}, stdout=out, stderr=subprocess.STDOUT)
-        out.close()
+        proc = spawn_logged(stage, {**self.sup.env, "RESEARCH_PROCESS_NAME": label, **env}, self.root / "logs" / f"{label}.log")
         self.sup.procs[label] = proc
         return proc
 
@@ -113,10 +171,7 @@ class System:
             self.nats.stop()
 
     def logs(self) -> str:
-        out = []
-        for f in sorted((self.root / "logs").glob("*.log")):
-            out.append(f"==== {f.name}\n" + "\n".join(f.read_text(errors="replace").splitlines()[-40:]))
-        return "\n".join(out)
+        return tail_logs(self.root / "logs", 40)
 
     # -- HTTP ----------------------------------------------------------------------
 
@@ -159,33 +214,10 @@ class System:
         """Every event in the events stream (of one job, or all), in stream order."""
         assert self.nats_url is not None
         subject = subjects.job_events_filter(job_id) if job_id else subjects.EVENTS_WILDCARD
-
-        async def read() -> list[dict[str, Any]]:
-            nc = await nats.connect(servers=self.nats_url.split(","))  # type: ignore[union-attr]
-            try:
-                js = nc.jetstream()
-                sub = await js.subscribe(subject, stream=subjects.EVENTS_STREAM, ordered_consumer=True)
-                out = []
-                while True:
-                    try:
-                        msg = await sub.next_msg(timeout=settle_s)
-                    except nats.errors.TimeoutError:
-                        return out
-                    out.append(json.loads(msg.data))
-            finally:
-                await nc.close()
-
-        return asyncio.run(read())
+        return [event for _, event in read_stream(self.nats_url, subject, settle_s=settle_s)]
 
     def sql(self, query: str, *args: Any) -> list[asyncpg.Record]:
-        async def run() -> list[asyncpg.Record]:
-            conn = await asyncpg.connect(self.dsn.replace("+asyncpg", ""))
-            try:
-                return await conn.fetch(query, *args)
-            finally:
-                await conn.close()
-
-        return asyncio.run(run())
+        return run_sql(self.dsn, query, *args)
 
     def kill(self, label: str) -> None:
         assert self.sup is not None

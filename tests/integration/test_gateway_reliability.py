@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import subprocess
 import threading
@@ -28,16 +27,14 @@ import nats
 import pytest
 
 from services.gateway import db, jobs, outbox
-from services.supervisor import service_command, wait_ready
+from services.supervisor import wait_ready
 from shared import subjects, topology
 from shared.envelope import JobConfidence, StageUsage, Usage
 from shared.events import ChecklistCoverage, JobCompleted, JobStatus, ResearchOutput, ResearchResult
 from shared.servers import NatsServer, free_port
 from shared.settings import GatewaySettings
 from shared.stage import MSG_ID
-from tests.integration.harness import _create_database
-
-TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "EXPIRED"}
+from tests.integration.harness import TERMINAL, new_database, process_env, read_stream, run_sql, spawn_logged, tail_logs
 
 
 @dataclass
@@ -55,7 +52,7 @@ class Gateways:
     def start(self, count: int = 1) -> Gateways:
         self.root.mkdir(parents=True, exist_ok=True)
         self.nats = NatsServer(self.root / "nats").start()
-        self.dsn = _create_database(self.postgres, "g_" + uuid.uuid4().hex[:12])
+        self.dsn = new_database(self.postgres, "g_")
         for _ in range(count):
             self.add_gateway()
         return self
@@ -64,22 +61,14 @@ class Gateways:
         assert self.nats is not None
         port = free_port()
         env = {
-            **os.environ,
-            "NATS_URL": self.nats.url,
-            "DATABASE_URL": self.dsn,
-            "RESEARCH_DATA_DIR": str(self.root / "data"),
-            "GATEWAY_HOST": "127.0.0.1",
-            "GATEWAY_PORT": str(port),
+            **process_env(self.nats.url, self.dsn, self.root / "data", port),
             "RESEARCH_ADMISSION_INTERVAL_S": "0.2",
             "RESEARCH_RATE_LIMIT_MAX": "100000",
             "GATEWAY_EVENT_RETRY_DELAY_S": "0.1",
-            "LOG_LEVEL": "INFO",
             **self.env_overrides,
         }
         (self.root / "logs").mkdir(exist_ok=True)
-        out = open(self.root / "logs" / f"gateway-{len(self.procs)}.log", "ab")  # noqa: SIM115
-        self.procs.append(subprocess.Popen(service_command("gateway"), env=env, stdout=out, stderr=subprocess.STDOUT))
-        out.close()
+        self.procs.append(spawn_logged("gateway", env, self.root / "logs" / f"gateway-{len(self.procs)}.log"))
         url = f"http://127.0.0.1:{port}"
         wait_ready(url, timeout=60)
         self.urls.append(url)
@@ -100,20 +89,13 @@ class Gateways:
         return "\n".join(f.read_text(errors="replace") for f in sorted((self.root / "logs").glob("*.log")))
 
     def logs(self) -> str:
-        return "\n".join(f"==== {f.name}\n" + "\n".join(f.read_text(errors="replace").splitlines()[-60:]) for f in sorted((self.root / "logs").glob("*.log")))
+        return tail_logs(self.root / "logs", 60)
 
     def client(self, i: int = 0) -> httpx.Client:
         return httpx.Client(base_url=self.urls[i], timeout=30)
 
     def sql(self, query: str, *args: Any) -> list[asyncpg.Record]:
-        async def run() -> list[asyncpg.Record]:
-            conn = await asyncpg.connect(self.dsn.replace("+asyncpg", ""))
-            try:
-                return await conn.fetch(query, *args)
-            finally:
-                await conn.close()
-
-        return asyncio.run(run())
+        return run_sql(self.dsn, query, *args)
 
     def status(self, job_id: str) -> str:
         return self.sql("SELECT status FROM research_jobs WHERE id = $1", job_id)[0]["status"]
@@ -127,22 +109,7 @@ class Gateways:
 
     def events(self, filter_subject: str = subjects.EVENTS_WILDCARD, *, stream: str = subjects.EVENTS_STREAM, settle_s: float = 0.5) -> list[tuple[str, dict[str, Any]]]:
         assert self.nats is not None
-
-        async def read() -> list[tuple[str, dict[str, Any]]]:
-            nc = await nats.connect(self.nats.url)  # type: ignore[union-attr]
-            try:
-                sub = await nc.jetstream().subscribe(filter_subject, stream=stream, ordered_consumer=True)
-                out = []
-                while True:
-                    try:
-                        msg = await sub.next_msg(timeout=settle_s)
-                    except nats.errors.TimeoutError:
-                        return out
-                    out.append((msg.subject, json.loads(msg.data)))
-            finally:
-                await nc.close()
-
-        return asyncio.run(read())
+        return read_stream(self.nats.url, filter_subject, stream=stream, settle_s=settle_s)
 
     def statuses(self, job_id: str | None = None) -> list[dict[str, Any]]:
         return [e for _, e in self.events() if e["type"] == "status" and (job_id is None or e["job_id"] == job_id)]
