@@ -22,6 +22,8 @@ from services.retrieval.index import index_corpus
 from services.supervisor import SERVICES, Supervisor, service_command, wait_ready
 from shared import subjects
 from shared.servers import NatsServer, PostgresServer, free_port
+from tests.fakes.llm import ScriptedLLM
+from tests.fakes.tavily import FakeTavily
 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "EXPIRED"}
 
@@ -41,6 +43,16 @@ def _create_database(postgres: PostgresServer | str, name: str) -> str:
     asyncio.run(create())
     base, _, _ = postgres.rpartition("/")
     return f"{base}/{name}"
+
+
+def fake_providers_env(model: ScriptedLLM, web: FakeTavily) -> dict[str, str]:
+    """A system's settings for a loopback model fake and the loopback Tavily fake: the
+    model's own, the web search's key and address, and page fetches allowed on
+    loopback, where the Tavily fake serves the pages it finds."""
+    return {
+        **model.env(), "TAVILY_API_KEY": web.api_key, "TAVILY_BASE_URL": web.base_url,
+        "RESEARCH_FETCH_ALLOWED_HOSTS": "127.0.0.1",
+    }
 
 
 def new_database(postgres: PostgresServer | str, prefix: str) -> str:

@@ -27,7 +27,7 @@ from tests.fakes.llm import Delay, RecordedRequest, Step
 from tests.fakes.report_writer import ReportWriter
 from tests.fakes.tavily import FakeTavily, Page
 from tests.integration.conftest import running_system
-from tests.integration.harness import System
+from tests.integration.harness import System, fake_providers_env
 
 BUDGET_S = 4.0  # short, yet long enough for the plan and the local searches to finish first
 LATE_MAX_S = 2.0  # how long past the deadline the job may complete
@@ -122,9 +122,7 @@ def claude() -> Iterator[AnthropicFake]:
 @pytest.fixture(scope="module")
 def system(tmp_root: Path, postgres: Any, tavily: FakeTavily, claude: AnthropicFake) -> Iterator[System]:
     env = {
-        **claude.env(), "LLM_MAX_RETRIES": "0", "DIGEST_POLICY": "off",
-        "TAVILY_API_KEY": tavily.api_key, "TAVILY_BASE_URL": tavily.base_url,
-        "RESEARCH_FETCH_ALLOWED_HOSTS": "127.0.0.1",
+        **fake_providers_env(claude, tavily), "LLM_MAX_RETRIES": "0", "DIGEST_POLICY": "off",
         # Longer than any budget here: the deadline, not the provider timeout, cuts a search.
         "RESEARCH_PROVIDER_TIMEOUT_S": "120", "RESEARCH_PROVIDER_RETRIES": "0",
         "RESEARCH_MAX_TIME_BUDGET_S": "900",
