@@ -18,6 +18,7 @@ from pathlib import Path
 
 import nats
 from nats.errors import Error as NatsError
+from nats.js.api import StreamInfo
 
 from shared.servers import LOOPBACK, _stop, _wait_for_port, free_port, nats_server_binary
 
@@ -156,6 +157,14 @@ class NatsCluster:
                         raise RuntimeError(f"no JetStream meta leader seen through {node.name} within {timeout}s: {exc!r}") from exc
                     await asyncio.sleep(0.2)
 
+    async def _stream_info(self, stream: str) -> StreamInfo:
+        """``stream``'s info, asked through the running nodes on a connection of its own."""
+        nc = await nats.connect(servers=[n.url for n in self.nodes if n.running], connect_timeout=2, max_reconnect_attempts=1)
+        try:
+            return await nc.jetstream(timeout=2).stream_info(stream)
+        finally:
+            await nc.close()
+
     async def stream_leader(self, stream: str, timeout: float = 30.0) -> NatsNode:
         """The node that leads ``stream`` now (``stream_info(...).cluster.leader``),
         waiting through an election."""
@@ -163,11 +172,7 @@ class NatsCluster:
         last: BaseException | None = None
         while time.monotonic() < deadline:
             try:
-                nc = await nats.connect(servers=[n.url for n in self.nodes if n.running], connect_timeout=2, max_reconnect_attempts=1)
-                try:
-                    info = await nc.jetstream(timeout=2).stream_info(stream)
-                finally:
-                    await nc.close()
+                info = await self._stream_info(stream)
                 leader = info.cluster.leader if info.cluster else None
                 if leader:
                     return self.node(leader)
@@ -181,11 +186,7 @@ class NatsCluster:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                nc = await nats.connect(servers=[n.url for n in self.nodes if n.running], connect_timeout=2, max_reconnect_attempts=1)
-                try:
-                    info = await nc.jetstream(timeout=2).stream_info(stream)
-                finally:
-                    await nc.close()
+                info = await self._stream_info(stream)
                 c = info.cluster
                 if c and c.leader and c.replicas is not None and len(c.replicas) == self.size - 1 and all(r.current for r in c.replicas):
                     return
