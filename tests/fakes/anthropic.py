@@ -25,11 +25,10 @@ from tests.fakes.llm import (
     ScriptedLLM,
     Text,
     ToolCall,
-    canonical_json,
-    count_tokens,
     random_id,
     serve_forever,
     text_of,
+    tokens_used,
 )
 
 __all__ = ["AnthropicFake", "anthropic_fake"]
@@ -164,16 +163,7 @@ class AnthropicFake(ScriptedLLM):
         else:
             content.append({"type": "text", "text": step.text})
             stop_reason = step.stop_reason or "end_turn"
-        input_tokens = (
-            step.input_tokens
-            if step.input_tokens is not None
-            else count_tokens(canonical_json(rec.body))
-        )
-        output_tokens = (
-            step.output_tokens
-            if step.output_tokens is not None
-            else count_tokens(canonical_json(content))
-        )
+        input_tokens, output_tokens = tokens_used(step, rec.body, content)
         payload = {
             "id": random_id("msg_01"),
             "type": "message",

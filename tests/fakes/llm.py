@@ -54,6 +54,7 @@ __all__ = [
     "serve_forever",
     "synthesize",
     "text_of",
+    "tokens_used",
 ]
 
 
@@ -183,6 +184,14 @@ def count_tokens(text: str) -> int:
 
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def tokens_used(step: ToolCall | Text, body: dict[str, Any], answer: Any) -> tuple[int, int]:
+    """(input, output) tokens of one answer: the step's own counts where it scripts
+    them, else counts of the request ``body`` and of the ``answer`` as JSON."""
+    input_tokens = step.input_tokens if step.input_tokens is not None else count_tokens(canonical_json(body))
+    output_tokens = step.output_tokens if step.output_tokens is not None else count_tokens(canonical_json(answer))
+    return input_tokens, output_tokens
 
 
 _ALPHABET = string.ascii_letters + string.digits

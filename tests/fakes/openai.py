@@ -33,11 +33,10 @@ from tests.fakes.llm import (
     ScriptedLLM,
     Text,
     ToolCall,
-    canonical_json,
-    count_tokens,
     random_id,
     serve_forever,
     text_of,
+    tokens_used,
 )
 
 __all__ = ["OpenAIFake", "openai_fake"]
@@ -200,16 +199,7 @@ class OpenAIFake(ScriptedLLM):
         else:
             message["content"] = step.text
             finish_reason = step.stop_reason or "stop"
-        prompt_tokens = (
-            step.input_tokens
-            if step.input_tokens is not None
-            else count_tokens(canonical_json(rec.body))
-        )
-        completion_tokens = (
-            step.output_tokens
-            if step.output_tokens is not None
-            else count_tokens(canonical_json(message))
-        )
+        prompt_tokens, completion_tokens = tokens_used(step, rec.body, message)
         payload = {
             "id": random_id("chatcmpl-"),
             "object": "chat.completion",
