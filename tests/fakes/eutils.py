@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import re
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.server import ServedFake, search_terms
+from tests.fakes.server import RecordingFake, search_terms
 
 DOCTYPE = (
     '<?xml version="1.0" ?>\n'
@@ -155,7 +154,7 @@ def article_xml(a: Article) -> str:
     )
 
 
-class FakeEutils(ServedFake):
+class FakeEutils(RecordingFake):
     def __init__(
         self,
         articles: list[Article],
@@ -163,16 +162,14 @@ class FakeEutils(ServedFake):
         latency_s: float = 0.0,
         enforce_rate_limit: bool = True,
     ) -> None:
+        super().__init__()  # requests: {"path", "params", "t", "status"}; failures: kinds
         self.articles = {a.pmid: a for a in articles}
         self.latency_s = latency_s
         self.enforce_rate_limit = enforce_rate_limit
-        self.requests: list[dict[str, Any]] = []  # {"path", "params", "t", "status"}
         self.rejected = 0  # 429s sent
         self._arrivals: dict[str, collections.deque[float]] = collections.defaultdict(
             collections.deque
         )
-        self._failures: list[str] = []
-        self._lock = threading.Lock()
         self.app = Starlette(
             routes=[
                 Route("/esearch.fcgi", self._esearch, methods=["GET", "POST"]),
@@ -184,16 +181,7 @@ class FakeEutils(ServedFake):
 
     def fail_next(self, kind: str, n: int = 1) -> None:
         """The next ``n`` requests fail as ``kind``: "error200", "429" or "500"."""
-        with self._lock:
-            self._failures.extend([kind] * n)
-
-    def clear_failures(self) -> None:
-        with self._lock:
-            self._failures.clear()
-
-    def count(self, path: str) -> int:
-        with self._lock:
-            return sum(1 for r in self.requests if r["path"] == path)
+        self._script_failures(kind, n)
 
     def arrivals(self) -> list[float]:
         with self._lock:

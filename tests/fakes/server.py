@@ -17,7 +17,7 @@ from typing import Any, Self
 
 import uvicorn
 
-__all__ = ["LoopbackServer", "ServedFake", "search_terms"]
+__all__ = ["LoopbackServer", "RecordingFake", "ServedFake", "search_terms"]
 
 _START_TIMEOUT_S = 10.0
 
@@ -137,6 +137,30 @@ class ServedFake:
         if self._server is None:
             raise RuntimeError(f"{type(self).__name__} is not started")
         return self._server.base_url
+
+
+class RecordingFake(ServedFake):
+    """A served fake that records each request it gets (a dict with at least its
+    ``"path"``) and can be scripted to fail the next ones; what a failure is, and how
+    it is answered, is the subclass's."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self._failures: list[Any] = []
+        self._lock = threading.Lock()
+
+    def _script_failures(self, failure: Any, n: int) -> None:
+        with self._lock:
+            self._failures.extend([failure] * n)
+
+    def clear_failures(self) -> None:
+        with self._lock:
+            self._failures.clear()
+
+    def count(self, path: str) -> int:
+        """How many requests reached ``path``."""
+        with self._lock:
+            return sum(1 for r in self.requests if r["path"] == path)
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(

@@ -22,7 +22,6 @@ or text; ``score`` grows with the share of query words matched. Scriptable per t
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.server import ServedFake, search_terms
+from tests.fakes.server import RecordingFake, search_terms
 
 ERROR_MESSAGES = {
     400: "Invalid request: query is required.",
@@ -61,7 +60,7 @@ class Page:
     extractable: bool = True  # /extract can get its text
 
 
-class FakeTavily(ServedFake):
+class FakeTavily(RecordingFake):
     def __init__(
         self,
         pages: list[Page],
@@ -69,12 +68,10 @@ class FakeTavily(ServedFake):
         api_key: str = "tvly-test-key",
         latency_s: float = 0.0,
     ) -> None:
+        super().__init__()  # requests: {"path", "body", "t", "status"}; failures: statuses
         self.pages = pages
         self.api_key = api_key
         self.latency_s = latency_s
-        self.requests: list[dict[str, Any]] = []  # {"path", "body", "t", "status"}
-        self._failures: list[int] = []
-        self._lock = threading.Lock()
         self.app = Starlette(
             routes=[
                 Route("/search", self._search, methods=["POST"]),
@@ -87,16 +84,7 @@ class FakeTavily(ServedFake):
 
     def fail_next(self, status: int, n: int = 1) -> None:
         """The next ``n`` API calls (search or extract) answer ``status``."""
-        with self._lock:
-            self._failures.extend([status] * n)
-
-    def clear_failures(self) -> None:
-        with self._lock:
-            self._failures.clear()
-
-    def count(self, path: str) -> int:
-        with self._lock:
-            return sum(1 for r in self.requests if r["path"] == path)
+        self._script_failures(status, n)
 
     def url_of(self, page: Page) -> str:
         return page.url or f"{self.base_url}/pages/{page.slug}"
