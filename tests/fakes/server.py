@@ -13,11 +13,12 @@ import socket
 import threading
 import time
 from types import TracebackType
+from collections.abc import Callable
 from typing import Any, Self
 
 import uvicorn
 
-__all__ = ["LoopbackServer", "RecordingFake", "ServedFake", "search_terms"]
+__all__ = ["LoopbackServer", "RecordingFake", "ServedFake", "search_terms", "wait_until"]
 
 _START_TIMEOUT_S = 10.0
 
@@ -171,3 +172,14 @@ _STOP = frozenset(
 def search_terms(query: str) -> list[str]:
     """The words a fake search engine matches documents on: lower-cased, stop words out."""
     return [w for w in _WORD.findall(query.lower()) if w not in _STOP]
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 3.0) -> bool:
+    """Whether ``predicate`` held within ``timeout`` seconds: a fake records what it
+    sees in its own thread, so a test polls for it (checked once more at the end)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()

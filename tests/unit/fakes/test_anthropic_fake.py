@@ -10,8 +10,7 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from tests.fakes.llm import (
     ToolCall,
     synthesize,
 )
+from tests.fakes.server import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 MODEL = "claude-sonnet-4-6"
@@ -90,15 +90,6 @@ async def plan_call(c: anthropic.AsyncAnthropic) -> anthropic.types.Message:
         tools=[PLAN_TOOL],  # type: ignore[list-item]
         tool_choice=FORCE_PLAN,  # type: ignore[arg-type]
     )
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 3.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 # --- successful answers ------------------------------------------------------------------

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import httpx
 import openai
@@ -16,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from tests.fakes.llm import Delay, ToolCall
 from tests.fakes.openai import OpenAIFake, openai_fake
+from tests.fakes.server import wait_until
 
 MODEL = "llama3.1:8b"
 
@@ -72,15 +72,6 @@ async def digest_call(
     }
     options.update(kwargs)
     return await c.chat.completions.create(**options)  # type: ignore[call-overload]
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 3.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 async def test_base_url_ends_in_v1(fake: OpenAIFake) -> None:
