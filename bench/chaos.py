@@ -35,7 +35,6 @@ import argparse
 import asyncio
 import collections
 import random
-import shutil
 import sys
 import tempfile
 import threading
@@ -53,21 +52,16 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as `python bench/chaos.py` from a checkout
     sys.path.insert(0, str(ROOT))
 
+from bench.pipeline import QUESTIONS as PIPELINE_QUESTIONS  # noqa: E402
+from bench.pipeline import SAMPLE_CORPUS, remove_unless_kept  # noqa: E402
 from services.supervisor import STAGE_SERVICES  # noqa: E402
 from shared.servers import PostgresServer  # noqa: E402
 from shared.settings import CommonSettings  # noqa: E402
 from tests.integration.cluster import NatsCluster  # noqa: E402
 from tests.integration.harness import TERMINAL, System  # noqa: E402
 
-SAMPLE_CORPUS = ROOT / "samples" / "corpus"
-QUESTIONS = (
-    "What are the trade-offs between threads and processes?",
-    "How does the Python GIL affect CPU-bound and I/O-bound programs?",
-    "When should a program use asyncio instead of a thread pool?",
-    "How do message queues provide backpressure between producers and consumers?",
-    "What causes deadlocks and how can lock ordering prevent them?",
-    "What does at-least-once delivery require from message consumers?",
-)
+# Six of the pipeline bench's questions over the sample corpus, taken in turn.
+QUESTIONS = tuple(PIPELINE_QUESTIONS[i] for i in (0, 1, 2, 3, 4, 6))
 # What gets killed, in proportion: stage processes most, the gateway and a NATS node now and then.
 ACTIONS = ("stage", "stage", "stage", "gateway", "nats")
 
@@ -380,10 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             system.stop()
         cluster.stop()
         postgres.stop()
-        if ok and not args.keep_data:
-            shutil.rmtree(root, ignore_errors=True)
-        else:
-            print(f"data and logs kept in {root}", file=sys.stderr)
+        remove_unless_kept(root, ok=ok, keep=args.keep_data)
 
 
 if __name__ == "__main__":

@@ -393,6 +393,15 @@ def _against_running(args: argparse.Namespace, runs: list[JobRun]) -> int:
     return 0 if all(r.status == "COMPLETED" for r in runs) else 1
 
 
+def remove_unless_kept(folder: Path, *, ok: bool, keep: bool) -> None:
+    """A run's data folder is removed after a good run; after a failed one (or with
+    --keep-data) it is kept, and said where, for its logs."""
+    if ok and not keep:
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        print(f"data and logs kept in {folder}", file=sys.stderr)
+
+
 def _with_own_system(args: argparse.Namespace, runs: list[JobRun]) -> int:
     """The jobs on a system of its own, in a temporary folder with the sample corpus."""
     from services.retrieval.index import index_corpus
@@ -431,10 +440,7 @@ def _with_own_system(args: argparse.Namespace, runs: list[JobRun]) -> int:
     finally:
         if fake is not None:
             fake.stop()
-        if ok and not args.keep_data:
-            shutil.rmtree(data_dir, ignore_errors=True)
-        else:
-            print(f"data and logs kept in {data_dir}", file=sys.stderr)
+        remove_unless_kept(data_dir, ok=ok, keep=args.keep_data)
 
 
 if __name__ == "__main__":
