@@ -237,25 +237,10 @@ class OpenAIFake(ScriptedLLM):
 
 
 @contextlib.contextmanager
-def openai_fake(
-    *,
-    api_key: str | None = None,
-    responder: Responder | None = None,
-    require_auth: bool = True,
-    tool_finish_reason: str = "tool_calls",
-    ignore_tools: bool = False,
-    empty_content: str | None = None,
-) -> Iterator[OpenAIFake]:
-    """A started OpenAIFake, stopped on exit (wrap it in a pytest fixture)."""
-    fake = OpenAIFake(
-        api_key=api_key,
-        responder=responder,
-        require_auth=require_auth,
-        tool_finish_reason=tool_finish_reason,
-        ignore_tools=ignore_tools,
-        empty_content=empty_content,
-    )
-    with fake:
+def openai_fake(**options: Any) -> Iterator[OpenAIFake]:
+    """A started OpenAIFake (``options`` as its constructor takes them), stopped on exit
+    (wrap it in a pytest fixture)."""
+    with OpenAIFake(**options) as fake:
         yield fake
 
 
