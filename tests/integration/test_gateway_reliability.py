@@ -1,7 +1,7 @@
 """The gateway under failure, against real nats-server and PostgreSQL: supervised loops
 that outlive a broken publish, the outbox (no transition unannounced, no answer that
-contradicts the database), idempotent submission, admission racing cancellation across
-two gateway processes, and an event that can never be stored.
+contradicts the database), idempotent submission, and an event that can never be
+stored. Admission racing cancellation across two gateways is in test_gateway_pair.py.
 
 Gateway processes run alone (no stages): an admitted job stays PROCESSING until it is
 cancelled, which makes slots and transitions easy to count.
@@ -11,125 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
-import subprocess
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import asyncpg
-import httpx
 import nats
 import pytest
 
 from services.gateway import db, jobs, outbox
-from services.supervisor import wait_ready
 from shared import subjects, topology
 from shared.envelope import JobConfidence, StageUsage, Usage
 from shared.events import ChecklistCoverage, JobCompleted, JobStatus, ResearchOutput, ResearchResult
-from shared.servers import NatsServer, free_port
 from shared.settings import GatewaySettings
 from shared.stage import MSG_ID
-from tests.integration.harness import TERMINAL, new_database, process_env, read_stream, run_sql, spawn_logged, tail_logs
+from tests.integration.gateways import Gateways, submit
 
-
-@dataclass
-class Gateways:
-    """One nats-server, one database, and gateway processes on both."""
-
-    root: Path
-    postgres: Any
-    env_overrides: dict[str, str] = field(default_factory=dict)
-    nats: NatsServer | None = None
-    dsn: str = ""
-    urls: list[str] = field(default_factory=list)
-    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
-
-    def start(self, count: int = 1) -> Gateways:
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.nats = NatsServer(self.root / "nats").start()
-        self.dsn = new_database(self.postgres, "g_")
-        for _ in range(count):
-            self.add_gateway()
-        return self
-
-    def add_gateway(self) -> str:
-        assert self.nats is not None
-        port = free_port()
-        env = {
-            **process_env(self.nats.url, self.dsn, self.root / "data", port),
-            "RESEARCH_ADMISSION_INTERVAL_S": "0.2",
-            "RESEARCH_RATE_LIMIT_MAX": "100000",
-            "GATEWAY_EVENT_RETRY_DELAY_S": "0.1",
-            **self.env_overrides,
-        }
-        (self.root / "logs").mkdir(exist_ok=True)
-        self.procs.append(spawn_logged("gateway", env, self.root / "logs" / f"gateway-{len(self.procs)}.log"))
-        url = f"http://127.0.0.1:{port}"
-        wait_ready(url, timeout=60)
-        self.urls.append(url)
-        return url
-
-    def stop(self) -> None:
-        for p in self.procs:
-            p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        if self.nats:
-            self.nats.stop()
-
-    def log_text(self) -> str:
-        return "\n".join(f.read_text(errors="replace") for f in sorted((self.root / "logs").glob("*.log")))
-
-    def logs(self) -> str:
-        return tail_logs(self.root / "logs", 60)
-
-    def client(self, i: int = 0) -> httpx.Client:
-        return httpx.Client(base_url=self.urls[i], timeout=30)
-
-    def sql(self, query: str, *args: Any) -> list[asyncpg.Record]:
-        return run_sql(self.dsn, query, *args)
-
-    def status(self, job_id: str) -> str:
-        return self.sql("SELECT status FROM research_jobs WHERE id = $1", job_id)[0]["status"]
-
-    def wait_status(self, job_id: str, want: set[str], timeout: float = 30) -> str:
-        deadline = time.monotonic() + timeout
-        while (s := self.status(job_id)) not in want:
-            assert time.monotonic() < deadline, f"job {job_id} is {s}, not {want}\n{self.logs()}"
-            time.sleep(0.1)
-        return s
-
-    def events(self, filter_subject: str = subjects.EVENTS_WILDCARD, *, stream: str = subjects.EVENTS_STREAM, settle_s: float = 0.5) -> list[tuple[str, dict[str, Any]]]:
-        assert self.nats is not None
-        return read_stream(self.nats.url, filter_subject, stream=stream, settle_s=settle_s)
-
-    def statuses(self, job_id: str | None = None) -> list[dict[str, Any]]:
-        return [e for _, e in self.events() if e["type"] == "status" and (job_id is None or e["job_id"] == job_id)]
-
-    def js(self, fn) -> Any:  # noqa: ANN001
-        """Run ``await fn(js)`` on a fresh connection."""
-        assert self.nats is not None
-
-        async def run() -> Any:
-            nc = await nats.connect(self.nats.url)  # type: ignore[union-attr]
-            try:
-                return await fn(nc.jetstream())
-            finally:
-                await nc.close()
-
-        return asyncio.run(run())
-
-
-def _submit(c: httpx.Client, question: str = "How do lighthouses use Fresnel lenses?", **kw: Any) -> httpx.Response:
-    return c.post("/api/research/jobs", json={"question": question, "max_iterations": 1}, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +52,7 @@ def test_admission_and_relay_survive_a_missing_stream_and_readyz_names_the_loop(
     _cancel_active(gw)
     gw.js(lambda js: js.delete_stream(subjects.JOBS_STREAM))  # every plan command now fails to publish
     with gw.client() as c:
-        first = _submit(c).json()["job_id"]
+        first = submit(c).json()["job_id"]
         deadline = time.monotonic() + 60
         while True:
             r = c.get("/readyz")
@@ -175,7 +73,7 @@ def test_admission_and_relay_survive_a_missing_stream_and_readyz_names_the_loop(
 
     # Admission still runs: a slot freed by cancelling is taken by the next job.
     with gw.client() as c:
-        second = _submit(c).json()["job_id"]
+        second = submit(c).json()["job_id"]
         assert gw.status(second) == "QUEUED"
         assert c.post(f"/api/research/jobs/{first}/cancel").status_code == 200
     gw.wait_status(second, {"PROCESSING"})
@@ -194,11 +92,11 @@ def test_with_nats_down_a_submission_is_stored_answered_202_and_announced_later(
     gw.nats.stop()
     try:
         with gw.client() as c:
-            r = _submit(c, headers={"Idempotency-Key": "outage-1"})
+            r = submit(c, headers={"Idempotency-Key": "outage-1"})
             assert r.status_code == 202, r.text
             job_id = r.json()["job_id"]
             # A client that retries (it saw a timeout, say) gets the same job back.
-            again = _submit(c, headers={"Idempotency-Key": "outage-1"})
+            again = submit(c, headers={"Idempotency-Key": "outage-1"})
             assert again.status_code == 202 and again.json()["job_id"] == job_id
             # What cannot be done without NATS is refused with nothing stored.
             cancel = c.post(f"/api/research/jobs/{job_id}/cancel")
@@ -246,7 +144,7 @@ def test_without_the_database_a_submission_is_refused_503_with_retry_after(gw: G
     allow(False)
     try:
         with gw.client() as c:
-            r = _submit(c, headers={"Idempotency-Key": "db-down"})
+            r = submit(c, headers={"Idempotency-Key": "db-down"})
         assert r.status_code == 503, r.text + gw.log_text()
         assert int(r.headers["Retry-After"]) > 0
         assert "nothing was stored" in r.json()["message"]
@@ -254,7 +152,7 @@ def test_without_the_database_a_submission_is_refused_503_with_retry_after(gw: G
         allow(True)
     assert gw.sql("SELECT count(*) AS n FROM research_jobs")[0]["n"] == before
     with gw.client() as c:
-        r = _submit(c, headers={"Idempotency-Key": "db-down"})
+        r = submit(c, headers={"Idempotency-Key": "db-down"})
         assert r.status_code == 202, r.text
         c.post(f"/api/research/jobs/{r.json()['job_id']}/cancel")
 
@@ -262,16 +160,16 @@ def test_without_the_database_a_submission_is_refused_503_with_retry_after(gw: G
 def test_idempotency_key_returns_the_same_job_and_refuses_a_different_request(gw: Gateways) -> None:
     key = uuid.uuid4().hex
     with gw.client() as c:
-        a = _submit(c, "What is a neap tide?", headers={"Idempotency-Key": key})
-        b = _submit(c, "What is a neap tide?", headers={"Idempotency-Key": key})
+        a = submit(c, "What is a neap tide?", headers={"Idempotency-Key": key})
+        b = submit(c, "What is a neap tide?", headers={"Idempotency-Key": key})
         assert a.status_code == b.status_code == 202
         assert a.json()["job_id"] == b.json()["job_id"]
-        other = _submit(c, "What is a spring tide?", headers={"Idempotency-Key": key})
+        other = submit(c, "What is a spring tide?", headers={"Idempotency-Key": key})
         assert other.status_code == 409, other.text
         assert "Idempotency-Key" in other.json()["message"]
-        fresh = _submit(c, "What is a neap tide?", headers={"Idempotency-Key": uuid.uuid4().hex})
+        fresh = submit(c, "What is a neap tide?", headers={"Idempotency-Key": uuid.uuid4().hex})
         assert fresh.json()["job_id"] != a.json()["job_id"]
-        bad = _submit(c, headers={"Idempotency-Key": "x" * 201})
+        bad = submit(c, headers={"Idempotency-Key": "x" * 201})
         assert bad.status_code == 422 and "Idempotency-Key" in bad.json()["message"]
     assert gw.sql("SELECT count(*) AS n FROM research_jobs WHERE idempotency_key = $1", key)[0]["n"] == 1
     _cancel_active(gw)
@@ -343,136 +241,6 @@ def test_a_relayed_message_published_twice_is_stored_once(gw: Gateways) -> None:
     assert len(gw.events(subject)) == 1
 
 
-# -- 4. admission racing cancellation, across two gateway processes --------------------------
-
-
-@pytest.fixture(scope="module")
-def pair(tmp_root: Path, postgres) -> Iterator[Gateways]:  # noqa: ANN001
-    g = Gateways(tmp_root / ("pair-" + uuid.uuid4().hex[:6]), postgres, env_overrides={"RESEARCH_MAX_CONCURRENCY": "2", "RESEARCH_ADMISSION_INTERVAL_S": "0.05"}).start(2)
-    try:
-        yield g
-    finally:
-        g.stop()
-
-
-def test_submit_and_cancel_hammered_on_two_gateways_never_break_the_lifecycle(pair: Gateways) -> None:
-    limit = 2
-    peak = 0
-    stop = threading.Event()
-
-    def watch() -> None:
-        nonlocal peak
-        while not stop.is_set():
-            peak = max(peak, pair.sql("SELECT count(*) AS n FROM research_jobs WHERE status = 'PROCESSING'")[0]["n"])
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    cancelled: set[str] = set()
-    submitted: list[str] = []
-    lock = threading.Lock()
-
-    def worker(n: int) -> None:
-        rnd = random.Random(n)
-        with pair.client(n % 2) as c, pair.client((n + 1) % 2) as other:
-            for i in range(12):
-                job_id = _submit(c, f"Question {n}-{i} about tides?").json()["job_id"]
-                with lock:
-                    submitted.append(job_id)
-                time.sleep(rnd.random() * 0.05)
-                # Cancel through the *other* gateway, often while admission is moving it.
-                with lock:
-                    victim = rnd.choice(submitted)
-                r = other.post(f"/api/research/jobs/{victim}/cancel")
-                assert r.status_code in (200, 409), r.text
-                if r.status_code == 200:
-                    assert r.json()["status"] == "CANCELLED", r.text
-                    with lock:
-                        cancelled.add(victim)
-
-    def targeted(n: int) -> None:
-        """Free a slot on one gateway while the other cancels the job admission is
-        about to take: the interleaving that used to leave it PROCESSING yet cancelled."""
-        rnd = random.Random(100 + n)
-        with pair.client(n % 2) as a, pair.client((n + 1) % 2) as b:
-            for i in range(25):
-                for k in range(2):
-                    job_id = _submit(a, f"Targeted {n}-{i}-{k}?").json()["job_id"]
-                    with lock:
-                        submitted.append(job_id)
-                running = [r["id"] for r in pair.sql("SELECT id FROM research_jobs WHERE status = 'PROCESSING'")]
-                head = pair.sql("SELECT id FROM research_jobs WHERE status = 'QUEUED' ORDER BY seq LIMIT 1")
-                if not running or not head:
-                    continue
-                pause = rnd.random() * 0.004
-
-                def free() -> None:
-                    if a.post(f"/api/research/jobs/{running[0]}/cancel").status_code == 200:
-                        with lock:
-                            cancelled.add(running[0])
-
-                def race() -> None:
-                    time.sleep(pause)
-                    r = b.post(f"/api/research/jobs/{head[0]['id']}/cancel")
-                    assert r.status_code in (200, 409), r.text
-                    if r.status_code == 200:
-                        assert r.json()["status"] == "CANCELLED", r.text
-                        with lock:
-                            cancelled.add(head[0]["id"])
-
-                pair_threads = [threading.Thread(target=free), threading.Thread(target=race)]
-                for t in pair_threads:
-                    t.start()
-                for t in pair_threads:
-                    t.join()
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)] + [threading.Thread(target=targeted, args=(n,)) for n in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    # Drain: cancel whatever still runs or waits, until nothing is active.
-    deadline = time.monotonic() + 60
-    with pair.client() as c:
-        while active := pair.sql("SELECT id FROM research_jobs WHERE status IN ('QUEUED', 'PROCESSING')"):
-            assert time.monotonic() < deadline, active
-            for row in active:
-                if c.post(f"/api/research/jobs/{row['id']}/cancel").status_code == 200:
-                    cancelled.add(row["id"])
-    stop.set()
-    watcher.join()
-
-    rows = pair.sql("SELECT id, status, error, started_at, finished_at FROM research_jobs")
-    by_id = {r["id"]: r for r in rows}
-    assert set(submitted) <= set(by_id)
-    assert peak <= limit
-    for job_id in cancelled:
-        assert by_id[job_id]["status"] == "CANCELLED", by_id[job_id]
-    for r in rows:
-        assert r["status"] == "CANCELLED"  # every job was cancelled in the end; none left running
-        if r["started_at"] is not None:
-            assert r["finished_at"] >= r["started_at"], dict(r)
-
-    # The status events, in stream order, agree: never more than `limit` running, and
-    # nothing starts after it was cancelled.
-    deadline = time.monotonic() + 30
-    while pair.sql("SELECT count(*) AS n FROM research_outbox")[0]["n"]:
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
-    running: set[str] = set()
-    done: set[str] = set()
-    seen_peak = 0
-    for e in pair.statuses():
-        if e["status"] == "PROCESSING":
-            assert e["job_id"] not in done, e
-            running.add(e["job_id"])
-        elif e["status"] in TERMINAL:
-            running.discard(e["job_id"])
-            done.add(e["job_id"])
-        seen_peak = max(seen_peak, len(running))
-    assert seen_peak <= limit
-    assert done == set(by_id)
-
-
 # -- 5. an event that can never be stored fails its job after a few attempts -----------------
 
 
@@ -501,7 +269,7 @@ def _publish_completed(g: Gateways, job_id: str, result: ResearchResult) -> None
 def _running_job(g: Gateways) -> str:
     _cancel_active(g)
     with g.client() as c:
-        job_id = _submit(c).json()["job_id"]
+        job_id = submit(c).json()["job_id"]
     g.wait_status(job_id, {"PROCESSING"})
     return job_id
 
@@ -530,7 +298,7 @@ def test_an_event_that_cannot_be_stored_fails_its_job_after_a_few_attempts(gw: G
     assert gw.log_text().count(f"research.events.{job_id}.completed") - log_before <= 12
     # The slot is free again.
     with gw.client() as c:
-        nxt = _submit(c).json()["job_id"]
+        nxt = submit(c).json()["job_id"]
     gw.wait_status(nxt, {"PROCESSING"})
     _cancel_active(gw)
 
