@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,13 @@ import nats
 
 from services.supervisor import wait_ready
 from shared import subjects
+from shared.envelope import JobConfidence, StageUsage, Usage
+from shared.events import ChecklistCoverage, JobCompleted, ResearchOutput, ResearchResult
 from shared.servers import NatsServer, free_port
+from shared.stage import MSG_ID
 from tests.integration.harness import new_database, process_env, read_stream, run_sql, spawn_logged, tail_logs
 
-__all__ = ["Gateways", "submit"]
+__all__ = ["Gateways", "completed_result", "publish_completed", "submit"]
 
 
 @dataclass
@@ -117,3 +121,27 @@ class Gateways:
 
 def submit(c: httpx.Client, question: str = "How do lighthouses use Fresnel lenses?", **kw: Any) -> httpx.Response:
     return c.post("/api/research/jobs", json={"question": question, "max_iterations": 1}, **kw)
+
+
+def completed_result(report: str, *, engine: str = "offline", tokens: int = 0) -> ResearchResult:
+    """A minimal result for a ``completed`` event published by hand."""
+    return ResearchResult(
+        report=report,
+        output=ResearchOutput(
+            trace_id="t", answer=report, sources=[], checklist_coverage=ChecklistCoverage(satisfied=[], gaps=[]),
+            iterations_used=1, status="completed",
+        ),
+        scored_sources=[], claims=[],
+        confidence=JobConfidence(confidence=0.5, claim_count=0, source_count=0, has_contradictions=False),
+        usage=Usage(by_stage={"synthesize": StageUsage(input_tokens=tokens)}), engine=engine,
+    )
+
+
+def publish_completed(g: Gateways, job_id: str, result: ResearchResult) -> None:
+    """Publish the job's ``completed`` event as synthesis would (a fresh message id)."""
+    event = JobCompleted(job_id=job_id, result=result)
+
+    async def pub(js) -> None:  # noqa: ANN001
+        await js.publish(subjects.event_subject(job_id, "completed"), event.model_dump_json().encode(), headers={MSG_ID: f"{job_id}:completed:{uuid.uuid4().hex[:6]}"})
+
+    g.js(pub)

@@ -19,7 +19,7 @@ from shared.envelope import StageUsage, Usage
 from shared.events import ProgressEvent, StageEvent, StageState
 from shared.stage import MSG_ID
 from shared.subjects import Stage
-from tests.integration.test_gateway_reliability import Gateways, _publish_completed, _result, _submit
+from tests.integration.gateways import Gateways, completed_result, publish_completed, submit
 
 FLOOD = 3000
 
@@ -50,7 +50,7 @@ def gw(tmp_root: Path, postgres) -> Iterator[Gateways]:  # noqa: ANN001
 
 def _running_job(g: Gateways) -> str:
     with g.client() as c:
-        job_id = _submit(c).json()["job_id"]
+        job_id = submit(c).json()["job_id"]
     g.wait_status(job_id, {"PROCESSING"})
     return job_id
 
@@ -87,7 +87,7 @@ def test_a_completed_event_is_stored_promptly_while_other_jobs_progress_is_pendi
 
     g.js(flood)
     published = time.monotonic()
-    _publish_completed(g, job_id, _result("Stored ahead of the flood."))
+    publish_completed(g, job_id, completed_result("Stored ahead of the flood."))
     g.wait_status(job_id, {"COMPLETED", "FAILED"}, timeout=30)
     lag = time.monotonic() - published
     # The flood is still being stored: the outcome did not wait behind it.

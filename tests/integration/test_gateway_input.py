@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.integration.test_gateway_reliability import Gateways
+from tests.integration.gateways import Gateways
 
 JOB = str(uuid.uuid4())  # well formed, owned by nobody
 

@@ -22,11 +22,10 @@ import pytest
 
 from services.gateway import db, jobs, outbox
 from shared import subjects, topology
-from shared.envelope import JobConfidence, StageUsage, Usage
-from shared.events import ChecklistCoverage, JobCompleted, JobStatus, ResearchOutput, ResearchResult
+from shared.events import JobStatus
 from shared.settings import GatewaySettings
 from shared.stage import MSG_ID
-from tests.integration.gateways import Gateways, submit
+from tests.integration.gateways import Gateways, completed_result, publish_completed, submit
 
 
 
@@ -244,28 +243,6 @@ def test_a_relayed_message_published_twice_is_stored_once(gw: Gateways) -> None:
 # -- 5. an event that can never be stored fails its job after a few attempts -----------------
 
 
-def _result(report: str, *, engine: str = "offline", tokens: int = 0) -> ResearchResult:
-    return ResearchResult(
-        report=report,
-        output=ResearchOutput(
-            trace_id="t", answer=report, sources=[], checklist_coverage=ChecklistCoverage(satisfied=[], gaps=[]),
-            iterations_used=1, status="completed",
-        ),
-        scored_sources=[], claims=[],
-        confidence=JobConfidence(confidence=0.5, claim_count=0, source_count=0, has_contradictions=False),
-        usage=Usage(by_stage={"synthesize": StageUsage(input_tokens=tokens)}), engine=engine,
-    )
-
-
-def _publish_completed(g: Gateways, job_id: str, result: ResearchResult) -> None:
-    event = JobCompleted(job_id=job_id, result=result)
-
-    async def pub(js) -> None:  # noqa: ANN001
-        await js.publish(subjects.event_subject(job_id, "completed"), event.model_dump_json().encode(), headers={MSG_ID: f"{job_id}:completed:{uuid.uuid4().hex[:6]}"})
-
-    g.js(pub)
-
-
 def _running_job(g: Gateways) -> str:
     _cancel_active(g)
     with g.client() as c:
@@ -276,7 +253,7 @@ def _running_job(g: Gateways) -> str:
 
 def test_a_result_holding_nul_is_stored_without_it(gw: Gateways) -> None:
     job_id = _running_job(gw)
-    _publish_completed(gw, job_id, _result("A report\x00 with a NUL."))
+    publish_completed(gw, job_id, completed_result("A report\x00 with a NUL."))
     assert gw.wait_status(job_id, {"COMPLETED", "FAILED"}) == "COMPLETED"
     report = gw.sql("SELECT report FROM research_results WHERE job_id = $1", job_id)[0]["report"]
     assert report == "A report with a NUL."
@@ -287,7 +264,7 @@ def test_an_event_that_cannot_be_stored_fails_its_job_after_a_few_attempts(gw: G
     log_before = gw.log_text().count(f"research.events.{job_id}.completed")
     # A token count beyond PostgreSQL's integer column: no retry can ever store it.
     t0 = time.monotonic()
-    _publish_completed(gw, job_id, _result("fine", tokens=2**40))
+    publish_completed(gw, job_id, completed_result("fine", tokens=2**40))
     assert gw.wait_status(job_id, {"COMPLETED", "FAILED"}, timeout=30) == "FAILED"
     assert time.monotonic() - t0 > 0.1 + 0.2 + 0.4 + 0.8  # the attempts backed off
     error = gw.sql("SELECT error FROM research_jobs WHERE id = $1", job_id)[0]["error"]
@@ -307,7 +284,7 @@ def test_a_database_outage_does_not_use_up_an_events_attempts(gw: Gateways) -> N
     job_id = _running_job(gw)
     _database_accepts_connections(gw, False)
     try:
-        _publish_completed(gw, job_id, _result("Stored once the database is back."))
+        publish_completed(gw, job_id, completed_result("Stored once the database is back."))
         # Far longer than five attempts with their 0.1 s base delay would take.
         time.sleep(4)
     finally:
