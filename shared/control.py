@@ -25,10 +25,10 @@ from typing import Any
 
 import nats.errors
 from nats.js import JetStreamContext
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import KeyNotFoundError
 
 from shared import subjects
-from shared.errors import TransientError
+from shared.kv import compare_and_set
 
 __all__ = ["CANCEL_POLL_S", "CANCEL_READ_S", "WATCH_CHECK_S", "WATCH_RETRY_S", "ControlWatch", "is_cancelled",
            "stop_run", "stop_value", "stopped_through"]
@@ -68,24 +68,19 @@ async def stop_run(js: JetStreamContext, job_id: str, status: str, run: int, *, 
     writer that read the job's run just before it was resumed (an expiry, a second
     cancel) must not lower the mark, so the key is written by compare-and-set and left
     alone when it already stops ``run``. A value without a run is replaced by one."""
-    kv = await js.key_value(subjects.CONTROL_BUCKET)
-    for _ in range(attempts):
-        try:
-            entry = await kv.get(job_id)
-            revision, through = entry.revision, stopped_through(entry.value)
-        except KeyNotFoundError:
-            revision, through = 0, None
+    def raised(current: bytes | None) -> tuple[bytes | None, None]:
+        through = stopped_through(current)
         if through is not None and run <= through < ALL_RUNS:
-            return
-        try:
-            if revision:
-                await kv.update(job_id, stop_value(status, run), last=revision)
-            else:
-                await kv.create(job_id, stop_value(status, run))
-            return
-        except KeyWrongLastSequenceError:
-            continue  # written in between: look again
-    raise TransientError(f"control key of job {job_id}: no write after {attempts} contended attempts")
+            return None, None
+        return stop_value(status, run), None
+
+    await compare_and_set(await js.key_value(subjects.CONTROL_BUCKET), job_id, raised, attempts=attempts,
+                          pause_s=lambda _: 0.002, what=f"control key of job {job_id}")
+
+
+def _stops(entry_value: bytes | None, run: int) -> bool:
+    through = stopped_through(entry_value)
+    return through is not None and run <= through
 
 
 async def is_cancelled(js: JetStreamContext, job_id: str, run: int = 0) -> bool:
@@ -96,8 +91,7 @@ async def is_cancelled(js: JetStreamContext, job_id: str, run: int = 0) -> bool:
         entry = await kv.get(job_id)
     except KeyNotFoundError:
         return False
-    through = stopped_through(entry.value)
-    return through is not None and run <= through
+    return _stops(entry.value, run)
 
 
 class ControlWatch:
@@ -144,8 +138,7 @@ class ControlWatch:
             entry = await self._kv.get(job_id)
         except KeyNotFoundError:
             return False
-        through = stopped_through(entry.value)
-        return through is not None and run <= through
+        return _stops(entry.value, run)
 
     async def _run(self, js: JetStreamContext) -> None:
         while True:

@@ -8,14 +8,13 @@ tokens), not in the process that spent it.
 from __future__ import annotations
 
 import asyncio
-import random
 from typing import Any
 
 from nats.js import JetStreamContext
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import KeyNotFoundError
 
 from shared import subjects
-from shared.errors import TransientError
+from shared.kv import compare_and_set
 
 __all__ = ["KvSpendLedger"]
 
@@ -51,22 +50,8 @@ class KvSpendLedger:
             await self._add(kv, job_id, tokens)
 
     async def _add(self, kv: Any, job_id: str, tokens: int) -> None:
-        for attempt in range(self.ATTEMPTS):
-            try:
-                entry = await kv.get(job_id)
-            except KeyNotFoundError:
-                revision, current = 0, 0
-            else:
-                revision, current = entry.revision, int(entry.value or b"0")
-            value = str(max(0, current + tokens)).encode()
-            try:
-                if revision:
-                    await kv.update(job_id, value, last=revision)
-                else:
-                    await kv.create(job_id, value)
-                return
-            except KeyWrongLastSequenceError:
-                # Another process wrote in between: read again, after a jittered pause
-                # so that writers in step do not collide again.
-                await asyncio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-        raise TransientError(f"usage key of job {job_id} kept changing under {self.ATTEMPTS} attempts")
+        def added(current: bytes | None) -> tuple[bytes, None]:
+            return str(max(0, int(current or b"0") + tokens)).encode(), None
+
+        await compare_and_set(kv, job_id, added, attempts=self.ATTEMPTS, pause_s=lambda attempt: 0.002 * (attempt + 1),
+                              what=f"usage key of job {job_id}")

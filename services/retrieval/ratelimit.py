@@ -27,15 +27,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 import time
 
 from nats.js import JetStreamContext
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from shared import subjects
-from shared.errors import TransientError
+from shared.kv import compare_and_set
 
 __all__ = ["SAFETY_MARGIN", "KvRateLimiter", "ncbi_rate"]
 
@@ -74,26 +72,12 @@ class KvRateLimiter:
 
     async def reserve(self) -> float:
         """Reserve the next free slot; return its wall-clock time."""
-        kv = await self._bucket()
-        for _ in range(MAX_CAS_ATTEMPTS):
-            try:
-                entry = await kv.get(self._key)
-                revision, next_free = entry.revision, float(json.loads(entry.value or b"0"))
-            except KeyNotFoundError:
-                revision, next_free = 0, 0.0
-            slot = max(time.time(), next_free)
-            value = json.dumps(slot + self.interval_s).encode()
-            try:
-                if revision:
-                    await kv.update(self._key, value, last=revision)
-                else:
-                    await kv.create(self._key, value)
-                return slot
-            except KeyWrongLastSequenceError:
-                # Another process took a slot first; read again after a short random
-                # pause so contenders do not retry in lockstep.
-                await asyncio.sleep(random.uniform(0, 0.005))
-        raise TransientError(f"rate limiter {self._key!r}: no slot after {MAX_CAS_ATTEMPTS} contended attempts")
+        def taken(current: bytes | None) -> tuple[bytes, float]:
+            slot = max(time.time(), float(json.loads(current or b"0")))
+            return json.dumps(slot + self.interval_s).encode(), slot
+
+        return await compare_and_set(await self._bucket(), self._key, taken, attempts=MAX_CAS_ATTEMPTS,
+                                     pause_s=lambda _: 0.005, what=f"rate limiter {self._key!r}")
 
     async def acquire(self) -> float:
         """Wait for a reserved slot; return the seconds waited. A wake-up later than
