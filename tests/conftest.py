@@ -1,16 +1,20 @@
 """Shared fixtures: a real PostgreSQL for the whole session (or DATABASE_URL), a
-real nats-server per test module, and helpers to start whole systems (nats-server + the six service processes)."""
+real nats-server per test module with a JetStream context over the declared topology,
+and helpers to start whole systems (nats-server + the six service processes)."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import nats
 import pytest
+from nats.js import JetStreamContext
 
+from shared import topology
 from shared.servers import NatsServer, PostgresServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,3 +51,16 @@ def nats_url(tmp_root: Path) -> Iterator[str]:
         yield server.url
     finally:
         server.stop()
+
+
+@pytest.fixture
+async def js(nats_url: str) -> AsyncIterator[JetStreamContext]:
+    """A connection's JetStream context, the streams and buckets every service uses
+    declared (a module needing more buckets extends this fixture)."""
+    nc = await nats.connect(nats_url)
+    stream = nc.jetstream()
+    await topology.ensure_topology(stream, ttl_s=3_600)
+    try:
+        yield stream
+    finally:
+        await nc.close()

@@ -9,10 +9,7 @@ import asyncio
 import time
 import uuid
 
-import nats
-import pytest
-
-from shared import subjects, topology
+from shared import subjects
 from shared.control import ControlWatch, is_cancelled, stop_run, stopped_through
 
 
@@ -21,15 +18,6 @@ def test_a_value_names_the_last_run_it_stops() -> None:
     assert stopped_through(b"CANCELLED:0") == 0 and stopped_through(b"EXPIRED:3") == 3
     assert stopped_through(b"CANCELLED") > 10**9  # every run
     assert stopped_through(b"CANCELLED:junk") > 10**9  # unreadable: the safe side
-
-
-@pytest.fixture
-async def js(nats_url: str):  # noqa: ANN201 - a JetStreamContext over a declared topology
-    nc = await nats.connect(nats_url)
-    js = nc.jetstream()
-    await topology.ensure_topology(js, ttl_s=600)
-    yield js
-    await nc.close()
 
 
 async def test_a_stop_covers_its_run_and_earlier_ones_only(js) -> None:  # noqa: ANN001

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import nats
 import pytest
+from nats.js import JetStreamContext
 from pydantic import BaseModel
 
 from services.digest.breaker import CircuitBreaker
@@ -58,15 +59,10 @@ SMALL = corpus_text("race-conditions.txt")
 
 
 @pytest.fixture
-async def js(nats_url: str) -> AsyncIterator[Any]:
-    nc = await nats.connect(nats_url)
-    js = nc.jetstream()
-    await topology.ensure_topology(js, ttl_s=3600)
+async def js(js: JetStreamContext) -> JetStreamContext:
+    """The shared fixture's context, with the digest archive declared too."""
     await topology.ensure_digest_storage(js, retention_s=RETENTION_S)
-    try:
-        yield js
-    finally:
-        await nc.close()
+    return js
 
 
 @pytest.fixture

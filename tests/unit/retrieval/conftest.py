@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import nats
 import pytest
 from nats.js import JetStreamContext
 
@@ -13,12 +10,7 @@ from shared import topology
 
 
 @pytest.fixture
-async def js(nats_url: str) -> AsyncIterator[JetStreamContext]:
-    nc = await nats.connect(nats_url)
-    stream = nc.jetstream()
-    await topology.ensure_topology(stream, ttl_s=3_600)
-    await topology.ensure_retrieval_buckets(stream, cache_ttl_s=3_600)
-    try:
-        yield stream
-    finally:
-        await nc.close()
+async def js(js: JetStreamContext) -> JetStreamContext:
+    """The shared fixture's context, with retrieval's buckets declared too."""
+    await topology.ensure_retrieval_buckets(js, cache_ttl_s=3_600)
+    return js

@@ -6,7 +6,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 
-import nats
 import pytest
 from nats.js import JetStreamContext
 
@@ -19,15 +18,10 @@ from shared.textstore import TextStore
 
 
 @pytest.fixture
-async def js(nats_url: str) -> AsyncIterator[JetStreamContext]:
-    nc = await nats.connect(nats_url)
-    stream = nc.jetstream()
-    await topology.ensure_topology(stream, ttl_s=3_600)
-    await topology.ensure_digest_storage(stream, retention_s=3_600)
-    try:
-        yield stream
-    finally:
-        await nc.close()
+async def js(js: JetStreamContext) -> JetStreamContext:
+    """The shared fixture's context, with the digest archive declared too."""
+    await topology.ensure_digest_storage(js, retention_s=3_600)
+    return js
 
 
 @pytest.fixture
