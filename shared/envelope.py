@@ -237,6 +237,15 @@ class Citation(_CamelWire):
     quote: str
 
 
+# How far a claim or report sentence was checked against its quotes:
+# ``quoted``: its text is a quote (exactly, up to spacing and footnote marks);
+# ``entailed``: it passed the deterministic meaning checks and the verifier model
+# judged its quotes to entail it; ``supported``: it passed the deterministic checks
+# only (no verifier ran). Nothing is called "verified" without one of these.
+Level = Literal["quoted", "entailed", "supported"]
+LEVELS: tuple[Level, ...] = ("quoted", "entailed", "supported")
+
+
 class Claim(_CamelWire):
     id: str
     text: str
@@ -247,6 +256,7 @@ class Claim(_CamelWire):
     confidence_score: float = 0.0
     checklist_item_ids: list[str] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
+    level: Level | None = None  # None: not yet checked (a claim made before levels existed)
 
 
 MAX_REJECTED_CLAIMS = 20  # kept per job (the latest); bounds the envelope

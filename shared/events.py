@@ -165,6 +165,22 @@ class CouncilReview(BaseModel):
     error: str | None = None
 
 
+class VerificationSummary(BaseModel):
+    """What the checks did to the report and its claims: kept sentences and claims
+    by level (``quoted``, ``entailed``, ``supported``), removed ones by reason
+    (``negation``, ``quantifier``, ``modality``, ``comparative``, ``role``, ``number``,
+    ``name``, ``scope``, ``merge``, ``terms``, ``judge``, ``repeated``, ``uncited``, ...),
+    and whether the verifier model ran (``judge``: ``ran``, or ``not run: <why>``)."""
+
+    sentences: dict[str, int] = Field(default_factory=dict)
+    sentences_removed: dict[str, int] = Field(default_factory=dict)
+    claims: dict[str, int] = Field(default_factory=dict)
+    claims_rejected: dict[str, int] = Field(default_factory=dict)
+    judge: str = "not run: no model configured"
+    judge_model: str | None = None
+    judge_tokens: int = 0
+
+
 class ResearchResult(BaseModel):
     """Everything the gateway persists when a job completes."""
 
@@ -180,6 +196,7 @@ class ResearchResult(BaseModel):
     rejected_claims: list[RejectedClaim] = Field(default_factory=list)  # proposed claims the check refused
     verified_findings: list[VerifiedFinding] = Field(default_factory=list)
     sentences_removed: int = 0  # model-written sentences the verification pass removed
+    verification: VerificationSummary = Field(default_factory=VerificationSummary)
     offline_parts: list[str] = Field(default_factory=list)  # report parts written without the model
     council: list[CouncilReview] = Field(default_factory=list)
     memory: ResearchMemory | None = None  # the research memory the report was written from

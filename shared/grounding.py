@@ -169,6 +169,11 @@ class Grounding:
     support: float
     reason: str | None = None
     missing: tuple[str, ...] = field(default_factory=tuple)
+    # Why it failed, as one word: "empty", "terms", "number", "name", "negation",
+    # "quantifier", "modality", "comparative", "role", "scope", "merge".
+    category: str | None = None
+    # When ok: "quoted" (the sentence is one of its quotes) or "supported".
+    level: str | None = None
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
