@@ -274,12 +274,15 @@ class RejectedClaim(_CamelWire):
     iteration: int = 0
     engine: str = "offline"  # what proposed it
     cited: list[str] = Field(default_factory=list)  # the snippet ids it cited
+    category: str | None = None  # the check that refused it, in one word (see shared.grounding)
 
     @classmethod
-    def of(cls, text: str, reason: str, *, iteration: int, engine: str, cited: list[str] | None = None) -> RejectedClaim:
+    def of(cls, text: str, reason: str, *, iteration: int, engine: str, cited: list[str] | None = None,
+           category: str | None = None) -> RejectedClaim:
         """A rejected claim with every field cut to its bound (a model may send anything)."""
         return cls(text=_cut(text, REJECTED_TEXT_MAX_CHARS), reason=_cut(reason, REJECTED_REASON_MAX_CHARS),
-                   iteration=iteration, engine=engine, cited=[_cut(c, 40) for c in (cited or [])[:10]])
+                   iteration=iteration, engine=engine, cited=[_cut(c, 40) for c in (cited or [])[:10]],
+                   category=category)
 
 
 def _cut(value: str, limit: int) -> str:

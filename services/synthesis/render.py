@@ -85,6 +85,9 @@ def plural(count: int, noun: str) -> str:
 class Sentence:
     text: str
     claim_ids: list[str] = field(default_factory=list)
+    # How it was checked (shared.envelope.Level): "quoted", "entailed" or "supported";
+    # None for a connective, which states nothing to check.
+    level: str | None = None
 
 
 Paragraph = list[Sentence]
