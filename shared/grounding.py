@@ -25,14 +25,14 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from typing import Literal
 
 from shared.locators import locate as locate_span
+from shared.meaning import compare, is_quoted, salient_tokens
+from shared.meaning_anchor import Failure, anchor_all
 from shared.locators import page_of, parse_locator
 from shared.relocate import Match
 from shared.relocate import locate as relocate
-from shared.text import terms
 
 __all__ = [
     "MIN_SUPPORT",
@@ -176,90 +176,27 @@ class Grounding:
     level: str | None = None
 
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_NUMBER_WORDS = {
-    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
-    "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100",
-    "thousand": "1000", "million": "1000000", "billion": "1000000000",
-}
-# Where a new sentence (or a clause that starts like one) begins: its first word is
-# capitalized by grammar, not because it is a name.
-_CLAUSE_START = re.compile(r"(?:^|[.!?:]\s+|\n)[\"'(\[“‘]*")
-
-
-def _number_value(raw: str) -> str:
-    """A number's identity: "1,200" = "1200", "3.50" = "3.5", "007" = "7"."""
-    text = raw.replace(",", "") if _THOUSANDS.fullmatch(raw) else raw.replace(",", ".")
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return raw
-    return format(value.normalize(), "f") if value == value.to_integral() else str(value.normalize())
-
-
-def _numbers(text: str) -> dict[str, str]:
-    """value -> how it is written, for each number (digits or a number word) in ``text``."""
-    out: dict[str, str] = {}
-    for m in _NUMBER.finditer(text):
-        out.setdefault(_number_value(m.group().rstrip(".,")), m.group().rstrip(".,"))
-    for tok, _, _ in _tokens(text):
-        if tok in _NUMBER_WORDS:
-            out.setdefault(_NUMBER_WORDS[tok], tok)
-    return out
-
-
-def _plain(word: str) -> str:
-    word = word.lower()
-    return word[:-2] if word.endswith(("'s", "’s")) else word
-
-
-def salient_tokens(sentence: str) -> list[str]:
-    """The sentence's proper names and acronyms: capitalized words that do not open a
-    sentence or clause, and anywhere a word with a capital after its first letter
-    ("NASA", "mRNA"). Single letters are left out."""
-    starts = {m.end() for m in _CLAUSE_START.finditer(sentence)}
-    out: list[str] = []
-    for m in _TOKEN.finditer(sentence):
-        word = m.group()
-        if len(word) < 2 or not any(c.isalpha() for c in word):
-            continue
-        inner_capital = any(c.isupper() for c in word[1:])
-        if inner_capital or (word[0].isupper() and m.start() not in starts):
-            out.append(word)
-    return list(dict.fromkeys(out))
-
-
 def check_grounding(
     sentence: str,
     quotes: Sequence[str],
     *,
     min_support: float = MIN_SUPPORT,
 ) -> Grounding:
-    """Whether ``sentence`` says no more than ``quotes`` do (see the module doc)."""
-    joined = "\n".join(q for q in quotes if q)
-    if not joined.strip():
-        return Grounding(ok=False, support=0.0, reason="no quotes to ground it in")
-    sentence_terms = set(terms(sentence))
-    if not sentence_terms:
-        return Grounding(ok=False, support=0.0, reason="no content words to check")
-    quote_terms = set(terms(joined))
-    unsupported = sorted(sentence_terms - quote_terms)
-    support = round(1 - len(unsupported) / len(sentence_terms), 3)
-
-    quote_numbers = _numbers(joined)
-    missing_numbers = [raw for value, raw in _numbers(sentence).items() if value not in quote_numbers]
-    if missing_numbers:
-        return Grounding(ok=False, support=support, missing=tuple(missing_numbers),
-                         reason=f"number {', '.join(missing_numbers)} not in its quotes")
-    quote_words = {_plain(t) for t, _, _ in _tokens(joined)}
-    missing_names = [w for w in salient_tokens(sentence) if _plain(w) not in quote_words]
-    if missing_names:
-        return Grounding(ok=False, support=support, missing=tuple(missing_names),
-                         reason=f"name {', '.join(missing_names)} not in its quotes")
-    if support < min_support:
-        return Grounding(ok=False, support=support, missing=tuple(unsupported),
-                         reason=(f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
-                                 f" not found: {', '.join(unsupported[:8])}"))
-    return Grounding(ok=True, support=support)
+    """Whether ``sentence`` says no more, and nothing other, than ``quotes`` do (see
+    the module doc): ``level`` "quoted" when it is one of them, "supported" when it
+    passes every check, else ``category`` and ``reason`` say the first that failed."""
+    quotes = [q for q in quotes if q and q.strip()]
+    if not quotes:
+        return Grounding(ok=False, support=0.0, reason="no quotes to ground it in", category="empty")
+    if is_quoted(sentence, quotes):
+        return Grounding(ok=True, support=1.0, level="quoted")
+    anchored = anchor_all(sentence, quotes, min_support=min_support)
+    if isinstance(anchored, Failure):
+        return Grounding(ok=False, support=anchored.support, reason=anchored.reason, missing=anchored.missing,
+                         category=anchored.category)
+    for said, source in anchored.pairs:
+        problem = compare(said, source)
+        if problem is not None:
+            category, reason = problem
+            return Grounding(ok=False, support=anchored.support, reason=reason, category=category)
+    return Grounding(ok=True, support=anchored.support, level="supported")

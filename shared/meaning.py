@@ -1,17 +1,476 @@
-"""Deterministic meaning checks (being written): see check_meaning and contradicts."""
+"""Whether a sentence means what its quotes say: deterministic meaning checks.
+
+Sharing words is not agreeing: "rows are removed" and "rows are not removed" share
+every content word. So a sentence is read clause by clause, each clause is anchored
+to the one quote it restates, and it must agree with the clause of that quote it
+aligns with in:
+
+* **anchoring** ("merge", "number", "name", "terms"): the clause's content words,
+  figures and names come from its anchor quote, not assembled from several quotes
+  (a list "X and Y both..." may draw each member from its own quote); enough of the
+  sentence's content words occur in its quotes;
+* **polarity** ("negation"): the same parity of negation (not, never, without,
+  cannot, fails to, lacks, un-/in-/dis- words against their stems);
+* **quantity** ("quantifier"): no stronger quantifier or frequency than the quote's
+  (some < many/often < most/usually < all/always), a limiting one not dropped, no
+  "only" the quote lacks, "rarely"/"few" on both sides or neither;
+* **certainty** ("modality"): no more certain than the quote (a hedge such as
+  may/might/can/suggests is not dropped; "proves", "must", "conclusively" are not
+  added; association does not become cause);
+* **direction** ("comparative"): directional words (increases/reduces,
+  faster/slower, better/worse, before/after, adds/removes) agree on their axis, and a
+  comparison is not stated where the quote states none;
+* **roles** ("role"): who does what to whom around the shared verb or "than" is
+  kept (a passive restatement flips it back);
+* **scope** ("scope"): a condition of the quote ("within a partition", "in patients
+  over 75", "by default", "when the cache is cold") is not dropped.
+
+Words are matched through their stem and their lemma (lemminflect's tables, shipped in
+its wheel), so "DELETE" meets "deleted" and "children" meets "child". Figures are read
+with their units by :mod:`shared.figures`. A sentence that is one of its quotes (or a
+whole sentence of one) is ``quoted`` and needs no check.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from shared.figures import digit_words, figures, same_figure
+from shared.lexicon import (
+    CAUSAL, CONDITION_OPENERS, CORRELATIONAL, DIRECTIONS, EXCLUSIVE, HEDGES, NEGATIVE_PREFIXES, NEGATORS,
+    QUANTIFIERS, RARE, STRONG,
+)
+from shared.text import STOPWORDS, sentence_spans, stem
+
+__all__ = ["Clause", "Token", "aligned_pair", "clauses", "compare", "contradicts", "covered", "is_quoted", "names", "salient_tokens"]
+
+_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|n't")
+# Where a clause ends: ";", ":", a dash, and a comma or word that opens a contrasting
+# or new clause. A plain comma does not (it may set off a condition of the clause).
+_CLAUSE_BREAK = re.compile(
+    r"\s*(?:;|:\s|\s[–—-]\s|,\s*(?:but|while|whereas|although|though|yet|so|and|or|which|whilst)\b"
+    r"|\b(?:but|whereas|although|though|whilst)\b)\s*", re.IGNORECASE)
+_FEATURE_WORDS = NEGATORS | QUANTIFIERS.keys() | RARE | EXCLUSIVE | HEDGES | STRONG | DIRECTIONS.keys()
+_BE = frozenset("is are was were be been being get gets got".split())
+_AUX = _BE | frozenset("has have had do does did will would shall should".split())
+_COORD = frozenset({"and", "or", "both", "either", "as", "well", ","})
+_FOOTNOTE = re.compile(r"\[\d+\]")
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    low: str
+    forms: frozenset[str]  # stem of the word and of its lemma(s)
+    lemma: str
+    start: int
+    end: int
+    verb: bool  # may be a verb
+
+
+@lru_cache(maxsize=8192)
+def _lemmas(low: str) -> tuple[tuple[str, ...], bool]:
+    import lemminflect  # noqa: PLC0415 - its tables load on first use
+
+    found = lemminflect.getAllLemmas(low)
+    lemmas = tuple(dict.fromkeys(lemma for group in found.values() for lemma in group)) or (low,)
+    return lemmas, "VERB" in found or "AUX" in found
+
+
+@lru_cache(maxsize=8192)
+def _token(text: str, start: int, end: int) -> Token:
+    low = text.lower().replace("’", "'")
+    lemmas, verb = _lemmas(low)
+    forms = frozenset({stem(low), *(stem(x.lower()) for x in lemmas)})
+    return Token(text, low, forms, lemmas[0].lower(), start, end, verb)
+
+
+def _tokens(text: str) -> list[Token]:
+    out = []
+    for m in _TOKEN.finditer(text):
+        word = m.group()
+        if word.lower().endswith("n't") and word.lower() != "n't":  # "doesn't" -> "does" + "n't"
+            out.append(_token(word[:-3], m.start(), m.end() - 3))
+            out.append(_token("n't", m.end() - 3, m.end()))
+        else:
+            out.append(_token(word, m.start(), m.end()))
+    return out
+
+
+def _is_content(t: Token) -> bool:
+    return t.low not in STOPWORDS and t.low not in _FEATURE_WORDS and t.lemma not in _FEATURE_WORDS \
+        and len(t.low) > 1 and not t.low.isdigit()
+
+
+# -- clauses and their features ------------------------------------------------------------
+
+
+@dataclass
+class Clause:
+    tokens: list[Token]
+    start: int
+    end: int
+
+    @property
+    def content(self) -> list[Token]:
+        return [t for t in self.tokens if _is_content(t)]
+
+    @property
+    def forms(self) -> set[str]:
+        return {f for t in self.tokens for f in t.forms}
+
+    def words(self) -> list[str]:
+        return [t.low for t in self.tokens]
+
+
+def clauses(text: str) -> list[Clause]:
+    tokens = _tokens(text)
+    cuts = [0] + [m.start() for m in _CLAUSE_BREAK.finditer(text)] + [len(text) + 1]
+    out = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        part = [t for t in tokens if a <= t.start < b]
+        if part:
+            out.append(Clause(part, part[0].start, part[-1].end))
+    return out or [Clause([], 0, 0)]
+
+
+def _negations(clause: Clause) -> int:
+    words = clause.words()
+    count = 0
+    for i, w in enumerate(words):
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if w in NEGATORS:
+            if w in ("not", "n't") and nxt in ("only", "just", "merely"):
+                continue  # "not only": an addition, not a negation
+            if w in ("fails", "fail", "failed", "failing") and nxt != "to":
+                continue
+            if w == "nor" and "neither" in words:
+                continue  # "neither ... nor" negates once
+            count += 1
+    return count
+
+
+def _prefix_flips(said: Clause, source: Clause) -> int:
+    """Words negated by a prefix on one side whose stem stands bare on the other
+    ("unsafe" / "safe"): each one flips polarity."""
+    flips = 0
+    for mine, theirs in ((said, source), (source, said)):
+        their_forms = theirs.forms
+        for t in mine.tokens:
+            if t.forms & their_forms:
+                continue
+            for prefix in NEGATIVE_PREFIXES:
+                rest = t.low[len(prefix):]
+                if t.low.startswith(prefix) and len(rest) >= 4 and _token(rest, 0, 0).forms & their_forms:
+                    flips += 1
+                    break
+    return flips
+
+
+def _quantity(clause: Clause) -> tuple[int | None, bool, bool]:
+    """(strongest quantifier, says "rarely"/"few", says "only")."""
+    words = clause.words()
+    strength: int | None = None
+    rare = exclusive = False
+    for i, w in enumerate(words):
+        prev = words[i - 1] if i else ""
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if w in RARE and not (w == "few" and prev == "a"):
+            rare = True
+        elif w == "few":  # "a few"
+            strength = max(strength or 0, 1)
+        if w in EXCLUSIVE and prev not in ("not", "n't") and not (w == "alone" and prev != "alone"):
+            exclusive = exclusive or w != "alone"
+        level = QUANTIFIERS.get(w)
+        if level is None or (w == "all" and prev == "at") or (w == "most" and prev in ("the", "at")):
+            continue
+        if w == "each" and nxt == "other":
+            continue
+        strength = max(strength or 0, level)
+    return strength, rare, exclusive
+
+
+def _certainty(clause: Clause) -> int:
+    words = set(clause.words())
+    if words & HEDGES:
+        return 1
+    return 3 if words & STRONG else 2
+
+
+def _directions(clause: Clause) -> list[tuple[str, int]]:
+    out = []
+    for t in clause.tokens:
+        hit = DIRECTIONS.get(t.low) or DIRECTIONS.get(t.lemma)
+        if hit:
+            out.append(hit)
+    return out
+
+
+def _passive(clause: Clause) -> bool:
+    words = clause.words()
+    for i, w in enumerate(words):
+        if w in _BE and any(x.endswith(("ed", "en")) for x in words[i + 1:i + 3]) and "by" in words[i + 1:]:
+            return True
+    return False
+
+
+def _conditions(clause: Clause) -> list[list[Token]]:
+    """The clause's conditions: what follows an opener ("within", "when", "by default",
+    "in"/"on" + a name), up to the next opener or punctuation, at most five words."""
+    out = []
+    toks = clause.tokens
+    for i, t in enumerate(toks):
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        opens = t.low in CONDITION_OPENERS
+        if t.low == "by" and nxt is not None and nxt.low == "default":
+            out.append([nxt])
+            continue
+        if t.low in ("in", "on", "for") and nxt is not None and (nxt.text[:1].isupper() or nxt.low in
+                                                                  ("patients", "adults", "children", "women",
+                                                                   "men", "mice", "rats", "small", "large")):
+            opens = True
+        if not opens:
+            continue
+        phrase = []
+        for u in toks[i + 1:i + 6]:
+            if u.low in CONDITION_OPENERS:
+                break
+            phrase.append(u)
+        content = [u for u in phrase if _is_content(u) or u.low.isdigit()]
+        if content:
+            out.append(content)
+    return out
+
+
+# -- the assessment ------------------------------------------------------------------------
+
+
+def _normal(text: str) -> str:
+    text = _FOOTNOTE.sub("", text).replace("“", '"').replace("”", '"').replace("’", "'").replace("–", "-")
+    return " ".join(text.split()).strip().rstrip(".!;:").strip().casefold()
+
+
+def is_quoted(sentence: str, quotes: Sequence[str]) -> bool:
+    """The sentence is one of its quotes, or a whole sentence of one."""
+    said = _normal(sentence)
+    if not said:
+        return False
+    for quote in quotes:
+        if _normal(quote) == said or any(_normal(quote[a:b]) == said for a, b in sentence_spans(quote)):
+            return True
+    return False
+
+
+def compare(said: Clause, source: Clause) -> tuple[str, str] | None:
+    """(category, reason) of the first way clause ``said`` departs from ``source``."""
+    for check in (_polarity, _quantifiers, _modality, _direction, _roles, _scope):
+        problem = check(said, source)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
+    flips = _prefix_flips(said, source)
+    if (_negations(said) + flips - _negations(source)) % 2:
+        return "negation", "it negates what its quote affirms, or affirms what its quote negates"
+    return None
+
+
+def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
+    (mine, my_rare, my_only), (theirs, their_rare, their_only) = _quantity(said), _quantity(source)
+    if my_only and not their_only:
+        return "quantifier", 'it says "only" where its quote does not'
+    if my_rare != their_rare:
+        return "quantifier", "it changes how rare or common its quote says this is"
+    if mine is not None and mine > (theirs if theirs is not None else 3):
+        return "quantifier", "it generalises beyond its quote's quantifier"
+    if mine is None and theirs is not None and theirs < 4:
+        return "quantifier", "it drops the quote's limiting quantifier (some, often, usually...)"
+    return None
+
+
+def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
+    if _certainty(said) > _certainty(source):
+        return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
+    mine, theirs = set(said.words()), set(source.words())
+    if mine & CAUSAL and not theirs & CAUSAL and theirs & CORRELATIONAL:
+        return "modality", "it states as cause what its quote states as association"
+    return None
+
+
+def _direction(said: Clause, source: Clause) -> tuple[str, str] | None:
+    theirs = _directions(source)
+    for axis, sign in _directions(said):
+        same_axis = [s for a, s in theirs if a == axis]
+        if sign in same_axis:
+            continue
+        if same_axis:
+            if _swapped(said, source) and "than" in said.words():
+                continue  # "Y is slower than X" restates "X is faster than Y"
+            return "comparative", f"it reverses the direction ({axis}) its quote states"
+        if not theirs and axis in ("magnitude", "speed", "quality"):
+            return "comparative", f"it states a direction ({axis}) its quote does not"
+    return None
+
+
+def _pivot(clause: Clause, other: Clause) -> int | None:
+    """Index of the clause's main verb shared with ``other`` (or of "than")."""
+    words = clause.words()
+    if "than" in words and "than" in other.words():
+        return words.index("than")
+    other_forms = other.forms
+    for i, t in enumerate(clause.tokens):
+        if t.low in _AUX or t.low in STOPWORDS:
+            continue
+        if (t.verb or DIRECTIONS.get(t.lemma)) and t.forms & other_forms and i > 0:
+            return i
+    return None
+
+
+def _sides(clause: Clause, pivot: int) -> tuple[set[str], set[str]]:
+    before = {min(t.forms) for t in clause.tokens[:pivot] if _is_content(t)}
+    after = {min(t.forms) for t in clause.tokens[pivot + 1:] if _is_content(t)}
+    return before - after, after - before
+
+
+def _role_sides(said: Clause, source: Clause) -> tuple[set[str], set[str], set[str], set[str]] | None:
+    p, q = _pivot(said, source), _pivot(source, said)
+    if p is None or q is None:
+        return None
+    sb, sa = _sides(said, p)
+    qb, qa = _sides(source, q)
+    forms = {f for t in source.tokens for f in t.forms}
+    sb, sa = {f for f in sb if f in forms}, {f for f in sa if f in forms}
+    return sb, sa, qb, qa
+
+
+def _swapped(said: Clause, source: Clause) -> bool:
+    sides = _role_sides(said, source)
+    if sides is None:
+        return False
+    sb, sa, qb, qa = sides
+    return bool(sb & qa) and bool(sa & qb)
+
+
+def _roles(said: Clause, source: Clause) -> tuple[str, str] | None:
+    sides = _role_sides(said, source)
+    if sides is None:
+        return None
+    sb, sa, qb, qa = sides
+    swapped = bool(sb & qa) and bool(sa & qb)
+    kept = bool(sb & qb) and bool(sa & qa)
+    voice_flip = _passive(said) != _passive(source)
+    if swapped and not voice_flip and not kept:
+        if "than" in said.words() and _directions(said) and _direction_flipped(said, source):
+            return None
+        return "role", "it swaps who does what to whom in its quote"
+    if voice_flip and kept and not swapped:
+        return "role", "its passive voice reverses who does what to whom in its quote"
+    return None
+
+
+def _direction_flipped(said: Clause, source: Clause) -> bool:
+    mine, theirs = _directions(said), _directions(source)
+    return any((a, -s) in theirs for a, s in mine)
+
+
+def _scope(said: Clause, source: Clause) -> tuple[str, str] | None:
+    mine = said.forms
+    for condition in _conditions(source):
+        if not any(t.forms & mine for t in condition):
+            words = " ".join(t.text for t in condition)
+            return "scope", f'it drops its quote\'s condition ("{words}")'
+    return None
 
 
 def contradicts(statement: str, other: str) -> str | None:
-    """The reason (a category such as "negation", "comparative", "number") when
-    ``other`` states the opposite of ``statement`` about the same subject; None when
-    it does not (unrelated, or agreeing)."""
-    raise NotImplementedError
+    """The reason (a category: "negation", "quantifier", "comparative", "role",
+    "number") when ``other`` states the opposite of ``statement`` about the same
+    subject; None when it does not (unrelated, or agreeing)."""
+    for a, b in ((statement, other), (other, statement)):
+        pair = aligned_pair(a, b)
+        if pair is None:
+            continue
+        said, source = pair
+        if _polarity(said, source):
+            return "negation"
+        problem = _direction(said, source) or _roles(said, source)
+        if problem and problem[0] in ("comparative", "role") and _directions(source):
+            return problem[0]
+        (mine, _, _), (theirs, _, _) = _quantity(said), _quantity(source)
+        if mine == 4 and theirs is not None and theirs < 4:
+            return "quantifier"
+        if _figures_disagree(a, b):
+            return "number"
+    return None
 
 
-def check_meaning(sentence: str, quotes: Sequence[str]) -> tuple[str, str] | None:
-    """(category, detail) of the first way ``sentence`` says something its quotes do not."""
-    raise NotImplementedError
+def _figures_disagree(a: str, b: str) -> bool:
+    """Both state a figure in the same unit, and no figure of one restates any of the other."""
+    fa, fb = figures(a), figures(b)
+    units = {f.unit for f in fa if f.unit} & {f.unit for f in fb if f.unit}
+    if not units:
+        return False
+    return not any(same_figure(x, y) for x in fa for y in fb if x.unit in units)
+
+
+# Where a new sentence (or a clause that starts like one) begins: its first word is
+# capitalized by grammar, not because it is a name.
+_CLAUSE_START = re.compile(r"(?:^|[.!?:]\s+|\n)[\"'(\[“‘]*")
+_NAME_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def salient_tokens(sentence: str) -> list[str]:
+    """The sentence's proper names and acronyms: capitalized words that do not open a
+    sentence or clause, and anywhere a word with a capital after its first letter
+    ("NASA", "mRNA"). Single letters are left out."""
+    starts = {m.end() for m in _CLAUSE_START.finditer(sentence)}
+    out: list[str] = []
+    for m in _NAME_TOKEN.finditer(sentence):
+        word = m.group()
+        if len(word) < 2 or not any(c.isalpha() for c in word):
+            continue
+        inner_capital = any(c.isupper() for c in word[1:])
+        if inner_capital or (word[0].isupper() and m.start() not in starts):
+            out.append(word)
+    return list(dict.fromkeys(out))
+
+
+def names(sentence: str) -> list[str]:
+    """Proper names and acronyms (:func:`salient_tokens`) and words with digits ("SHA-256")."""
+    return list(dict.fromkeys([*salient_tokens(sentence), *sorted(digit_words(sentence))]))
+
+
+def covered(t: Token, forms: set[str] | frozenset[str]) -> bool:
+    """``t`` (or, for "unsafe", its stem "safe": polarity is checked apart) is among ``forms``."""
+    if t.forms & forms:
+        return True
+    for prefix in NEGATIVE_PREFIXES:
+        rest = t.low[len(prefix):]
+        if t.low.startswith(prefix) and len(rest) >= 4 and _token(rest, 0, 0).forms & forms:
+            return True
+    return False
+
+
+def forms_of(cls: Sequence[Clause]) -> set[str]:
+    return {f for c in cls for t in c.tokens for f in t.forms}
+
+
+def aligned_pair(a: str, b: str) -> tuple[Clause, Clause] | None:
+    """The clauses of ``a`` and ``b`` that speak of the same thing (at least two shared
+    content words, and half of the shorter clause's), best aligned first; None when
+    no clause pair does."""
+    best: tuple[int, Clause, Clause] | None = None
+    for x in clauses(a):
+        xs = {min(t.forms) for t in x.content}
+        for y in clauses(b):
+            ys = {min(t.forms) for t in y.content}
+            y_forms = forms_of([y])
+            size = len({min(t.forms) for t in x.content if covered(t, y_forms)})
+            if size >= 2 and size * 2 >= min(len(xs), len(ys)) and (best is None or size > best[0]):
+                best = (size, x, y)
+    return None if best is None else (best[1], best[2])

@@ -101,7 +101,7 @@ def test_a_restatement_of_its_quote_is_grounded() -> None:
 
 def test_a_number_absent_from_the_quotes_is_caught() -> None:
     g = check_grounding("The last keeper left Fair Isle South after 42 years of service.", [SENTENCE])
-    assert not g.ok and g.reason == "number 42 not in its quotes"
+    assert not g.ok and g.category == "number" and g.reason == "the figure 42 years is not in its quotes"
     assert g.support >= 0.6  # every word is there: only the number gives it away
 
 
@@ -109,7 +109,7 @@ def test_numbers_compare_by_value() -> None:
     quote = "The tower cost 1,200 pounds and stood three miles offshore, 3.50 metres wide."
     assert check_grounding("The tower cost 1200 pounds and stood 3 miles offshore.", [quote]).ok
     assert check_grounding("The tower was 3.5 metres wide.", [quote]).ok
-    assert check_grounding("The tower stood four miles offshore.", [quote]).reason == "number four not in its quotes"
+    assert check_grounding("The tower stood four miles offshore.", [quote]).reason == "the figure four miles is not in its quotes"
 
 
 def test_dates_and_years_must_appear_in_the_quotes() -> None:
@@ -118,12 +118,12 @@ def test_dates_and_years_must_appear_in_the_quotes() -> None:
     quote = "The station was automated on 31 March 1998."
     assert check_grounding("The station was automated on 31 March 1998.", [quote]).ok
     g = check_grounding("The station was automated on 31 May 1998.", [quote])
-    assert not g.ok and g.reason == "name May not in its quotes"
+    assert not g.ok and g.category == "name" and g.reason == "the name May is not in its quotes"
 
 
 def test_a_proper_name_absent_from_the_quotes_is_caught() -> None:
     g = check_grounding("The last keeper left Fair Isle North in 1998.", [SENTENCE])
-    assert not g.ok and g.reason == "name North not in its quotes"
+    assert not g.ok and g.category == "name" and g.reason == "the name North is not in its quotes"
     g = check_grounding("The last keeper, trained by NASA, left Fair Isle South in 1998.", [SENTENCE])
     assert not g.ok and "NASA" in (g.reason or "")
 

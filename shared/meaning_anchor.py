@@ -1,0 +1,128 @@
+"""Anchoring: which quote, and which clause of it, each clause of a sentence restates.
+
+A clause is anchored to the quote that holds most of its content words. Its figures
+and names must come from that quote, and so must its other content words, except
+new words (synonyms, which only the overall share of supported words limits) and the
+members of a list ("X and Y both reduce latency") that each come from a quote saying
+the same of them. A word that only another quote has is a sign of a merge: a
+sentence assembled from the subject of one quote and the predicate of another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shared.figures import Figure, figures, same_figure
+from shared.meaning import Clause, Token, _token, clauses, covered, forms_of, names
+
+__all__ = ["Anchored", "Failure", "anchor_all"]
+
+_COORDINATORS = frozenset({"and", "or", "both", "either", "nor", "as", "well", "plus"})
+
+
+@dataclass(frozen=True)
+class Failure:
+    category: str  # "empty", "terms", "number", "name", "merge"
+    reason: str
+    support: float = 0.0
+    missing: tuple[str, ...] = ()
+
+
+def _fail(category: str, reason: str, support: float = 0.0, missing: Sequence[str] = ()) -> Failure:
+    return Failure(category, reason, support, tuple(missing))
+
+
+@dataclass
+class Anchored:
+    pairs: list[tuple[Clause, Clause]]  # (the sentence's clause, the quote clause it restates)
+    support: float
+
+
+def _coordinated(clause: Clause, t: Token) -> bool:
+    """``t`` is a member of a list in the clause ("X and Y", "X, Y or Z", "both X and Y")."""
+    words = clause.words()
+    i = next((n for n, u in enumerate(clause.tokens) if u is t), None)
+    if i is None:
+        return False
+    near = words[max(0, i - 2):i] + words[i + 1:i + 3]
+    return any(w in _COORDINATORS for w in near)
+
+
+def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> Anchored | Failure:
+    """Each clause of ``sentence`` with its anchor quote's aligned clause, or the
+    failed assessment (figures, names, merge, terms)."""
+    quote_clauses = [clauses(q) for q in quotes]
+    quote_forms = [forms_of(c) for c in quote_clauses]
+    every = set().union(*quote_forms)
+    said = [c for c in clauses(sentence) if c.content]
+    if not said:
+        return _fail("empty", "no content words to check")
+    content = {min(t.forms): t for c in said for t in c.content}
+    unsupported = sorted(t.low for t in content.values() if not covered(t, every))
+    support = round(1 - len(unsupported) / len(content), 3)
+    sentence_figures = figures(sentence)
+    pairs: list[tuple[Clause, Clause]] = []
+    for clause in said:
+        problem = _anchor(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support)
+        if isinstance(problem, Failure):
+            return problem
+        pairs.append((clause, problem))
+    if support < min_support:
+        return _fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
+                              f" not found: {', '.join(unsupported[:8])}", support, unsupported)
+    return Anchored(pairs, support)
+
+
+def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
+            quote_forms: Sequence[set[str]], sentence_figures: Sequence[Figure], support: float) -> Clause | Failure:
+    keys = clause.content
+    covers = [[t for t in keys if covered(t, forms)] for forms in quote_forms]
+    best = max(range(len(quotes)), key=lambda i: (len(covers[i]), -i))
+    helpers = {best}
+    for t in keys:
+        if covered(t, quote_forms[best]):
+            continue
+        others = [j for j, forms in enumerate(quote_forms) if j != best and covered(t, forms)]
+        if not others:
+            continue  # a new word: counted by the share of supported terms
+        parallel = [j for j in others if _coordinated(clause, t) and len(covers[j]) >= len(keys) - 2]
+        if not parallel:
+            return _fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
+        helpers.add(parallel[0])
+    problem = _figures_bound(sentence, clause, quotes, helpers, sentence_figures, support)
+    if problem is None:
+        problem = _names_bound(sentence, clause, quotes, quote_forms, helpers, support)
+    if problem is not None:
+        return problem
+    return max(quote_clauses[best], key=lambda qc: len([t for t in keys if covered(t, forms_of([qc]))]))
+
+
+def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], helpers: set[int],
+                   sentence_figures: Sequence[Figure], support: float) -> Failure | None:
+    for fig in sentence_figures:
+        if not clause.start <= fig.start < clause.end + 1:
+            continue
+        if any(same_figure(fig, q) for i in helpers for q in figures(quotes[i])):
+            continue
+        elsewhere = any(same_figure(fig, q) for i, quote in enumerate(quotes) if i not in helpers
+                        for q in figures(quote))
+        why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
+        return _fail("number", f"the figure {fig.surface} {why}", support, [fig.surface])
+    return None
+
+
+def _names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_forms: Sequence[set[str]],
+                 helpers: set[int], support: float) -> Failure | None:
+    inside = sentence[clause.start:clause.end]
+    for name in names(sentence):
+        if name not in inside:
+            continue
+        token = _token(name.lower(), 0, 0)
+        own = any(covered(token, quote_forms[i]) or name.lower() in quotes[i].lower() for i in helpers)
+        if own:
+            continue
+        elsewhere = any(covered(token, f) for f in quote_forms)
+        why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
+        return _fail("merge" if elsewhere else "name", f"the name {name} {why}", support, [name])
+    return None
