@@ -177,7 +177,7 @@ def _offline(_data_dir: Path) -> Callable[[], None]:
     corpus. Keys in the caller's environment would switch a stage to a model or a
     search provider to the internet, so they are removed."""
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TAVILY_API_KEY",
-                "NCBI_EMAIL", "NCBI_API_KEY", "RESEARCH_COUNCIL_MODELS"):
+                "NCBI_EMAIL", "NCBI_API_KEY", "RESEARCH_COUNCIL_MODELS", "RESEARCH_VERIFIER_MODEL"):
         os.environ.pop(key, None)
     os.environ["LLM_PROVIDER"] = "offline"
     return lambda: None

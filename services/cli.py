@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from services.cli_check import add_check_command
 from services.cli_config import cmd_config
 from services.cli_jobs import (
     EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_USAGE, FORMATS, CliExit, Command, Gateway, cmd_cancel, cmd_jobs, cmd_result,
@@ -308,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_system_commands(sub)
     _add_ask(sub)
     _add_job_commands(sub)
+    add_check_command(sub)
 
     mcp = sub.add_parser("mcp", help="serve the deep_research MCP tool over stdio (for desktop agents) against a running gateway")
     mcp.add_argument("--url", help="the gateway (default: RESEARCH_GATEWAY_URL, else http://127.0.0.1:8080); RESEARCH_API_KEY is its key")

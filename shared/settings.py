@@ -262,6 +262,13 @@ class StageSettings(CommonSettings):
     as `council` events. Empty: no council. Each uses that provider's key and base URL
     settings; its tokens count against the job's budget."""
 
+    research_verifier_model: str = ""
+    """The entailment judge, a verifier model that may veto a claim or report sentence
+    its quotes do not entail (shared/judge.py; it never makes one pass). Empty: the
+    job's own model (no judge when that is offline); `off`: no judge; or one
+    `provider:model` pair (provider `anthropic` or `openai`, with that provider's key
+    and base URL settings). Its tokens count against the job's budget."""
+
     research_max_new_sources_per_iteration: int = Field(25, ge=1, le=200)
     """New sources one retrieval pass keeps (the most relevant); the rest are dropped."""
 
