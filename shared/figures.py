@@ -28,6 +28,7 @@ _HAS_FIGURE = re.compile(
     r"sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|half|third|quarter|dozen)\b",
     re.IGNORECASE,
 )
+_PER_CENT = re.compile(r"(\s)per cent\b", re.IGNORECASE)  # British "per cent", as "percent" of the same length
 _DIGIT_WORD = re.compile(r"[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
 
 
@@ -56,7 +57,7 @@ def figures(text: str) -> tuple[Figure, ...]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            found = _parser().parse(text)
+            found = _parser().parse(_PER_CENT.sub(r"\1 percent", text))
     except Exception as exc:  # noqa: BLE001 - a parser failure leaves the digit check below to decide
         log.warning("quantity parser failed on %.80r (%s: %s); its figures are read as plain digits",
                     text, type(exc).__name__, exc)

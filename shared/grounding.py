@@ -194,8 +194,8 @@ def check_grounding(
     if isinstance(anchored, Failure):
         return Grounding(ok=False, support=anchored.support, reason=anchored.reason, missing=anchored.missing,
                          category=anchored.category)
-    for said, source in anchored.pairs:
-        problem = compare(said, source)
+    for said, source, whole in anchored.pairs:
+        problem = compare(said, source, whole)
         if problem is not None:
             category, reason = problem
             return Grounding(ok=False, support=anchored.support, reason=reason, category=category)

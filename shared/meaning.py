@@ -58,6 +58,7 @@ _BE = frozenset("is are was were be been being get gets got".split())
 _AUX = _BE | frozenset("has have had do does did will would shall should".split())
 _COORD = frozenset({"and", "or", "both", "either", "as", "well", ","})
 _FOOTNOTE = re.compile(r"\[\d+\]")
+_MONTHS = frozenset("january february march april may june july august september october november december".split())
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,11 @@ class Clause:
     tokens: list[Token]
     start: int
     end: int
+    text: str = ""  # the whole text the clause is part of (token offsets point into it)
+
+    def pause_before(self, i: int) -> bool:
+        """Punctuation stands between token ``i - 1`` and token ``i``."""
+        return i > 0 and any(c in ",;:.()" for c in self.text[self.tokens[i - 1].end:self.tokens[i].start])
 
     @property
     def content(self) -> list[Token]:
@@ -127,14 +133,20 @@ class Clause:
 
 
 def clauses(text: str) -> list[Clause]:
+    """The clauses of ``text``: cut at the breaks above, before "without" (its own
+    negated clause), and at "and" before a verb ("reduced latency and increased throughput")."""
     tokens = _tokens(text)
     cuts = [0] + [m.start() for m in _CLAUSE_BREAK.finditer(text)] + [len(text) + 1]
+    for i, t in enumerate(tokens[1:-1], start=1):
+        if t.low == "without" or (t.low == "and" and tokens[i + 1].verb and tokens[i + 1].low not in STOPWORDS):
+            cuts.append(t.start)
+    cuts.sort()
     out = []
     for a, b in zip(cuts, cuts[1:], strict=False):
         part = [t for t in tokens if a <= t.start < b]
         if part:
-            out.append(Clause(part, part[0].start, part[-1].end))
-    return out or [Clause([], 0, 0)]
+            out.append(Clause(part, part[0].start, part[-1].end, text))
+    return out or [Clause([], 0, 0, text)]
 
 
 def _negations(clause: Clause) -> int:
@@ -170,8 +182,14 @@ def _prefix_flips(said: Clause, source: Clause) -> int:
     return flips
 
 
-def _quantity(clause: Clause) -> tuple[int | None, bool, bool]:
-    """(strongest quantifier, says "rarely"/"few", says "only")."""
+_FREQUENCY = frozenset("sometimes occasionally often frequently commonly usually typically generally normally "
+                       "always invariably never".split())
+
+
+def _quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None, bool, bool]:
+    """(strongest quantifier, says "rarely"/"few", says "only"). With ``subject_only``,
+    only frequency adverbs and quantifiers among the clause's first three words count
+    (what "some" says of an object, "trading some throughput", limits nothing)."""
     words = clause.words()
     strength: int | None = None
     rare = exclusive = False
@@ -186,6 +204,8 @@ def _quantity(clause: Clause) -> tuple[int | None, bool, bool]:
             exclusive = exclusive or w != "alone"
         level = QUANTIFIERS.get(w)
         if level is None or (w == "all" and prev == "at") or (w == "most" and prev in ("the", "at")):
+            continue
+        if subject_only and w not in _FREQUENCY and i > 2:
             continue
         if w == "each" and nxt == "other":
             continue
@@ -217,26 +237,44 @@ def _passive(clause: Clause) -> bool:
     return False
 
 
+_FRONTING = frozenset("in on for at with over during under among within after when if unless once".split())
+
+
+def _fronted(clause: Clause) -> list[Token]:
+    """A qualifier that opens the clause and ends at a comma ("In patients over 75, ...",
+    "With fsync disabled, ...", "On a cache hit, ..."): its content words."""
+    toks = clause.tokens
+    if not toks or toks[0].low not in _FRONTING:
+        return []
+    for n in range(1, min(len(toks), 10)):
+        if clause.pause_before(n):
+            return [u for u in toks[1:n] if _is_content(u) or u.low.isdigit()]
+    return []
+
+
 def _conditions(clause: Clause) -> list[list[Token]]:
     """The clause's conditions: what follows an opener ("within", "when", "by default",
     "in"/"on" + a name), up to the next opener or punctuation, at most five words."""
     out = []
     toks = clause.tokens
+    fronted = _fronted(clause)
+    if fronted:
+        out.append(fronted)
     for i, t in enumerate(toks):
         nxt = toks[i + 1] if i + 1 < len(toks) else None
         opens = t.low in CONDITION_OPENERS
         if t.low == "by" and nxt is not None and nxt.low == "default":
             out.append([nxt])
             continue
-        if t.low in ("in", "on", "for") and nxt is not None and (nxt.text[:1].isupper() or nxt.low in
+        if t.low in ("in", "on", "for") and nxt is not None and nxt.low not in _MONTHS and (nxt.text[:1].isupper() or nxt.low in
                                                                   ("patients", "adults", "children", "women",
                                                                    "men", "mice", "rats", "small", "large")):
             opens = True
         if not opens:
             continue
         phrase = []
-        for u in toks[i + 1:i + 6]:
-            if u.low in CONDITION_OPENERS:
+        for n, u in enumerate(toks[i + 1:i + 6], start=i + 1):
+            if u.low in CONDITION_OPENERS or clause.pause_before(n):
                 break
             phrase.append(u)
         content = [u for u in phrase if _is_content(u) or u.low.isdigit()]
@@ -264,10 +302,11 @@ def is_quoted(sentence: str, quotes: Sequence[str]) -> bool:
     return False
 
 
-def compare(said: Clause, source: Clause) -> tuple[str, str] | None:
-    """(category, reason) of the first way clause ``said`` departs from ``source``."""
+def compare(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+    """(category, reason) of the first way clause ``said`` departs from ``source``, the
+    clause of its quote it aligns with (``whole``: that entire quote)."""
     for check in (_polarity, _quantifiers, _modality, _direction, _roles, _scope):
-        problem = check(said, source)
+        problem = _direction(said, source, whole) if check is _direction else check(said, source)
         if problem is not None:
             return problem
     return None
@@ -288,7 +327,8 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         return "quantifier", "it changes how rare or common its quote says this is"
     if mine is not None and mine > (theirs if theirs is not None else 3):
         return "quantifier", "it generalises beyond its quote's quantifier"
-    if mine is None and theirs is not None and theirs < 4:
+    limiting, _, _ = _quantity(source, subject_only=True)
+    if mine is None and limiting is not None and limiting < 4:
         return "quantifier", "it drops the quote's limiting quantifier (some, often, usually...)"
     return None
 
@@ -302,10 +342,26 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     return None
 
 
-def _direction(said: Clause, source: Clause) -> tuple[str, str] | None:
+def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+    """Directions agree with the aligned clause's; on an axis that clause does not
+    speak of, with the whole quote's (``whole``)."""
     theirs = _directions(source)
-    for axis, sign in _directions(said):
-        same_axis = [s for a, s in theirs if a == axis]
+    everywhere = _directions(whole) if whole is not None else theirs
+    for i, t in enumerate(said.tokens):
+        hit = DIRECTIONS.get(t.low) or DIRECTIONS.get(t.lemma)
+        if hit is None:
+            continue
+        axis, sign = hit
+        bound = _bound_sign(said, i, axis, whole or source)
+        if bound == sign:
+            continue
+        if bound is not None:
+            if _swapped(said, source) and "than" in said.words():
+                continue
+            return "comparative", f"it reverses the direction ({axis}) its quote states"
+        same_axis = [s for a, s in theirs if a == axis] or [s for a, s in everywhere if a == axis]
+        if not [s for a, s in theirs if a == axis] and same_axis:
+            theirs = everywhere
         if sign in same_axis:
             continue
         if same_axis:
@@ -314,6 +370,23 @@ def _direction(said: Clause, source: Clause) -> tuple[str, str] | None:
             return "comparative", f"it reverses the direction ({axis}) its quote states"
         if not theirs and axis in ("magnitude", "speed", "quality"):
             return "comparative", f"it states a direction ({axis}) its quote does not"
+    return None
+
+
+def _bound_sign(said: Clause, i: int, axis: str, whole: Clause) -> int | None:
+    """The sign, on ``axis``, of the quote's directional word bound to the same thing as
+    the sentence's word at ``i`` (the content word right after it, found in the quote
+    with a directional word just before it); None when there is none to bind."""
+    target = next((u for u in said.tokens[i + 1:i + 4] if _is_content(u)), None)
+    if target is None:
+        return None
+    for n, u in enumerate(whole.tokens):
+        if not u.forms & target.forms:
+            continue
+        for v in reversed(whole.tokens[max(0, n - 4):n]):
+            hit = DIRECTIONS.get(v.low) or DIRECTIONS.get(v.lemma)
+            if hit is not None and hit[0] == axis:
+                return hit[1]
     return None
 
 

@@ -35,7 +35,8 @@ def _fail(category: str, reason: str, support: float = 0.0, missing: Sequence[st
 
 @dataclass
 class Anchored:
-    pairs: list[tuple[Clause, Clause]]  # (the sentence's clause, the quote clause it restates)
+    # (the sentence's clause, the quote clause it restates, that whole quote as one clause)
+    pairs: list[tuple[Clause, Clause, Clause]]
     support: float
 
 
@@ -62,12 +63,12 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     unsupported = sorted(t.low for t in content.values() if not covered(t, every))
     support = round(1 - len(unsupported) / len(content), 3)
     sentence_figures = figures(sentence)
-    pairs: list[tuple[Clause, Clause]] = []
+    pairs: list[tuple[Clause, Clause, Clause]] = []
     for clause in said:
         problem = _anchor(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support)
         if isinstance(problem, Failure):
             return problem
-        pairs.append((clause, problem))
+        pairs.append(problem)
     if support < min_support:
         return _fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
                               f" not found: {', '.join(unsupported[:8])}", support, unsupported)
@@ -75,7 +76,9 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
 
 
 def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
-            quote_forms: Sequence[set[str]], sentence_figures: Sequence[Figure], support: float) -> Clause | Failure:
+            quote_forms: Sequence[set[str]], sentence_figures: Sequence[Figure], support: float,
+            ) -> tuple[Clause, Clause, Clause] | Failure:
+    """(the clause, its anchor quote's aligned clause, that whole quote), or why it has no anchor."""
     keys = clause.content
     covers = [[t for t in keys if covered(t, forms)] for forms in quote_forms]
     best = max(range(len(quotes)), key=lambda i: (len(covers[i]), -i))
@@ -95,7 +98,9 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         problem = _names_bound(sentence, clause, quotes, quote_forms, helpers, support)
     if problem is not None:
         return problem
-    return max(quote_clauses[best], key=lambda qc: len([t for t in keys if covered(t, forms_of([qc]))]))
+    aligned = max(quote_clauses[best], key=lambda qc: len([t for t in keys if covered(t, forms_of([qc]))]))
+    whole = quote_clauses[best]
+    return clause, aligned, Clause([t for c in whole for t in c.tokens], whole[0].start, whole[-1].end)
 
 
 def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], helpers: set[int],

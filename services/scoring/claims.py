@@ -13,7 +13,8 @@ Guarantees:
   markers such as "[3]" removed (so a report can print it without inventing citation
   numbers).
 * Indices point into the ``scored_sources`` list given; a source never both supports
-  and contradicts the same claim.
+  and contradicts the same claim, and contradicts it only with a sentence on the same
+  subject that shared.meaning.contradicts finds states the opposite.
 * At most ``max_claims`` claims, ids ``cl1``, ``cl2``... best first.
 * Each claim's ``checklist_item_ids`` are the items it answers by the coverage rule
   (:func:`claim_matches_item`), the same rule :func:`assess_coverage` applies, so a
@@ -32,14 +33,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from shared.claims import META_TERMS, claim_matches_item, item_terms
+from shared.claims import META_TERMS, answering_claims, claim_matches_item, item_terms
 from shared.envelope import ChecklistItem, Citation, Claim, CoverageStatus, ScoredSource
 from shared.locators import locate
+from shared.meaning import contradicts
 from shared.text import STOPWORDS, has_negation, is_statement, jaccard, sentence_spans, terms, words
 
 MAX_CLAIMS = 20
 DUPLICATE_JACCARD = 0.5
 SAME_SUBJECT_JACCARD = 0.35
+# shared.meaning.contradicts takes milliseconds a pair: it is asked about the chosen
+# claims only, and at most this many times for each, so the cost follows the claims kept.
+CONTRADICTION_CHECKS = 8  # groups checked against each chosen claim, the most alike first
+MEMBER_CHECKS = 8  # distinct sentences of a chosen group checked against its representative
 MIN_WORDS = 3
 # Longer "sentences" are tables, lists or code run together by the splitter: they state
 # too much to be one finding.
@@ -180,16 +186,38 @@ def _representative(group: _Group, scored_sources: Sequence[ScoredSource]) -> _C
                                              -m.snippet_relevance, m.order))
 
 
-def _mark_contradictions(groups: list[_Group], reps: list[_Candidate]) -> None:
-    for i, g in enumerate(groups):
-        for j in range(i + 1, len(groups)):
-            h = groups[j]
-            if g.negated == h.negated:
+def _drop_opposites(group: _Group, rep: _Candidate) -> None:
+    """Near-duplicates share most terms, not always their meaning ("Latency increases
+    under load" and "Latency decreases under load"): a member that
+    shared.meaning.contradicts finds states the opposite of the representative leaves
+    the group, and its source, unless another member of it stays, contradicts the claim."""
+    texts = list(dict.fromkeys(m.text for m in group.members if m.text != rep.text))[:MEMBER_CHECKS]
+    opposite = {t for t in texts if contradicts(rep.text, t) is not None}
+    if opposite:
+        gone = {m.source_index for m in group.members if m.text in opposite}
+        group.members = [m for m in group.members if m.text not in opposite]
+        group.contradicting.update(gone - set(group.supporting))
+
+
+def _mark_contradictions(groups: list[_Group], reps: list[_Candidate], chosen: Sequence[int]) -> None:
+    """Each chosen group against the groups sharing its subject (term Jaccard >= 0.35,
+    either polarity), the most alike first, at most CONTRADICTION_CHECKS of them: when
+    shared.meaning.contradicts finds that one states the opposite of the other, each
+    one's supporting sources (those not supporting both) become the other's
+    contradicting sources."""
+    checked: set[tuple[int, int]] = set()
+    for i in chosen:
+        alike = sorted((-score, j) for j in range(len(groups))
+                       if j != i and (score := jaccard(reps[i].terms, reps[j].terms)) >= SAME_SUBJECT_JACCARD)
+        for _, j in alike[:CONTRADICTION_CHECKS]:
+            g, h = groups[i], groups[j]
+            pair = (min(i, j), max(i, j))
+            if pair in checked or set(g.supporting) == set(h.supporting):  # nothing to mark
                 continue
-            if jaccard(reps[i].terms, reps[j].terms) < SAME_SUBJECT_JACCARD:
-                continue
-            g.contradicting.update(set(h.supporting) - set(g.supporting))
-            h.contradicting.update(set(g.supporting) - set(h.supporting))
+            checked.add(pair)
+            if contradicts(reps[i].text, reps[j].text) is not None:
+                g.contradicting.update(set(h.supporting) - set(g.supporting))
+                h.contradicting.update(set(g.supporting) - set(h.supporting))
 
 
 # A sentence that defines or states what something is or does, near its start.
@@ -333,7 +361,6 @@ def extract_claims(
     candidates = _candidates(scored_sources)
     groups = _group(candidates)
     reps = [_representative(g, scored_sources) for g in groups]
-    _mark_contradictions(groups, reps)
 
     q_terms = set(terms(question)) - META_TERMS
     s_terms = set().union(*(terms(s) for s in sub_questions)) - META_TERMS
@@ -366,6 +393,9 @@ def extract_claims(
                                     or _weight(shared, idf) >= 0.5 * _weight(q_terms, idf)):
             chosen.append(order)
     chosen.sort(key=lambda o: (-relevance[o], o))
+    for order in chosen[:max_claims]:
+        _drop_opposites(groups[order], reps[order])
+    _mark_contradictions(groups, reps, chosen[:max_claims])
     return [_claim(f"cl{n}", groups[order], reps[order], scored_sources, subjects)
             for n, order in enumerate(chosen[:max_claims], start=1)]
 
@@ -412,6 +442,7 @@ def _claim(claim_id: str, group: _Group, rep: _Candidate, scored_sources: Sequen
         contradicting_indices=sorted(group.contradicting),
         checklist_item_ids=[iid for iid, it in subjects if claim_matches_item(set(rep.terms), it)],
         citations=citations,
+        level="quoted",  # the representative's quote itself (spacing and footnote marks aside)
     )
 
 
@@ -419,11 +450,9 @@ def assess_coverage(checklist: Sequence[ChecklistItem], claims: Sequence[Claim])
     """The completeness check, offline: SATISFIED with two or more matching claims, PARTIAL
     with one, UNSATISFIED with none (see :func:`claim_matches_item`); ``evidence``
     lists the matching claim ids. The items given are not modified."""
-    claim_terms = [(c.id, set(terms(c.text))) for c in claims]
     out: list[ChecklistItem] = []
     for item in checklist:
-        subject = item_terms(item.description)
-        evidence = [cid for cid, ct in claim_terms if claim_matches_item(ct, subject)]
+        evidence = answering_claims(item, claims)
         status = (CoverageStatus.SATISFIED if len(evidence) >= 2
                   else CoverageStatus.PARTIAL if evidence
                   else CoverageStatus.UNSATISFIED)

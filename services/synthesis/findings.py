@@ -1,7 +1,9 @@
 """Verified Findings: the strongest verified claims, chosen and worded by code.
 
-A finding is a claim whose every shown quote carries a locator into its source's
-canonical text (so ``GET …/sources/{id}/verify`` can re-check it), whose supporting
+A finding is a claim whose check level is ``quoted`` (its text is its quote) or
+``entailed`` (it passed the deterministic meaning checks and the verifier model
+judged its quotes to entail it): a claim checked by code alone is never shown here.
+Its every shown quote carries a locator into its source's canonical text (so ``GET …/sources/{id}/verify`` can re-check it), whose supporting
 sources are real, and which no source contradicts (a disputed claim belongs in the
 Contradictions section, not among the findings a reader can rely on). The strongest
 ``RESEARCH_VERIFIED_FINDINGS_MAX`` by confidence are kept, earliest first on ties. The
@@ -17,7 +19,9 @@ from shared.envelope import Claim, ScoredSource
 from shared.events import VerifiedFinding
 from shared.locators import parse_locator
 
-__all__ = ["verified_findings"]
+__all__ = ["FINDING_LEVELS", "verified_findings"]
+
+FINDING_LEVELS = frozenset({"quoted", "entailed"})
 
 
 def _located(claim: Claim, source_ids: set[str]) -> list:
@@ -39,7 +43,7 @@ def verified_findings(claims: Sequence[Claim], sources: Sequence[ScoredSource], 
     source_ids = {s.id for s in sources}
     candidates: list[VerifiedFinding] = []
     for claim in claims:
-        if claim.contradiction_flag:
+        if claim.contradiction_flag or claim.level not in FINDING_LEVELS:
             continue
         citations = _located(claim, source_ids)
         if not citations:

@@ -10,10 +10,19 @@ Guarantees, whoever writes the prose:
   and then findings appear under it; ``output.checklist_coverage`` says the same.
 * Verified Findings, contradictions, unknowns, confidence and methodology are built
   from data (see render.py), and the report says which parts were written offline.
+* Every stating sentence shows its check level (render.py): a source's words in
+  quotation marks, an entailed sentence as plain prose, one checked by code only with
+  a dagger. The top line and the methodology count the sentences shown by level, the
+  removed ones by reason and say whether the entailment judge ran, from the draft's
+  :class:`VerificationSummary` (counted from the body when the writer gave none); the
+  result carries that summary.
+* The plan is the planner's wording (refined question, checklist items, queries):
+  shown as the plan, never as a finding.
 
 The offline body (no model, an unusable model answer, or a spent budget) is
-extractive: each finding is a claim's text, quoted exactly, under the checklist item
-it answers, and a summary paragraph of the best findings.
+extractive: each finding is a claim's text under the checklist item it answers (in
+quotation marks when it is a source's words, as the offline engine's claims are), and
+a summary paragraph of the best findings.
 """
 
 from __future__ import annotations
@@ -24,18 +33,34 @@ from dataclasses import dataclass, field
 from shared.claims import JobConfidenceCalculator, item_terms, knowledge_gaps, valid_indices
 from shared.deadline import DEADLINE_PREFIX
 from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope
-from shared.events import ChecklistCoverage, CouncilReview, ResearchOutput, ResearchResult, VerifiedFinding
+from shared.events import (
+    ChecklistCoverage,
+    CouncilReview,
+    ResearchOutput,
+    ResearchResult,
+    VerificationSummary,
+    VerifiedFinding,
+)
 from shared.text import terms
 
 from services.synthesis.findings import verified_findings
+from services.synthesis.levels import summarize
 from services.synthesis.render import (
+    LEVEL_MARK,
     Body,
     ReportFacts,
     Section,
     Sentence,
     citation_numbers,
+    escape,
+    level_counts,
+    level_of,
+    levels_phrase,
+    plain,
     plural,
+    query_text,
     render,
+    sentence_levels,
 )
 from services.synthesis.steps import step_lines
 
@@ -46,6 +71,13 @@ ENGINE = "offline"
 OFFLINE_NOTE = (
     "> Written by the offline engine without an LLM: this report is extractive. Every "
     "finding is a sentence quoted from a source, grouped by checklist item."
+)
+# When some claims are not a source's words (a model extracted them, the offline engine
+# wrote the report): each is shown as its level says (render.py).
+OFFLINE_NOTE_MIXED = (
+    "> Written by the offline engine without an LLM: this report is extractive. Every "
+    "finding is a claim's text, grouped by checklist item: in quotation marks when it is a "
+    "source's own words, otherwise as the claim was worded, with its check level."
 )
 SUMMARY_FINDINGS = 3
 # Notes earlier stages leave when a step of theirs was done offline (scoring's claims
@@ -113,8 +145,8 @@ def _by_confidence(claims: Sequence[Claim]) -> list[Claim]:
 def offline_summary(prepared: Prepared) -> list[list[Sentence]]:
     claims, checklist = prepared.claims, prepared.checklist
     n_sources = len(prepared.envelope.scored_sources)
-    counts = [f"{plural(len(claims), 'claim')} {'was' if len(claims) == 1 else 'were'} "
-              f"verified from {plural(n_sources, 'source')}."]
+    counts = [f"{plural(len(claims), 'claim')} from {plural(n_sources, 'source')} "
+              f"passed the claim check."]
     if checklist:
         covered = sum(1 for i in checklist if i.status is CoverageStatus.SATISFIED)
         partly = sum(1 for i in checklist if i.status is CoverageStatus.PARTIAL)
@@ -122,9 +154,11 @@ def offline_summary(prepared: Prepared) -> list[list[Sentence]]:
                       + (f" and {partly} partly." if partly else "."))
     best = _by_confidence(claims)[:SUMMARY_FINDINGS]
     if not best:
-        return [[Sentence(" ".join(counts)), Sentence("No claim relevant to the question could be verified.")]]
+        return [[Sentence(" ".join(counts)), Sentence("No claim relevant to the question passed the claim check.")]]
     lead = [Sentence(" ".join(counts)), Sentence("The best-supported findings follow.")]
-    return [lead, [Sentence(f'"{c.text}"', [c.id]) for c in best]]
+    # Shown as the claims' own words: quotation marks (added by the renderer) only for a
+    # claim that is a quote.
+    return [lead, [Sentence(c.text, [c.id], level=level_of(c)) for c in best]]
 
 
 def offline_section(item: ChecklistItem, prepared: Prepared, placed: dict[str, str]) -> Section:
@@ -186,19 +220,75 @@ class Draft:
     sentences_removed: int = 0
     sentences_reasked: int = 0
     fallback_reason: str | None = None  # why the model did not write it, when it did not
+    verification: VerificationSummary | None = None  # None: counted from the body (no judge ran)
 
 
-def methodology(prepared: Prepared, draft: Draft, cited: int) -> list[str]:
+def _reasons(counts: dict[str, int]) -> str:
+    return ", ".join(f"{reason} {n}" for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n)
+
+
+def _summary(prepared: Prepared, draft: Draft, verification: VerificationSummary | None) -> VerificationSummary:
+    if verification is not None:
+        return verification
+    if draft.verification is None:
+        env = prepared.envelope
+        draft.verification = summarize(draft.body, env.claims, env.rejected_claims)
+    return draft.verification
+
+
+def judge_line(v: VerificationSummary, shown: dict[str, int]) -> str:
+    """Whether the entailment judge ran, and on how many of the report's sentences."""
+    if v.judge == "ran" or v.judge.startswith("partly run"):
+        model = v.judge_model or "the verifier model"
+        entailed, refused = shown.get("entailed", 0), v.sentences_removed.get("judge", 0)
+        tokens = f", {v.judge_tokens:,} tokens" if v.judge_tokens else ""
+        how = "" if v.judge == "ran" else f" ({v.judge})"
+        return (f"Entailment judge: {model} judged {plural(entailed + refused, 'sentence')}{how}: {entailed} "
+                f"entailed, {refused} removed as not following from their quotes{tokens}.")
+    if v.judge.startswith("not run") and "code only" not in v.judge:
+        return f"Entailment judge: {v.judge}: sentences are checked by code only."
+    return f"Entailment judge: {v.judge}."
+
+
+def verification_lines(draft: Draft, v: VerificationSummary, shown: dict[str, int]) -> list[str]:
+    """The methodology's account of the checks: the stating sentences shown, by level;
+    removed ones by reason; the judge."""
+    kept = sum(shown.values())
+    removed = sum(v.sentences_removed.values()) or draft.sentences_removed
+    if v.sentences_removed:
+        why = f" ({_reasons(v.sentences_removed)})"
+    elif removed:
+        why = (" (unsupported by the cited claims' quotes, citing claims that do not exist, or stating a fact "
+               "without a citation)")
+    else:
+        why = ""
+    line = (f"Sentences: {plural(kept, 'stating sentence')} shown" + (f": {levels_phrase(shown)}" if kept else "")
+            + f"; {plural(removed, 'sentence')} removed{why}.")
+    return [line, judge_line(v, shown)]
+
+
+def methodology(prepared: Prepared, draft: Draft, cited: int,
+                verification: VerificationSummary | None = None) -> list[str]:
+    """The methodology's lines. ``verification``: what the checks did (default: the
+    draft's summary, counted from the body when it has none)."""
     env = prepared.envelope
+    v = _summary(prepared, draft, verification)
+    shown_levels = sentence_levels(draft.body, prepared.claims)  # as the renderer shows them
     queries = queries_of(env)
-    shown = "; ".join(f"`{q.replace('`', '')}`" for q in queries[:6]) + ("; …" if len(queries) > 6 else "")
+    shown = "; ".join(f"`{query_text(q)}`" for q in queries[:6]) + ("; …" if len(queries) > 6 else "")
     out_of_range = len(env.claims) - len(prepared.claims)
+    by_level = level_counts([level_of(c) for c in prepared.claims])
+    n_rejected = sum(v.claims_rejected.values()) or len(env.rejected_claims)
+    categories = {k: n for k, n in v.claims_rejected.items() if k != "other"}
+    rejected_why = (f" ({_reasons(v.claims_rejected)})" if categories
+                    else " (a quote that does not verify, or text its quotes do not support)")
     lines = [
         f"Searched: {plural(len(queries), 'query')} over {plural(env.iteration + 1, 'research iteration')}"
-        + (f" ({shown})." if queries else "."),
+        + (f", in the planner's wording ({shown})." if queries else "."),
         f"Sources: {len(env.sources)} retrieved, {len(env.scored_sources)} scored, {cited} cited in this report.",
-        f"Claims: {len(prepared.claims)} verified claims kept, {len(env.rejected_claims)} rejected by the claim check "
-        "(a quote that does not verify, or text its quotes do not support)"
+        f"Claims: {plural(len(prepared.claims), 'claim')} kept"
+        + (f" ({levels_phrase(by_level, explain=False)})" if by_level else "")
+        + f", {n_rejected} rejected by the claim check" + (rejected_why if n_rejected else "")
         + (f", {out_of_range} left out because they point at no source in range" if out_of_range else "")
         + f"; {len(prepared.findings)} shown as Verified Findings.",
     ]
@@ -207,34 +297,45 @@ def methodology(prepared: Prepared, draft: Draft, cited: int) -> list[str]:
                      f"and {plural(r.claims, 'claim')} taken over without searching, digesting or extracting them again"
                      + ("; its checklist already covered this question, so this report was assembled from its verified "
                         "claims with no new research or model writing." if r.covered else "."))
-    lines += step_lines(env.plan)  # each step's kind and when it ran (services/synthesis/steps.py)
+    steps = step_lines(env.plan)  # each step's kind and when it ran (services/synthesis/steps.py)
+    if steps:
+        lines.append("The plan's steps, each with its sub-question in the planner's wording:")
+        lines += [escape(plain(step)) for step in steps]
     if cut := [n.removeprefix(DEADLINE_PREFIX).strip() for n in env.notes if n.startswith(DEADLINE_PREFIX)]:
         lines.append("The job's deadline was reached; it cut: " + "; ".join(cut) + ".")
     upstream = [n for n in env.notes if n.startswith(UPSTREAM_OFFLINE_NOTES)]
     if upstream:
         lines.append("Earlier stages: " + "; ".join(upstream) + ".")
     if draft.writer == ENGINE:
-        lines.append("Written by the offline engine: every finding is quoted from a claim, no sentence was generated.")
+        lines.append("Written by the offline engine: every finding is a claim's text, no sentence was generated.")
     else:
-        lines.append(f"Written by {draft.writer} from the verified claims only. Verification pass: "
-                     f"{plural(draft.sentences_reasked, 'sentence')} re-asked, "
-                     f"{plural(draft.sentences_removed, 'sentence')} removed (unsupported by the cited claims' quotes, "
-                     "citing claims that do not exist, or stating a fact without a citation).")
+        lines.append(f"Written by {draft.writer} from the checked claims only; each cited sentence was checked against "
+                     f"the quotes of the claims it cites, {plural(draft.sentences_reasked, 'sentence')} re-asked once "
+                     "with the reason it failed.")
+    lines += verification_lines(draft, v, shown_levels)
     if draft.fallback_reason:
         lines.append(f"The model's report could not be used ({draft.fallback_reason}); the offline engine wrote it.")
     if draft.offline_parts and draft.writer != ENGINE:
         lines.append("Written offline: " + "; ".join(draft.offline_parts) + ".")
     lines.append("Verified Findings, contradictions, unknowns, confidence, this methodology and the sources "
-                 "are built by the service from the verified claims, never by a model.")
+                 "are built by the service from the checked claims, never by a model; the refined question, the "
+                 "checklist items (the section headings) and the queries are the planner's wording, shown as the plan.")
     return lines
 
 
-def writer_note(envelope: JobEnvelope, draft: Draft) -> str:
+def writer_note(envelope: JobEnvelope, draft: Draft, claims: Sequence[Claim] | None = None) -> str:
+    """The report's top line: who wrote it, and how far its sentences were checked."""
     plan_engine = envelope.plan.engine if envelope.plan else ENGINE
+    shown = envelope.claims if claims is None else claims
     if draft.writer == ENGINE:
-        return OFFLINE_NOTE if plan_engine == ENGINE else f"> Planned by {plan_engine}. " + OFFLINE_NOTE[2:]
-    note = (f"> Written by {draft.writer} from verified claims; every cited sentence was checked against the quotes "
-            f"of the claims it cites ({plural(draft.sentences_removed, 'sentence')} removed).")
+        offline = OFFLINE_NOTE if all(level_of(c) == "quoted" for c in shown) else OFFLINE_NOTE_MIXED
+        return offline if plan_engine == ENGINE else f"> Planned by {plan_engine}. " + offline[2:]
+    levels = sentence_levels(draft.body, shown)
+    words = {"quoted": "quoted", "entailed": "entailed", "supported": f"checked by code only ({LEVEL_MARK})"}
+    by_level = ", ".join(f"{levels[lv]} {words[lv]}" for lv in words if levels.get(lv))
+    note = (f"> Written by {draft.writer} from the job's checked claims; every cited sentence was checked against the "
+            f"quotes of the claims it cites ({plural(draft.sentences_removed, 'sentence')} removed)"
+            + (f": {by_level}." if by_level else "."))
     if draft.offline_parts:
         note += " Written offline: " + "; ".join(draft.offline_parts) + "."
     return note
@@ -256,18 +357,21 @@ def assemble(prepared: Prepared, draft: Draft, *, partial_reason: str | None,
     envelope = prepared.envelope
     sources = envelope.scored_sources
     confidence = envelope.confidence or JobConfidenceCalculator().calculate(envelope.claims, sources)
+    if draft.verification is None:
+        draft.verification = summarize(draft.body, envelope.claims, envelope.rejected_claims)
     facts = ReportFacts(
         question=" ".join(envelope.request.question.split()),
         refined_question=envelope.plan.refined_question if envelope.plan else None,
         sources=sources, claims=prepared.claims, all_claims=envelope.claims, checklist=prepared.checklist,
         confidence=confidence, findings=prepared.findings, unknowns=unknowns(prepared),
-        methodology=[], writer_note=writer_note(envelope, draft), partial_reason=partial_reason, council=council,
+        methodology=[], writer_note=writer_note(envelope, draft, prepared.claims),
+        partial_reason=partial_reason, council=council,
         insights=envelope.memory.insights,
     )
     # The methodology counts cited sources, which only rendering knows: render twice
     # is wasteful, so count first from a dry run of the same renderer.
     _, dry_sources = render(facts, draft.body)
-    facts.methodology = methodology(prepared, draft, len(dry_sources))
+    facts.methodology = methodology(prepared, draft, len(dry_sources), draft.verification)
     answer, output_sources = render(facts, draft.body)
     gaps = knowledge_gaps(prepared.checklist) if prepared.checklist else list(envelope.knowledge_gaps)
     iterations_used = envelope.iteration + 1
@@ -287,6 +391,7 @@ def assemble(prepared: Prepared, draft: Draft, *, partial_reason: str | None,
         rejected_claims=list(envelope.rejected_claims),
         verified_findings=list(prepared.findings), sentences_removed=draft.sentences_removed,
         offline_parts=list(draft.offline_parts), council=list(council), memory=envelope.memory,
+        verification=draft.verification,
     )
 
 

@@ -24,10 +24,12 @@ from collections.abc import Sequence
 from nats.js.errors import BucketNotFoundError
 
 from services.synthesis.report import build_report, prepare
+from services.synthesis.levels import NO_MODEL, TURNED_OFF
 from services.synthesis.writer import write_report
 from shared import subjects
 from shared.archive import Archive
 from shared.council import Council, brief_reviews_from_notes
+from shared.judge import Judge, make_verifier_engine
 from shared.deadline import DEADLINE_PREFIX
 from shared.envelope import DEADLINE_NOTE, JobEnvelope, ScoredSource
 from shared.errors import PermanentError
@@ -42,6 +44,9 @@ log = logging.getLogger(__name__)
 settings = StageSettings()
 broker, app, runner = stage_app(Stage.SYNTHESIZE, settings)
 council = Council.from_settings(settings)
+# The entailment judge's engine (RESEARCH_VERIFIER_MODEL; empty: the job's own model).
+verifier = make_verifier_engine(settings, runner.llm)
+JUDGE_OFF = TURNED_OFF if settings.research_verifier_model.strip().lower() == "off" else NO_MODEL
 
 
 def _partial_reason(envelope: JobEnvelope, cuts: Sequence[str] = ()) -> str | None:
@@ -97,7 +102,7 @@ async def _write(envelope: JobEnvelope, ctx: StageContext, reviews: list[Council
     writing = write_report(
         envelope, ctx.llm, partial_reason=_partial_reason(envelope),
         findings_max=settings.research_verified_findings_max, min_support=settings.grounding_min_support,
-        council=reviews,
+        council=reviews, judge=Judge(ctx.llm, verifier) if verifier is not None else None, judge_off=JUDGE_OFF,
     )
     if ctx.llm.offline:  # nothing slow to cut
         return await writing

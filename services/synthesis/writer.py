@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from shared.envelope import JobEnvelope
 from shared.events import CouncilReview, ResearchResult
+from shared.judge import Judge
 from shared.llm import JobLLM, LLMInvalidOutput
 from shared.prompting import block
 
@@ -37,6 +38,7 @@ from services.synthesis.report import (
     prepare,
 )
 from services.synthesis.schemas import DraftParagraph, ReportDraft
+from services.synthesis.levels import NO_MODEL, judge_status, summarize
 from services.synthesis.verify import Verdict, claims_block, verify_sentences
 
 __all__ = ["REPORT_TOOL", "write_report"]
@@ -135,9 +137,11 @@ def _body(prepared: Prepared, where: Sequence[tuple[str, int]], verdict: Verdict
 
 
 async def write_report(envelope: JobEnvelope, llm: JobLLM, *, partial_reason: str | None, findings_max: int,
-                       min_support: float, council: Sequence[CouncilReview] = ()) -> ResearchResult:
+                       min_support: float, council: Sequence[CouncilReview] = (), judge: Judge | None = None,
+                       judge_off: str = NO_MODEL) -> ResearchResult:
     """The job's result, its prose written by the model where the model's sentences
-    survive verification and offline elsewhere."""
+    survive verification (and the ``judge``'s veto, when one is given) and offline
+    elsewhere. ``judge_off`` says why there is no judge, for the methodology."""
     prepared = prepare(envelope, findings_max=findings_max)
     if llm.offline:
         draft, why_not = None, None
@@ -151,10 +155,18 @@ async def write_report(envelope: JobEnvelope, llm: JobLLM, *, partial_reason: st
         return assemble(prepared, Draft(body=body, offline_parts=["the whole report"], fallback_reason=why_not),
                         partial_reason=partial_reason, council=council)
     sentences, where, dropped = _flatten(draft, {i.id for i in prepared.checklist})
-    verdict = await verify_sentences(sentences, prepared.claims, llm, min_support=min_support)
+    verdict = await verify_sentences(sentences, prepared.claims, llm, min_support=min_support, judge=judge,
+                                     parts=[part for part, _ in where])
     body, offline_parts = _body(prepared, where, verdict)
+    removed = verdict.removed_by()
+    if dropped:
+        removed["placement"] = removed.get("placement", 0) + dropped
+    available = judge is not None and judge.available
+    summary = summarize(body, envelope.claims, envelope.rejected_claims, removed=removed,
+                        judge=judge_status(available, verdict.judge, why_not=judge_off))
     written = Draft(body=body, writer=llm.label, offline_parts=offline_parts,
-                    sentences_removed=len(verdict.removed) + dropped, sentences_reasked=verdict.reasked)
+                    sentences_removed=len(verdict.removed) + dropped, sentences_reasked=verdict.reasked,
+                    verification=summary)
     return assemble(prepared, written, partial_reason=partial_reason, council=council)
 
 

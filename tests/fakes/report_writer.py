@@ -98,7 +98,8 @@ class ReportWriter:
         ]
 
     def report(self, prompt: str) -> dict[str, Any]:
-        claims = [(a["id"], text) for a, text in blocks(prompt, "claim")]
+        # A claim block is the claim's text, then its quotes ("Quote: ..."), one a line.
+        claims = [(a["id"], text.split("\nQuote: ", 1)[0]) for a, text in blocks(prompt, "claim")]
         summary = [self._sentence(text, [cid]) for cid, text in claims[:2]]
         first = claims[0][0] if claims else None
         if not summary:

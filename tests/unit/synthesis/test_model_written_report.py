@@ -11,7 +11,7 @@ import pytest
 
 from services.synthesis.render import OFFLINE_PART, Body, ReportFacts, Sentence, citation_numbers, render, strip_markers
 from services.synthesis.report import build_report, prepare
-from services.synthesis.verify import check_sentence, is_connective
+from services.synthesis.verify import Problem, check_sentence, is_connective
 from services.synthesis.writer import write_report
 from shared.envelope import ChecklistItem, CoverageStatus, JobConfidence, StageUsage, Usage
 from shared.events import ResearchResult
@@ -120,8 +120,12 @@ def test_every_source_lists_its_quoted_passages_with_locators() -> None:
 
 
 def test_connectives_and_facts() -> None:
-    assert is_connective("The sources disagree on this point.")
-    assert is_connective("However, the evidence is mixed.")
+    assert is_connective("However,")
+    assert is_connective("In addition, and in contrast:")
+    # A claim about the sources is a claim: it needs a citation like any other.
+    assert not is_connective("The sources disagree on this point.")
+    assert not is_connective("All sources support this conclusion.")
+    assert not is_connective("However, the evidence is mixed.")
     assert not is_connective("Automation replaced the keepers.")  # short, but a fact
     assert not is_connective("The Zorblatt Institute measured it.")
     assert not is_connective("It improved by 97% in 2031.")
@@ -131,18 +135,22 @@ def test_connectives_and_facts() -> None:
 def test_check_sentence_reasons() -> None:
     claims = {c.id: c for c in prepare(make_envelope()).claims}
     cid, claim = next(iter(claims.items()))
-    assert check_sentence(Sentence(claim.text, [cid]), claims, min_support=MIN_SUPPORT) is None
-    assert "do not exist" in check_sentence(Sentence(claim.text, ["cl999"]), claims, min_support=MIN_SUPPORT)
-    assert "cites no claim" in check_sentence(Sentence(INVENTED[0]), claims, min_support=MIN_SUPPORT)
-    reason = check_sentence(Sentence(INVENTED[2], [cid]), claims, min_support=MIN_SUPPORT)
-    assert reason is not None and "4,500" in reason
+    assert check_sentence(Sentence(claim.text, [cid]), claims, min_support=MIN_SUPPORT) == "quoted"
+    unknown = check_sentence(Sentence(claim.text, ["cl999"]), claims, min_support=MIN_SUPPORT)
+    assert isinstance(unknown, Problem) and unknown.category == "citations" and "do not exist" in unknown.reason
+    uncited = check_sentence(Sentence(INVENTED[0]), claims, min_support=MIN_SUPPORT)
+    assert isinstance(uncited, Problem) and uncited.category == "uncited"
+    figure = check_sentence(Sentence(INVENTED[2], [cid]), claims, min_support=MIN_SUPPORT)
+    assert isinstance(figure, Problem) and "4,500" in figure.reason
+    many = check_sentence(Sentence(claim.text, list(claims)[:4]), claims, min_support=MIN_SUPPORT)
+    assert len(claims) < 4 or (isinstance(many, Problem) and many.category == "citations")
 
 
 async def test_a_careful_model_writes_the_report(claude: AnthropicFake) -> None:
     result = await _write(claude, ReportWriter())
     assert result.engine == "anthropic:claude-sonnet-5-5"
     assert result.sentences_removed == 0 and result.offline_parts == []
-    assert "Written by anthropic:claude-sonnet-5-5 from verified claims" in result.report
+    assert "Written by anthropic:claude-sonnet-5-5 from the job's checked claims" in result.report
     assert_citations_resolve(result)
     summary = _section(result.report, "Executive summary")
     assert re.search(r"(?<!\\)\[\d+\]", summary)
@@ -169,8 +177,9 @@ async def test_invented_sentences_and_bogus_ids_are_removed_and_counted(claude: 
     for line in cited_sentences(result):
         if line.startswith(("- ", "Coverage:")):
             continue
-        for sentence in re.split(r"(?<=(?<!\\)\])\s+", line):
-            plain = re.sub(r"(\s*(?<!\\)\[\d+\])+$", "", sentence).replace("\\[7\\]", "").strip()
+        for sentence in re.split(r"(?:(?<=(?<!\\)\])|(?<=\]\u2020))\s+", line):
+            plain = re.sub(r"(\s*(?<!\\)\[\d+\])+\u2020?$", "", sentence).replace("\\[7\\]", "").strip()
+            plain = plain.removeprefix("\u201c").removesuffix("\u201d")  # a quoted sentence in quotation marks
             assert plain in texts, plain
     # One batched re-ask for all the failing sentences.
     assert [r.forced_tool for r in claude.delivered].count("revise_sentences") == 1
@@ -186,7 +195,7 @@ async def test_a_rejected_sentence_rewritten_correctly_is_kept(claude: Anthropic
     )
     result = await _write(claude)
     assert result.sentences_removed == 0
-    assert f"{good.text} [" in _section(result.report, "Executive summary")
+    assert f"\u201c{good.text}\u201d [" in _section(result.report, "Executive summary")  # it is its claim's quote
     assert "1999" not in result.report
     assert "1 sentence re-asked" in result.report
 
@@ -259,11 +268,11 @@ def test_offline_report_shows_no_item_covered_without_findings_under_it() -> Non
     env = env.model_copy(update={"plan": env.plan.model_copy(update={"checklist": [*env.plan.checklist, claimed]})})  # type: ignore[union-attr]
     result = build_report(env, partial_reason=None)
     section = _section(result.report, "Boat maintenance schedules")
-    assert "Coverage: not covered." in section and "No verified finding answers this item." in section
+    assert "Coverage: not covered." in section and "No claim that passed the claim check answers this item." in section
     assert "Boat maintenance schedules" not in result.output.checklist_coverage.satisfied
     assert "Boat maintenance schedules" in result.output.checklist_coverage.gaps
     # Every item shown covered has a finding (a cited bullet) under it.
     for item in env.plan.checklist:  # type: ignore[union-attr]
         text = _section(result.report, item.description)
         if "Coverage: covered." in text or "Coverage: partly covered." in text:
-            assert re.search(r'^- ".+" .*(?<!\\)\[\d+\]', text, re.M), item.description
+            assert re.search(r"^- \u201c.+\u201d .*(?<!\\)\[\d+\]", text, re.M), item.description
