@@ -26,6 +26,7 @@ from typing import TypeVar
 from services.scoring.analysis import run_dependent_steps
 from services.scoring.coverage import judge_coverage
 from services.scoring.engine import ClaimScorer, SourceScorer
+from services.scoring.judged import judge_claims
 from services.scoring.memory import updated_memory
 from services.scoring.model_claims import Verifier, extract_verified_claims, load_canonical_texts
 from services.scoring.reused import claims_with_reuse
@@ -42,6 +43,7 @@ from shared.envelope import (
 )
 from shared.errors import PermanentError
 from shared.events import TraceChecklistItem
+from shared.judge import Judge, make_verifier_engine
 from shared.llm import BUDGET_NOTE, JobLLM
 from shared.settings import StageSettings
 from shared.stage import StageContext, stage_app
@@ -53,6 +55,8 @@ MAX_CLAIMS = 20  # kept per pass (the most confident), as the offline engine; bo
 
 settings = StageSettings()
 broker, app, runner = stage_app(Stage.SCORE, settings)
+# The entailment judge's engine (RESEARCH_VERIFIER_MODEL; empty: the job's own model).
+verifier_engine = make_verifier_engine(settings, runner.llm)
 
 
 def rank_claims(claims: Sequence[Claim], *, limit: int = MAX_CLAIMS) -> list[Claim]:
@@ -96,7 +100,11 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         ctx, lambda llm: extract_verified_claims(envelope.request.question, [sq.text for sq in plan.sub_questions],
                                                  plan.checklist, sources, llm, check, iteration=envelope.iteration),
         cut="score: the model's claim extraction (the offline engine's claims instead)"))
-    claims = rank_claims(ClaimScorer().score_all(outcome.claims, scored))
+    judged, vetoed = await _until_deadline(ctx, lambda llm: judge_claims(
+        outcome.claims, None if llm.offline or verifier_engine is None else Judge(llm, verifier_engine),
+        iteration=envelope.iteration), cut="score: the entailment judge (claims left as checked by code)")
+    outcome.rejected = [*outcome.rejected, *vetoed]
+    claims = rank_claims(ClaimScorer().score_all(judged, scored))
     steps = await _until_deadline(ctx, lambda llm: run_dependent_steps(
         envelope.request.question, plan, claims, scored, envelope.analysis_claims, llm, verifier,
         iteration=envelope.iteration), cut="score: dependent steps' analysis (combined offline instead)")
