@@ -3,7 +3,7 @@
 Scoring decides which checklist items a claim answers and how confident the job is;
 synthesis re-checks coverage after the model writes and reports the same confidence.
 The rules live here so the two stages cannot drift apart: the coverage rule
-(:func:`item_terms`, :func:`claim_matches_item`), the gaps a checklist leaves
+(:func:`item_terms`, :func:`claim_matches_item`, :func:`answering_claims`), the gaps a checklist leaves
 (:func:`knowledge_gaps`), the indices a model's claim may use (:func:`valid_indices`)
 and the job's confidence (:class:`JobConfidenceCalculator`).
 """
@@ -21,6 +21,7 @@ __all__ = [
     "FULL_CONFIDENCE_SOURCES",
     "META_TERMS",
     "JobConfidenceCalculator",
+    "answering_claims",
     "clamp",
     "claim_matches_item",
     "item_terms",
@@ -71,6 +72,13 @@ def claim_matches_item(claim_terms: set[str], item: set[str]) -> bool:
     if not item:
         return False
     return len(claim_terms & item) >= max(min(2, len(item)), math.ceil(len(item) / 2))
+
+
+def answering_claims(item: ChecklistItem, claims: Sequence[Claim]) -> list[str]:
+    """The ids of ``claims`` that answer ``item`` by the coverage rule, in their order:
+    the claim's terms against the item's subject terms."""
+    subject = item_terms(item.description)
+    return [c.id for c in claims if claim_matches_item(set(terms(c.text)), subject)]
 
 
 def knowledge_gaps(checklist: Sequence[ChecklistItem]) -> list[str]:

@@ -15,7 +15,10 @@ is done, and the report says so.
 
 The kept claims get ids ``<step id>.a<n>`` and travel in ``envelope.analysis_claims``:
 scoring extracts the other claims afresh each pass, while an analysis runs once; in
-later passes they are re-pointed at the current (re-sorted) source list.
+later passes they are re-pointed at the current (re-sorted) source list and checked
+again as a fresh claim is (verify_offline_claims: each quote against the archived
+text, the sentence against its quotes). One that fails, or cites no current source,
+is rejected with the reason (engine "carried").
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from shared.llm import JobLLM, LLMInvalidOutput
 from shared.prompting import block
 from shared.steps import analysis_claim_id, claims_by_step, mark_ran, ready_steps
 
-__all__ = ["ANALYSIS_TOOL", "MAX_ANALYSIS_CLAIMS_PER_JOB", "StepsOutcome", "carried_claims", "run_dependent_steps"]
+__all__ = ["ANALYSIS_TOOL", "CARRIED", "MAX_ANALYSIS_CLAIMS_PER_JOB", "StepsOutcome", "carried_claims",
+           "run_dependent_steps"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +47,7 @@ MAX_ANALYSIS_CLAIMS = 3  # kept per dependent step
 # stay under NATS's 1 MiB next to 40 digested sources).
 MAX_ANALYSIS_CLAIMS_PER_JOB = 6
 OFFLINE_CLAIMS = 3  # dependencies' claims an offline analysis restates
+CARRIED = "carried"  # what proposed a carried analysis claim that is rejected: an earlier pass
 
 ANALYSIS_SYSTEM = """You are the analysis stage of a research service. You answer one \
 sub-question by reasoning over findings that earlier research steps verified; you do not \
@@ -68,18 +73,26 @@ class StepsOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def carried_claims(analysis: Sequence[Claim], scored: Sequence[ScoredSource]) -> list[Claim]:
-    """Earlier passes' analysis claims pointed at this pass's source list (sorted
-    anew each pass): their sources are the ones their citations name."""
-    index_of = {s.id: i for i, s in enumerate(scored)}
-    out = []
+def carried_claims(analysis: Sequence[Claim], verifier: Verifier, *,
+                   iteration: int) -> tuple[list[Claim], list[RejectedClaim]]:
+    """Earlier passes' analysis claims pointed at this pass's source list
+    (``verifier.scored``, sorted anew each pass) and checked again; their sources are
+    the current ones their citations name, and they must be grounded in those quotes."""
+    index_of = {s.id: i for i, s in enumerate(verifier.scored)}
+    moved: list[Claim] = []
+    rejected: list[RejectedClaim] = []
     for claim in analysis:
-        support = sorted({index_of[c.source_id] for c in claim.citations if c.source_id in index_of})
-        if support:
-            out.append(claim.model_copy(update={"supporting_indices": support, "contradicting_indices": []}))
-        else:
-            log.warning("analysis claim %s cites no current source: dropped", claim.id)
-    return out
+        citations = [c for c in claim.citations if c.source_id in index_of]
+        if not citations:
+            log.warning("analysis claim %s cites no current source: rejected", claim.id)
+            rejected.append(RejectedClaim.of(claim.text, "cites no current source", iteration=iteration,
+                                             engine=CARRIED, category="citation"))
+            continue
+        moved.append(claim.model_copy(update={
+            "citations": citations, "contradicting_indices": [],
+            "supporting_indices": sorted({index_of[c.source_id] for c in citations})}))
+    kept, refused = verify_offline_claims(moved, verifier, iteration=iteration, engine=CARRIED)
+    return kept, [*rejected, *refused]
 
 
 def _evidence(findings: Sequence[Claim], scored: Sequence[ScoredSource]) -> dict[str, Snippet]:
@@ -172,8 +185,8 @@ async def run_dependent_steps(question: str, plan: Plan, claims: Sequence[Claim]
                               iteration: int) -> StepsOutcome:
     """Every dependent step whose dependencies now have verified claims, one after
     another in dependency order (a step may depend on another analysed in this pass)."""
-    carried = carried_claims(analysis, scored)
-    out = StepsOutcome(plan=plan, claims=list(carried))
+    carried, refused = carried_claims(analysis, verifier, iteration=iteration)
+    out = StepsOutcome(plan=plan, claims=carried, rejected=refused)
     item_ids = [i.id for i in plan.checklist]
     while True:
         have = claims_by_step(out.plan, claims, scored, out.claims)

@@ -4,10 +4,14 @@ With a model, one call judges every checklist item against the verified claims (
 and text): satisfied, partial or open, with the claim ids that answer it and a
 one-line reason. Without one (or when its answer is invalid) the offline engine's
 term-matching rule answers. Either way a deterministic rule has the last word: an
-item is never satisfied unless at least one verified claim that exists answers it.
-Claim ids that do not exist are dropped; an item judged satisfied with none left
-becomes partial when the model did name claims (they just are not verified ones),
-else open.
+item's evidence is only the claims named for it that exist and answer it by the
+coverage rule (shared.claims.answering_claims: they share enough of its subject
+terms), and it is never satisfied without one. An item judged satisfied with none
+left becomes partial when claims were named for it (ones that do not exist, or that
+do not answer it; the reason says which), else open. A partial or open judgement
+stands as it is (either leaves the item a knowledge gap), with the same evidence rule:
+a claim that does not answer an item is never listed as its evidence, so the report
+never files it under that item.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Sequence
 from services.scoring import prompts
 from services.scoring.claims import assess_coverage
 from services.scoring.schemas import CoverageAnswer, ItemJudgement
+from shared.claims import answering_claims
 from shared.envelope import ChecklistItem, Claim, CoverageStatus
 from shared.llm import JobLLM, LLMInvalidOutput
 from shared.prompting import block
@@ -66,7 +71,6 @@ def apply_judgements(
 ) -> list[ChecklistItem]:
     """The model's judgements under the rule of the module doc. An item the model did
     not judge keeps its ``fallback`` (offline) assessment, and says so."""
-    verified = {c.id for c in claims}
     by_item: dict[str, ItemJudgement] = {}
     for j in judgements:
         by_item.setdefault(j.item_id.strip(), j)
@@ -75,32 +79,42 @@ def apply_judgements(
     for item in checklist:
         judged = by_item.get(item.id)
         if judged is None:
-            base = offline.get(item.id, item)
+            base = enforce([offline.get(item.id, item)], claims)[0]
             out.append(base.model_copy(update={"reason": f"not judged by the model; {base.reason or 'offline rule'}"}))
             continue
         named = list(dict.fromkeys(c.strip() for c in judged.claim_ids if c.strip()))
-        valid = [c for c in named if c in verified]
-        status = _STATUS[judged.status]
-        reason = _one_line(judged.reason) or f"judged {judged.status}"
-        if status is CoverageStatus.SATISFIED and not valid:
-            status = CoverageStatus.PARTIAL if named else CoverageStatus.UNSATISFIED
-            why = (f"none of the claims it names ({', '.join(named[:5])}) is a verified claim"
-                   if named else "no verified claim answers it")
-            reason = _one_line(f"judged satisfied, but {why}")
-        out.append(item.model_copy(update={"status": status, "evidence": valid, "reason": reason}))
+        status, evidence, why = _rule(item, _STATUS[judged.status], named, claims)
+        reason = _one_line(f"judged satisfied, but {why}") if why else _one_line(judged.reason) or f"judged {judged.status}"
+        out.append(item.model_copy(update={"status": status, "evidence": evidence, "reason": reason}))
     return out
+
+
+def _rule(item: ChecklistItem, status: CoverageStatus, named: Sequence[str],
+          claims: Sequence[Claim]) -> tuple[CoverageStatus, list[str], str | None]:
+    """(status, evidence, why a satisfied judgement did not stand) for an item judged
+    ``status`` on the claim ids ``named``: the evidence is those that exist and answer it."""
+    known = {c.id: c for c in claims}
+    existing = [known[c] for c in named if c in known]
+    evidence = answering_claims(item, existing)
+    if status is not CoverageStatus.SATISFIED or evidence:
+        return status, evidence, None
+    if existing:
+        ids = ", ".join(c.id for c in existing[:5])
+        return CoverageStatus.PARTIAL, [], f"the claims it names ({ids}) do not answer it (too few of its subject terms)"
+    if named:
+        return CoverageStatus.PARTIAL, [], f"none of the claims it names ({', '.join(named[:5])}) is a verified claim"
+    return CoverageStatus.UNSATISFIED, [], "no verified claim answers it"
 
 
 def enforce(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> list[ChecklistItem]:
     """The rule alone, for an assessment that did not come from :func:`apply_judgements`."""
-    verified = {c.id for c in claims}
     out = []
     for item in checklist:
-        evidence = [c for c in item.evidence if c in verified]
-        status = item.status
-        if status is CoverageStatus.SATISFIED and not evidence:
-            status = CoverageStatus.PARTIAL if item.evidence else CoverageStatus.UNSATISFIED
-        out.append(item.model_copy(update={"status": status, "evidence": evidence}))
+        status, evidence, why = _rule(item, item.status, item.evidence, claims)
+        update: dict[str, object] = {"status": status, "evidence": evidence}
+        if why:
+            update["reason"] = _one_line(f"{item.reason or 'satisfied'}, but {why}")
+        out.append(item.model_copy(update=update))
     return out
 
 

@@ -12,7 +12,12 @@ quotations: a kept claim's quotes are the snippets themselves. Code then dispose
 3. the claim's sentence is grounded in those quotes (shared.grounding.check_grounding:
    enough of its terms, and every number, year and name).
 
-A claim failing any step is rejected with the reason; the job goes on. Sources
+A claim failing any step is rejected with the reason and its category (the grounding
+check's own, "quote" for a quote that does not verify, "citation" for an unknown
+snippet or source, "form" for an empty or overlong claim); the job goes on. A kept
+claim carries its level: "quoted" when its sentence is its quote, else "supported".
+A snippet the model cites as contradicting the claim counts only when its quote
+verifies and shared.meaning.contradicts finds that it states the opposite. Sources
 without a digest offer their excerpt's sentences as snippets, located in the
 canonical text through ``excerpt_start``. The offline engine (services/scoring/claims.py)
 answers when no model is configured, when the token budget is spent, and for a batch
@@ -25,15 +30,17 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from services.scoring import prompts
 from services.scoring.claims import extract_claims
 from services.scoring.schemas import ClaimDraft, ClaimsAnswer
-from shared.envelope import ChecklistItem, Citation, Claim, RejectedClaim, ScoredSource
+from shared.envelope import ChecklistItem, Citation, Claim, Level, RejectedClaim, ScoredSource
 from shared.errors import PermanentError
-from shared.grounding import QuoteCheck, check_grounding, verify_quote
+from shared.grounding import Grounding, QuoteCheck, check_grounding, verify_quote
 from shared.llm import JobLLM, LLMInvalidOutput
 from shared.locators import locate
+from shared.meaning import contradicts
 from shared.prompting import block
 from shared.text import is_statement, sentence_spans
 
@@ -44,6 +51,7 @@ __all__ = [
     "MAX_SNIPPETS_PER_SOURCE",
     "MAX_SOURCES_PER_CALL",
     "ClaimsOutcome",
+    "Refused",
     "Snippet",
     "Verifier",
     "batches",
@@ -172,6 +180,25 @@ class Verifier:
 # -- checking proposed claims ----------------------------------------------------------
 
 
+class Refused(NamedTuple):
+    """Why a claim is not kept, and which check refused it in one word."""
+
+    category: str | None
+    reason: str
+
+
+def _grounded(text: str, quotes: Sequence[str], verifier: Verifier) -> Grounding | Refused:
+    grounding = check_grounding(text, quotes, min_support=verifier.min_support)
+    if not grounding.ok:
+        return Refused(grounding.category, f"not grounded in its quotes: {grounding.reason}")
+    return grounding
+
+
+def _level(grounding: Grounding) -> Level:
+    # Never more than the check showed: "quoted" only when it found the sentence is its quote.
+    return "quoted" if grounding.level == "quoted" else "supported"
+
+
 def _ids(values: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(v.strip() for v in values if isinstance(v, str) and v.strip()))
 
@@ -199,24 +226,25 @@ def check_model_claims(
             continue
         text = " ".join(draft.text.split())
         cited = _ids(draft.supporting) + _ids(draft.contradicting)
-        rejected.append(RejectedClaim.of(text or "(empty)", outcome, iteration=iteration, engine=MODEL, cited=cited))
+        rejected.append(RejectedClaim.of(text or "(empty)", outcome.reason, iteration=iteration, engine=MODEL,
+                                         cited=cited, category=outcome.category))
     return kept, rejected
 
 
 def _check_draft(n: int, draft: ClaimDraft, snippets: Mapping[str, Snippet], verifier: Verifier,
-                 shown: set[str], known_items: set[str]) -> Claim | str:
+                 shown: set[str], known_items: set[str]) -> Claim | Refused:
     """The draft as a claim (id ``m<n>``), or why it is rejected."""
     text = " ".join(draft.text.split())
     supporting, contradicting = _ids(draft.supporting), _ids(draft.contradicting)
     if not text:
-        return "empty claim"
+        return Refused("form", "empty claim")
     if len(text) > MAX_CLAIM_CHARS:
-        return f"longer than {MAX_CLAIM_CHARS} characters: not one claim"
+        return Refused("form", f"longer than {MAX_CLAIM_CHARS} characters: not one claim")
     if not supporting:
-        return "cites no snippet"
+        return Refused("citation", "cites no snippet")
     unknown = [i for i in supporting + contradicting if i not in shown]
     if unknown:
-        return f"cites unknown snippet {', '.join(unknown[:5])}"
+        return Refused("citation", f"cites unknown snippet {', '.join(unknown[:5])}")
     if len(supporting) > MAX_CITATIONS_PER_CLAIM:
         log.info("claim %r cites %d snippets; the first %d are its citations",
                  text[:60], len(supporting), MAX_CITATIONS_PER_CLAIM)
@@ -226,10 +254,10 @@ def _check_draft(n: int, draft: ClaimDraft, snippets: Mapping[str, Snippet], ver
     failed = [(s, c) for s, c in checks if not c.ok]
     if failed:
         s, c = failed[0]
-        return f"quote of {s.id} does not verify: {c.reason}"
-    grounding = check_grounding(text, [c.text or "" for _, c in checks], min_support=verifier.min_support)
-    if not grounding.ok:
-        return f"not grounded in its quotes: {grounding.reason}"
+        return Refused("quote", f"quote of {s.id} does not verify: {c.reason}")
+    grounding = _grounded(text, [c.text or "" for _, c in checks], verifier)
+    if isinstance(grounding, Refused):
+        return grounding
     support_idx = sorted({s.source_index for s, _ in checks})
     against = _verified_against(contradicting, snippets, verifier, text)
     return Claim(
@@ -240,53 +268,65 @@ def _check_draft(n: int, draft: ClaimDraft, snippets: Mapping[str, Snippet], ver
         checklist_item_ids=[i for i in _ids(draft.checklist_item_ids) if i in known_items],
         citations=[Citation(source_id=verifier.scored[s.source_index].id, locator=c.locator or "",
                             quote=c.text or "") for s, c in checks],
+        level=_level(grounding),
     )
 
 
 def _verified_against(contradicting: Sequence[str], snippets: Mapping[str, Snippet], verifier: Verifier,
                       text: str) -> set[int]:
-    """The sources whose cited contradicting snippet verifies; one that does not is logged and not counted."""
+    """The sources of the cited contradicting snippets whose quote verifies and states
+    the opposite of the claim (shared.meaning.contradicts); any other is logged and not counted."""
     against: set[int] = set()
     for i in contradicting:
         s = snippets[i]
-        if verifier.quote(s.source_index, s.text, s.locator).ok:
-            against.add(s.source_index)
-        else:
+        check = verifier.quote(s.source_index, s.text, s.locator)
+        if not check.ok:
             log.warning("contradicting snippet %s of claim %r does not verify: not counted", i, text[:80])
+        elif (kind := contradicts(text, check.text or s.text)) is None:
+            log.warning("contradicting snippet %s does not contradict claim %r: not counted", i, text[:80])
+        else:
+            log.info("snippet %s contradicts claim %r (%s)", i, text[:80], kind)
+            against.add(s.source_index)
     return against
 
 
-def verify_offline_claims(claims: Sequence[Claim], verifier: Verifier, *, iteration: int) -> tuple[list[Claim], list[RejectedClaim]]:
-    """The offline engine's claims through the same check: each citation's quote must
-    verify (its locator is replaced by the verified one) and the claim be grounded in them."""
+def verify_offline_claims(claims: Sequence[Claim], verifier: Verifier, *, iteration: int,
+                          engine: str = OFFLINE) -> tuple[list[Claim], list[RejectedClaim]]:
+    """Claims that come with their quotes (the offline engine's, and claims carried
+    from an earlier pass or job) through the same check: each citation's quote must
+    verify (its locator is replaced by the verified one) and the claim be grounded in
+    them. ``engine`` says, in the rejections and the log, what proposed them."""
     index_of = {s.id: i for i, s in enumerate(verifier.scored)}
     kept: list[Claim] = []
     rejected: list[RejectedClaim] = []
     for claim in claims:
-        citations: list[Citation] = []
-        problem: str | None = None
-        for cit in claim.citations:
-            index = index_of.get(cit.source_id)
-            if index is None:
-                problem = f"cites source {cit.source_id}, which is not among the scored sources"
-                break
-            check = verifier.quote(index, cit.quote, cit.locator)
-            if not check.ok:
-                problem = f"quote from {source_label(index)} does not verify: {check.reason}"
-                break
-            citations.append(cit.model_copy(update={"locator": check.locator, "quote": check.text}))
-        if problem is None and not citations:
-            problem = "cites no quote"
-        if problem is None:
-            grounding = check_grounding(claim.text, [c.quote for c in citations], min_support=verifier.min_support)
-            if not grounding.ok:
-                problem = f"not grounded in its quotes: {grounding.reason}"
-        if problem is not None:
-            log.warning("offline claim %s rejected: %s", claim.id, problem)
-            rejected.append(RejectedClaim.of(claim.text, problem, iteration=iteration, engine=OFFLINE))
+        outcome = _check_quoted(claim, verifier, index_of)
+        if isinstance(outcome, Claim):
+            kept.append(outcome)
             continue
-        kept.append(claim.model_copy(update={"citations": citations}))
+        log.warning("%s claim %s rejected: %s", engine, claim.id, outcome.reason)
+        rejected.append(RejectedClaim.of(claim.text, outcome.reason, iteration=iteration, engine=engine,
+                                         category=outcome.category))
     return kept, rejected
+
+
+def _check_quoted(claim: Claim, verifier: Verifier, index_of: Mapping[str, int]) -> Claim | Refused:
+    """The claim with verified citations and its level, or why it is refused."""
+    citations: list[Citation] = []
+    for cit in claim.citations:
+        index = index_of.get(cit.source_id)
+        if index is None:
+            return Refused("citation", f"cites source {cit.source_id}, which is not among the scored sources")
+        check = verifier.quote(index, cit.quote, cit.locator)
+        if not check.ok:
+            return Refused("quote", f"quote from {source_label(index)} does not verify: {check.reason}")
+        citations.append(cit.model_copy(update={"locator": check.locator, "quote": check.text}))
+    if not citations:
+        return Refused("citation", "cites no quote")
+    grounding = _grounded(claim.text, [c.quote for c in citations], verifier)
+    if isinstance(grounding, Refused):
+        return grounding
+    return claim.model_copy(update={"citations": citations, "level": _level(grounding)})
 
 
 # -- the whole step ----------------------------------------------------------------------

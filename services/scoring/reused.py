@@ -1,23 +1,27 @@
 """Claims a job took over from an earlier, similar job of the same user.
 
 A job seeded by reuse (the gateway's services/gateway/reuse.py) arrives at its first
-scoring pass with the earlier job's sources, scored sources and verified claims. Those
-claims were checked against the same archived texts and stay valid: on that pass only
-the sources the job found itself go to claim extraction (to the model), and the
-earlier claims are carried over, re-pointed at this pass's source order. Later passes
-extract from every source, as any job's do.
+scoring pass with the earlier job's sources, scored sources and verified claims. On
+that pass only the sources the job found itself go to claim extraction (to the model),
+and the earlier claims are carried over, re-pointed at this pass's source order and
+checked again as a fresh claim is (model_claims.verify_offline_claims: every quote
+against the archived text, the sentence against its quotes), whatever checks they
+passed in the earlier job; one that fails is rejected with its reason (engine
+"reused"). Later passes extract from every source, as any job's do.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from services.scoring.model_claims import ClaimsOutcome, Verifier
-from shared.envelope import Claim, JobEnvelope, ScoredSource
+from services.scoring.model_claims import ClaimsOutcome, Verifier, verify_offline_claims
+from shared.envelope import Claim, JobEnvelope, RejectedClaim, ScoredSource
 
 __all__ = ["carried_claims", "claims_with_reuse", "reused_ids"]
 
 Extract = Callable[[Sequence[ScoredSource], Verifier], Awaitable[ClaimsOutcome]]
+REUSED = "reused"  # what proposed a carried claim that is rejected: the earlier job
 
 
 def reused_ids(envelope: JobEnvelope) -> set[str]:
@@ -44,16 +48,17 @@ def _repoint(claim: Claim, old: Sequence[ScoredSource], position: Mapping[str, i
     return claim.model_copy(update=update)
 
 
-def carried_claims(envelope: JobEnvelope, scored: Sequence[ScoredSource], keep: set[str]) -> list[Claim]:
+def carried_claims(envelope: JobEnvelope, keep: set[str], verifier: Verifier) -> tuple[list[Claim], list[RejectedClaim]]:
     """The envelope's claims whose supporting sources are all among ``keep``, their
-    indices moved from the envelope's scored sources to ``scored``."""
-    position = {s.id: n for n, s in enumerate(scored)}
-    out = []
+    indices moved from the envelope's scored sources to this pass's (``verifier.scored``),
+    that pass the check again; and those that do not, with the reason."""
+    position = {s.id: n for n, s in enumerate(verifier.scored)}
+    moved = []
     for claim in envelope.claims:
-        moved = _repoint(claim, envelope.scored_sources, position, keep, carried=True)
-        if moved is not None and len(moved.supporting_indices) == len(claim.supporting_indices):
-            out.append(moved)
-    return out
+        one = _repoint(claim, envelope.scored_sources, position, keep, carried=True)
+        if one is not None and len(one.supporting_indices) == len(claim.supporting_indices):
+            moved.append(one)
+    return verify_offline_claims(moved, verifier, iteration=envelope.iteration, engine=REUSED)
 
 
 async def claims_with_reuse(envelope: JobEnvelope, scored: Sequence[ScoredSource], texts: Mapping[str, str | None],
@@ -68,5 +73,8 @@ async def claims_with_reuse(envelope: JobEnvelope, scored: Sequence[ScoredSource
                                             min_support=verifier.min_support)) if fresh else ClaimsOutcome([], [])
     position = {s.id: n for n, s in enumerate(scored)}
     own = [_repoint(c, fresh, position, {s.id for s in fresh}, carried=False) for c in outcome.claims]
-    outcome.claims = [*(c for c in own if c is not None), *carried_claims(envelope, scored, keep)]
+    # Quote checks are CPU work over whole texts: off the event loop, as extraction's.
+    carried, refused = await asyncio.to_thread(carried_claims, envelope, keep, verifier)
+    outcome.claims = [*(c for c in own if c is not None), *carried]
+    outcome.rejected = [*outcome.rejected, *refused]
     return outcome

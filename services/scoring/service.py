@@ -5,7 +5,8 @@ or ``research.stage.synthesize``.
 Scores every source (SourceScorer: authority, recency, relevance, credibility); has
 claims proposed (by the model when one is configured, else by the offline engine) and
 keeps only those whose snippet ids exist, whose quotes verify against the archived source texts and whose
-text is grounded in its quotes (services/scoring/model_claims.py); scores them with
+text is grounded in its quotes (services/scoring/model_claims.py), and checks claims
+carried from an earlier job or pass the same way again; scores them with
 ClaimScorer, computes the job confidence, and judges the checklist's coverage against
 the verified claims (services/scoring/coverage.py). Dependent plan steps whose
 dependencies now have verified claims are analysed here, without a search, and their

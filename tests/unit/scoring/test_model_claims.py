@@ -192,8 +192,9 @@ def test_added_numbers_names_and_content_are_rejected_with_reasons(setup: tuple[
     assert kept == []
     reasons = [r.reason for r in rejected]
     assert reasons[3] == "longer than 400 characters: not one claim"
-    assert reasons[0] == "not grounded in its quotes: number 42 not in its quotes"
-    assert reasons[1] == "not grounded in its quotes: name North not in its quotes"
+    assert reasons[0] == "not grounded in its quotes: the figure 42 years is not in its quotes"
+    assert reasons[1] == "not grounded in its quotes: the name North is not in its quotes"
+    assert [r.category for r in rejected] == ["number", "name", "terms", "form"]
     assert reasons[2].startswith("not grounded in its quotes: only ")
 
 
@@ -344,7 +345,7 @@ async def test_model_claims_are_checked_and_an_invalid_answer_falls_back_offline
     ]).model_dump())
     outcome = await extract_verified_claims(QUESTION, [QUESTION], CHECKLIST, scored, _llm(claude), verifier, iteration=0)  # type: ignore[arg-type]
     assert [c.text for c in outcome.claims] == ["The last keeper left Fair Isle South in 1998."]
-    assert [r.reason for r in outcome.rejected] == ["not grounded in its quotes: number 2004 not in its quotes"]
+    assert [r.reason for r in outcome.rejected] == ["not grounded in its quotes: the figure 2004 is not in its quotes"]
     assert outcome.notes == [] and outcome.engine == "model"
     request = claude.delivered[-1]
     assert request.forced_tool == "record_claims" and "Use only the given snippets" in request.system

@@ -92,9 +92,37 @@ async def test_a_dependent_step_waits_for_claims_of_every_dependency(world) -> N
 
 
 def test_carried_claims_follow_their_sources_through_a_new_order(world) -> None:  # noqa: ANN001
-    _, scored, claims, _ = world
-    carried = carried_claims([claims[0].model_copy(update={"id": "q3.a1"})], list(reversed(scored)))
-    assert carried[0].supporting_indices == [[s.id for s in reversed(scored)].index("pumps")]
+    _, scored, claims, verifier = world
+    now = list(reversed(scored))
+    carried, rejected = carried_claims([claims[0].model_copy(update={"id": "q3.a1"})],
+                                       Verifier(now, verifier.texts, min_jaccard=0.8, min_support=0.6), iteration=1)
+    assert carried[0].supporting_indices == [[s.id for s in now].index("pumps")]
+    assert rejected == [] and carried[0].level == "quoted"
+
+
+async def test_carried_claims_are_checked_again_and_failures_rejected(world) -> None:  # noqa: ANN001
+    plan, scored, claims, verifier = world
+    first = claims[0].citations[0]
+    earlier = [
+        claims[0].model_copy(update={"id": "q3.a1"}),
+        # Says more than its quote: a figure the quote does not have.
+        claims[0].model_copy(update={"id": "q3.a2", "text": "Heat pumps deliver about five units of heat per unit "
+                                                             "of electricity in mild weather."}),
+        # Its quote is not in the archived text.
+        claims[0].model_copy(update={"id": "q3.a3", "text": "Heat pumps hum.", "citations": [
+            first.model_copy(update={"quote": "Heat pumps hum."})]}),
+        # Its only source is no longer among the job's.
+        claims[0].model_copy(update={"id": "q3.a4", "citations": [first.model_copy(update={"source_id": "gone"})]}),
+    ]
+    carried, rejected = carried_claims(earlier, verifier, iteration=2)
+    assert [c.id for c in carried] == ["q3.a1"]
+    assert [(r.category, r.engine, r.iteration) for r in rejected] == [
+        ("citation", "carried", 2), ("number", "carried", 2), ("quote", "carried", 2)]
+    assert rejected[0].reason == "cites no current source"
+    # A pass that analyses nothing new still reports them.
+    done = mark_ran(plan, ["q3", "q4"], 0)
+    out = await run_dependent_steps(QUESTION, done, claims, scored, earlier, _offline(), verifier, iteration=2)
+    assert [c.id for c in out.claims] == ["q3.a1"] and len(out.rejected) == 3
 
 
 @pytest.fixture
