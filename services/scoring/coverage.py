@@ -84,7 +84,8 @@ def apply_judgements(
             continue
         named = list(dict.fromkeys(c.strip() for c in judged.claim_ids if c.strip()))
         status, evidence, why = _rule(item, _STATUS[judged.status], named, claims)
-        reason = _one_line(f"judged satisfied, but {why}") if why else _one_line(judged.reason) or f"judged {judged.status}"
+        reason = (_one_line(f"judged satisfied, but {why}") if why
+                  else _one_line(judged.reason) or f"judged {judged.status}")
         out.append(item.model_copy(update={"status": status, "evidence": evidence, "reason": reason}))
     return out
 
@@ -100,7 +101,8 @@ def _rule(item: ChecklistItem, status: CoverageStatus, named: Sequence[str],
         return status, evidence, None
     if existing:
         ids = ", ".join(c.id for c in existing[:5])
-        return CoverageStatus.PARTIAL, [], f"the claims it names ({ids}) do not answer it (too few of its subject terms)"
+        why = f"the claims it names ({ids}) do not answer it (too few of its subject terms)"
+        return CoverageStatus.PARTIAL, [], why
     if named:
         return CoverageStatus.PARTIAL, [], f"none of the claims it names ({', '.join(named[:5])}) is a verified claim"
     return CoverageStatus.UNSATISFIED, [], "no verified claim answers it"

@@ -48,7 +48,8 @@ def _repoint(claim: Claim, old: Sequence[ScoredSource], position: Mapping[str, i
     return claim.model_copy(update=update)
 
 
-def carried_claims(envelope: JobEnvelope, keep: set[str], verifier: Verifier) -> tuple[list[Claim], list[RejectedClaim]]:
+def carried_claims(envelope: JobEnvelope, keep: set[str],
+                   verifier: Verifier) -> tuple[list[Claim], list[RejectedClaim]]:
     """The envelope's claims whose supporting sources are all among ``keep``, their
     indices moved from the envelope's scored sources to this pass's (``verifier.scored``),
     that pass the check again; and those that do not, with the reason."""

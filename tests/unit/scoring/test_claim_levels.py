@@ -34,7 +34,8 @@ def _world(snippet: str | None = None) -> tuple[list[ScoredSource], Verifier]:
                 for s, e in sentence_spans(TEXT)]
     if snippet is not None:  # a digest that misquotes its source
         snippets[0] = snippets[0].model_copy(update={"text": snippet})
-    digest = DigestPayload(query_hash="0123abcd", summary="About lighthouses.", key_points=[], evidence_snippets=snippets,
+    digest = DigestPayload(query_hash="0123abcd", summary="About lighthouses.", key_points=[],
+                           evidence_snippets=snippets,
                            original_chars=len(TEXT), digest_chars=len(TEXT), compression_ratio=1.0,
                            source_text_hash=text_hash(TEXT).replace("sha256-", "sha256:"))
     source = Source(id="lh", text=TEXT, url="https://example.org/lh", title="Lighthouses", relevance_score=0.8,

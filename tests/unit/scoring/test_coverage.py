@@ -38,7 +38,8 @@ def test_a_named_claim_that_does_not_answer_the_item_does_not_satisfy_it() -> No
     out = _judge(ItemJudgement(item_id="c2", status="satisfied", claim_ids=["cl1"], reason="cl1 covers it"))
     c2 = out["c2"]
     assert (c2.status, c2.evidence) == (CoverageStatus.PARTIAL, [])
-    assert c2.reason == "judged satisfied, but the claims it names (cl1) do not answer it (too few of its subject terms)"
+    assert c2.reason == ("judged satisfied, but the claims it names (cl1) do not answer it"
+                         " (too few of its subject terms)")
 
 
 def test_the_evidence_keeps_only_the_named_claims_that_answer_it() -> None:
