@@ -104,7 +104,7 @@ def test_claims_are_verbatim_or_invented_and_the_check_tells_them_apart(fake: An
     assert all(c["text"] in SNIPPETS[c["supporting"][0]] for c in honest) and len(honest) == len(SNIPPETS)
     # One adds a figure its quote lacks, one strays from its quote.
     assert len(refused) == 2, refused
-    assert any(g.reason.startswith("number") for _, g in refused)
+    assert any(g.category == "number" for _, g in refused)
     assert any(c["text"].startswith(STRAY_WORDS.split("{")[0]) for c, _ in refused)
 
 
