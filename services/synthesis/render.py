@@ -10,6 +10,23 @@ each sentence with the ids of the claims it rests on. Everything else is code's:
   prose or escaped (``\\[n\\]``) so it can never pass for a citation.
 * Headings, coverage, Verified Findings, contradictions, unknowns, confidence,
   methodology and council sections come from data, not from model text.
+
+How far each sentence was checked is shown (``Sentence.level``, ``Claim.level``):
+
+* ``quoted`` (its text is a source's words): in curly quotation marks, ``“…” [n]``;
+* ``entailed`` (the code's checks passed and a verifier model judged its quotes to
+  entail it): plain prose, ``… [n]``;
+* ``supported`` (the code's checks only): plain prose with a dagger after its
+  citation, ``… [n]†``, and a one-line legend under the executive summary, written
+  only when a dagger appears;
+* a connective (``level`` None, no claim) states nothing and carries no mark.
+
+Quotation marks and daggers are added here, never taken from the writer: a model's
+sentence loses a dagger and quotation marks around its whole text.
+
+The plan is the planner's wording, never a finding: the refined question, checklist
+items (the section headings), queries and council reasons are shown as such, each
+passed through :func:`plain` (no links, tags, emphasis or heading marks).
 """
 
 from __future__ import annotations
@@ -19,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shared.claims import valid_indices
-from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobConfidence, ScoredSource
+from shared.envelope import LEVELS, ChecklistItem, Claim, CoverageStatus, JobConfidence, Level, ScoredSource
 from shared.events import CouncilReview, OutputSource, VerifiedFinding
 from shared.locators import locate
 from shared.memory import Insight
@@ -27,7 +44,10 @@ from shared.text import jaccard, sentence_spans, terms
 
 
 __all__ = [
+    "LEVEL_LEGEND",
+    "LEVEL_MARK",
     "OFFLINE_PART",
+    "PLAN_NOTE",
     "Body",
     "Citations",
     "Paragraph",
@@ -36,7 +56,12 @@ __all__ = [
     "Sentence",
     "citation_numbers",
     "escape",
+    "level_counts",
+    "level_of",
+    "levels_phrase",
+    "plain",
     "render",
+    "sentence_levels",
     "strip_markers",
 ]
 
@@ -57,13 +82,50 @@ def escape(text: str) -> str:
 
 
 _BLOCK_START = re.compile(r"^(?:[#>|]|\s)+")
+LEVEL_MARK = "\u2020"  # †: after the citation of a sentence checked by code only
+_OPEN, _CLOSE = "\u201c", "\u201d"  # “ ”: around a source's own words
+_WRAPPING_QUOTES = (('"', '"'), (_OPEN, _CLOSE), ("\u2018", "\u2019"), ("'", "'"))
 
 
 def strip_markers(text: str) -> str:
     """Prose with the citation markers its writer put in removed (ours are added from
-    claim ids), anything else that looks like one escaped, and no leading heading,
-    quote or table mark (a sentence can never become a heading of its own)."""
-    return _BLOCK_START.sub("", escape(_MODEL_MARKER.sub("", text)))
+    claim ids), anything else that looks like one escaped, no dagger (only the
+    renderer marks a level), and no leading heading, quote or table mark (a sentence
+    can never become a heading of its own)."""
+    return _BLOCK_START.sub("", escape(_MODEL_MARKER.sub("", text).replace(LEVEL_MARK, "")))
+
+
+def _unquoted(text: str) -> str:
+    """``text`` without quotation marks around the whole of it (the renderer decides
+    what is shown as a quote)."""
+    t = text.strip()
+    for open_, close in _WRAPPING_QUOTES:
+        inner = t[len(open_):-len(close)]
+        if len(t) > 2 and t.startswith(open_) and t.endswith(close) and open_ not in inner and close not in inner:
+            return inner.strip()
+    return t
+
+
+_MD_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"]*\")?\)")
+_AUTOLINK = re.compile(r"<((?:https?|mailto|ftp):[^<>\s]*)>", re.IGNORECASE)
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+_EMPHASIS = re.compile(r"\*\*|__|`+")
+_LEADING_MARKS = re.compile(r"^(?:(?:#{1,6}(?=\s|$)|>)\s*)+")
+
+
+def plain(text: str) -> str:
+    """Model wording as plain text on one line: ``[text](url)`` (and images) become
+    their text, ``<url>`` its address, HTML tags and comments go, as do ``**``,
+    ``__`` and backticks, and a leading heading (``#``) or quote (``>``) mark. Used for
+    the plan's wording (refined question, checklist items, queries, council reasons)
+    and by the writer on model sentences. ``[n]`` is left for :func:`escape`."""
+    t = _HTML_COMMENT.sub(" ", text)
+    t = _MD_LINK.sub(lambda m: m.group(1), t)
+    t = _AUTOLINK.sub(r"\1", t)
+    t = _HTML_TAG.sub("", t)
+    t = _EMPHASIS.sub("", t)
+    return _LEADING_MARKS.sub("", " ".join(t.split()))
 
 
 def pct(value: float) -> str:
@@ -112,6 +174,62 @@ class Body:
     label_offline: bool = False  # a model wrote the rest: say so where the offline engine wrote a part
 
 OFFLINE_PART = "*Written offline: the model's text for this part did not survive verification or was missing.*"
+LEVEL_LEGEND = (f"*{LEVEL_MARK} Checked by code only: the sentence passed the deterministic checks against the "
+                "quotes of the claims it cites, but no verifier model judged that those quotes entail it.*")
+PLAN_NOTE = ("*The section headings below are the research plan's checklist items, in the planner's wording: "
+             "what the answer had to cover, not findings.*")
+UNKNOWNS_NOTE = "*Open checklist items and the searches run for them, in the planner's wording.*"
+COUNCIL_NOTE = "*The reviewing models' own words, not checked against the sources.*"
+
+
+# -- levels ---------------------------------------------------------------------------------
+
+
+def level_of(claim: Claim) -> Level:
+    """The claim's check level; for a claim made before levels existed, ``quoted``
+    when its text is one of its quotes (spacing aside), else ``supported`` (it passed
+    the claim check, which is deterministic)."""
+    if claim.level is not None:
+        return claim.level
+    text = " ".join(claim.text.split())
+    return "quoted" if any(" ".join(c.quote.split()) == text for c in claim.citations) else "supported"
+
+
+def _sentence_level(sentence: Sentence) -> str | None:
+    """What a sentence is shown as: its level; one that cites claims without a level
+    passed the writer's deterministic check, so ``supported``; a connective none."""
+    return sentence.level or ("supported" if sentence.claim_ids else None)
+
+
+def level_counts(levels: Sequence[str | None]) -> dict[str, int]:
+    """Levels counted, in the order of ``LEVELS`` (None, a connective, not counted)."""
+    return {lv: n for lv in LEVELS if (n := sum(1 for x in levels if x == lv))}
+
+
+def sentence_levels(body: Body, claims: Sequence[Claim]) -> dict[str, int]:
+    """The body's stating sentences by the level they are shown at: the prose's
+    sentences that cite claims, and the findings listed as bullets (a finding referred
+    to again under another heading is not counted twice)."""
+    by_id = {c.id: c for c in claims}
+    levels: list[str | None] = []
+    for paragraph in [*body.summary, *(p for section in body.sections for p in section.paragraphs)]:
+        for sentence in paragraph:
+            if sentence.claim_ids and any(cid in by_id for cid in sentence.claim_ids):
+                levels.append(_sentence_level(sentence))
+    levels += [level_of(c) for section in body.sections for c in section.findings]
+    return level_counts(levels)
+
+
+_LEVEL_WORDS = {
+    "quoted": "quoted (a source's own words)",
+    "entailed": "entailed (a verifier model judged their quotes to entail them)",
+    "supported": f"supported (checked by code only, marked {LEVEL_MARK})",
+}
+
+
+def levels_phrase(counts: dict[str, int], *, explain: bool = True) -> str:
+    """``3 quoted, 5 entailed, 1 supported`` (with what each means when ``explain``)."""
+    return ", ".join(f"{counts[lv]} {_LEVEL_WORDS[lv] if explain else lv}" for lv in LEVELS if counts.get(lv))
 
 
 @dataclass
@@ -146,6 +264,7 @@ class Citations:
         self.claims = {c.id: c for c in claims}
         self.order: list[int] = []  # source indices; position + 1 is the number
         self.quotes: dict[int, list[tuple[str, str]]] = {}  # index -> [(locator, quote)]
+        self.marked = False  # a dagger was written: the legend is due
 
     def number(self, index: int) -> int:
         if index not in self.quotes:
@@ -222,21 +341,42 @@ def _disputing_quote(claim: Claim, index: int, source: ScoredSource, all_claims:
 # -- sections ---------------------------------------------------------------------------
 
 
+def _worded(text: str, level: str | None) -> str:
+    """The text as its level shows it: a quote in quotation marks, anything else
+    without marks around the whole of it (``text`` is escaped already)."""
+    text = _unquoted(text)
+    return f"{_OPEN}{text}{_CLOSE}" if level == "quoted" else text
+
+
+def _marked(marks: str, level: str | None, citer: Citations) -> str:
+    """The citation marks, with the dagger after them for a sentence checked by code only."""
+    if level == "supported":
+        citer.marked = True
+        return marks + LEVEL_MARK
+    return marks
+
+
+def _stated(text: str, level: str | None, marks: str, citer: Citations, between: str = "") -> str:
+    """``“text”{between} [n]``, ``text{between} [n]`` or ``text{between} [n]†``."""
+    tail = _marked(marks, level, citer)
+    return f"{_worded(text, level)}{between}" + (f" {tail}" if tail else "")
+
+
 def _prose(paragraphs: Sequence[Paragraph], citer: Citations) -> list[str]:
     lines: list[str] = []
     for paragraph in paragraphs:
         parts = []
         for s in paragraph:
-            text = strip_markers(s.text)
-            marks = citer.cite_claims(s.claim_ids)
-            parts.append(f"{text} {marks}".rstrip() if marks else text)
+            level = _sentence_level(s)
+            parts.append(_stated(strip_markers(s.text), level, citer.cite_claims(s.claim_ids), citer))
         if parts:
             lines += [" ".join(parts), ""]
     return lines
 
 
 def _bullet(claim: Claim, citer: Citations) -> str:
-    return f'- "{escape(claim.text)}" (confidence {pct(claim.confidence_score)}) {citer.cite_claims([claim.id])}'
+    return "- " + _stated(escape(claim.text), level_of(claim), citer.cite_claims([claim.id]), citer,
+                          f" (confidence {pct(claim.confidence_score)})")
 
 
 def _status_of(item: ChecklistItem) -> str:
@@ -248,7 +388,7 @@ def _section(section: Section, citer: Citations, *, label_offline: bool) -> list
     if section.item is None:
         lines = ["## Other findings", ""]
     else:
-        lines = [f"## {escape(section.item.description)}", "", f"Coverage: {_status_of(section.item)}.", ""]
+        lines = [f"## {plan_text(section.item.description)}", "", f"Coverage: {_status_of(section.item)}.", ""]
     if section.offline and label_offline:
         lines += [OFFLINE_PART, ""]
     lines += _prose(section.paragraphs, citer)
@@ -261,30 +401,49 @@ def _section(section: Section, citer: Citations, *, label_offline: bool) -> list
         see_also = section.see_also
         if not section.findings and not section.paragraphs:
             quoted, see_also = see_also[:SEE_ALSO_QUOTED], see_also[SEE_ALSO_QUOTED:]
-            lines += [f'- "{escape(c.text)}" {citer.cite_claims([c.id])} (listed under "{escape(h)}")'
-                      for c, h in quoted] + [""]
+            lines += ["- " + _stated(escape(c.text), level_of(c), citer.cite_claims([c.id]), citer)
+                      + f' (listed under "{plan_text(h)}")' for c, h in quoted] + [""]
         by_heading: dict[str, list[str]] = {}
         for claim, heading in see_also:
             by_heading.setdefault(heading, []).append(claim.id)
         if by_heading:
-            lines += [f'- Also answered by {plural(len(ids), "finding")} under "{escape(h)}" {citer.cite_claims(ids)}'
+            lines += [f'- Also answered by {plural(len(ids), "finding")} under "{plan_text(h)}" {citer.cite_claims(ids)}'
                       for h, ids in by_heading.items()] + [""]
     if not section.paragraphs and not section.findings and not section.see_also:
-        lines += ["No verified finding answers this item.", ""]
+        lines += ["No claim that passed the claim check answers this item.", ""]
     return lines
+
+
+def _finding_level(finding: VerifiedFinding, citer: Citations) -> str:
+    own = getattr(finding, "level", None)
+    if own:
+        return str(own)
+    claim = citer.claims.get(finding.claim_id)
+    return level_of(claim) if claim is not None else "supported"
+
+
+_FINDING_LEVELS = {
+    "quoted": "quoted: the claim is a source's own words",
+    "entailed": "entailed: a verifier model judged its quotes to entail it",
+    "supported": f"supported: checked by code only ({LEVEL_MARK})",
+}
 
 
 def _verified_findings(findings: Sequence[VerifiedFinding], citer: Citations) -> list[str]:
     lines = ["## Verified Findings", ""]
     if not findings:
-        return lines + ["No claim met the bar for a verified finding (a verified quote, no contradicting source).", ""]
-    lines += ["Chosen by the service, not the model: the strongest claims whose quotes were checked "
-              "against the archived source texts.", ""]
-    for n, f in enumerate(findings, start=1):
-        lines.append(f'{n}. "{escape(f.text)}" (confidence {pct(f.confidence)}) {citer.cite_claims([f.claim_id])}')
+        return lines + ["No claim met the bar for a verified finding (a quote found in the archived source text, "
+                        "no contradicting source).", ""]
+    levels = [_finding_level(f, citer) for f in findings]
+    shown = "; ".join(_FINDING_LEVELS[lv] for lv in LEVELS if lv in levels)
+    lines += ["Chosen by the service, not the model: the strongest claims whose quotes were found in the "
+              f"archived source texts, each with its check level ({shown}).", ""]
+    for n, (f, level) in enumerate(zip(findings, levels, strict=True), start=1):
+        lines.append(f"{n}. " + _stated(escape(f.text), level, citer.cite_claims([f.claim_id]), citer,
+                                         f" ({level}, confidence {pct(f.confidence)})"))
         for c in f.citations:
             mark = citer.cite_sources([i for i, s in enumerate(citer.sources) if s.id == c.source_id])
-            lines.append(f'   > "{escape(c.quote)}" {mark} `{c.locator}`')
+            lines.append(f"   > {_OPEN}{escape(c.quote)}{_CLOSE} {mark} `{c.locator}`")
     return lines + [""]
 
 
@@ -296,15 +455,15 @@ def _contradictions(facts: ReportFacts, citer: Citations) -> list[str]:
         against = valid_indices(claim.contradicting_indices, n_sources) if claim.contradiction_flag else []
         if not against:
             continue
-        pairs.append(f'- **Claim:** "{escape(claim.text)}"')
+        pairs.append(f"- **Claim:** {_worded(escape(claim.text), level_of(claim))}")
         pairs.append(f"  - *Supported by* {citer.cite_claims([claim.id])}: "
-                     + "; ".join(f'"{escape(c.quote)}"' for c in claim.citations[:2]))
+                     + "; ".join(f"{_OPEN}{escape(c.quote)}{_CLOSE}" for c in claim.citations[:2]))
         for i in against:
             source = facts.sources[i]
             locator, quote = _disputing_quote(claim, i, source, facts.all_claims)
             mark = citer.cite_sources([i])
             citer.add_quote(i, locator, quote)
-            pairs.append(f'  - *Disputed by* {mark}: "{escape(quote)}"')
+            pairs.append(f"  - *Disputed by* {mark}: {_OPEN}{escape(quote)}{_CLOSE}")
     return lines + (pairs or ["No contradictions were detected among the sources."]) + [""]
 
 
@@ -324,24 +483,26 @@ def _confidence(facts: ReportFacts) -> list[str]:
 def _unknowns(facts: ReportFacts) -> list[str]:
     lines = ["## What remains unknown", ""]
     if not facts.unknowns:
-        return lines + ["Nothing on the checklist is left open: every item is covered by verified findings.", ""]
+        return lines + ["Nothing on the checklist is left open: every item is covered by findings that passed the "
+                        "claim check.", ""]
+    lines += [UNKNOWNS_NOTE, ""]
     for what, queries in facts.unknowns:
-        searched = "; ".join(f"`{escape(q).replace('`', '')}`" for q in queries)
-        lines.append(f"- {escape(what)}" + (f" (searched: {searched})" if searched else " (no search targeted it directly)"))
+        searched = "; ".join(f"`{query_text(q)}`" for q in queries)
+        lines.append(f"- {plan_text(what)}" + (f" (searched: {searched})" if searched else " (no search targeted it directly)"))
     return lines + [""]
 
 
 def _council(reviews: Sequence[CouncilReview]) -> list[str]:
     if not reviews:
         return []
-    lines = ["## Council review", ""]
+    lines = ["## Council review", "", COUNCIL_NOTE, ""]
     for r in reviews:
         what = "the research plan" if r.subject == "brief" else "the verified findings"
         if r.agree is None:
             lines.append(f"- {escape(r.model)} gave no verdict on {what}: {escape(r.error or 'no answer')}.")
             continue
         verdict = "agrees with" if r.agree else "**disagrees** with"
-        reasons = "; ".join(escape(x) for x in r.reasons if x.strip())
+        reasons = "; ".join(escape(plain(x)) for x in r.reasons if plain(x))
         lines.append(f"- {escape(r.model)} {verdict} {what}" + (f": {reasons}" if reasons else "."))
     return lines + [""]
 
@@ -355,7 +516,7 @@ def _sources(facts: ReportFacts, citer: Citations) -> tuple[list[str], list[Outp
         locators = [loc for loc, _ in quotes if loc]
         where = f" ({'; '.join(locators)})" if locators else ""
         lines.append(f"[{n}] {escape(source.title)} — {escape(source.url)}{where}")
-        lines += [f'> "{escape(q)}"' for _, q in quotes]
+        lines += [f"> {_OPEN}{escape(q)}{_CLOSE}" for _, q in quotes]
         lines.append("")
         out.append(OutputSource(id=f"src_{n}", type=source.retrieval_method.value, title=source.title,
                                 url=source.url, snippet=quotes[0][1]))
@@ -364,12 +525,23 @@ def _sources(facts: ReportFacts, citer: Citations) -> tuple[list[str], list[Outp
     return lines, out
 
 
+def plan_text(text: str) -> str:
+    """The plan's wording (a checklist item) as shown: plain, on one line, escaped."""
+    return escape(plain(text))
+
+
+def query_text(query: str) -> str:
+    """A query as shown inside backticks: plain, escaped, no backtick."""
+    return escape(plain(query)).replace("`", "")
+
+
 def render(facts: ReportFacts, body: Body) -> tuple[str, list[OutputSource]]:
     """The markdown report and the cited sources in citation order (``src_n`` is ``[n]``)."""
     citer = Citations(facts.sources, facts.claims)
     lines: list[str] = [f"# {escape(facts.question)}", "", facts.writer_note, ""]
-    if facts.refined_question and facts.refined_question != facts.question:
-        lines += [f"Refined question: {escape(facts.refined_question)}", ""]
+    refined = plain(facts.refined_question or "")
+    if refined and refined != plain(facts.question):
+        lines += [f"Refined question: {escape(refined)} *(the planner's wording, not a finding)*", ""]
     if facts.partial_reason is not None:
         lines += [f"**Partial report:** {escape(facts.partial_reason) or 'no reason was given.'}", ""]
     lines += ["## Executive summary", ""]
@@ -377,7 +549,10 @@ def render(facts: ReportFacts, body: Body) -> tuple[str, list[OutputSource]]:
         lines += [OFFLINE_PART, ""]
     lines += _prose(body.summary, citer)
     if not body.summary:
-        lines += ["No claim relevant to the question could be verified.", ""]
+        lines += ["No claim relevant to the question passed the claim check.", ""]
+    legend_at = len(lines)  # the dagger's legend goes here, once every section is written
+    if any(section.item is not None for section in body.sections):
+        lines += [PLAN_NOTE, ""]
     for section in body.sections:
         lines += _section(section, citer, label_offline=body.label_offline)
     lines += _verified_findings(facts.findings, citer)
@@ -388,4 +563,6 @@ def render(facts: ReportFacts, body: Body) -> tuple[str, list[OutputSource]]:
     lines += ["## Methodology", ""] + [f"- {m}" for m in facts.methodology] + [""]
     source_lines, output_sources = _sources(facts, citer)
     lines += source_lines
+    if citer.marked:
+        lines[legend_at:legend_at] = [LEVEL_LEGEND, ""]
     return "\n".join(lines).rstrip() + "\n", output_sources

@@ -309,9 +309,10 @@ def methodology(prepared: Prepared, draft: Draft, cited: int,
     if draft.writer == ENGINE:
         lines.append("Written by the offline engine: every finding is a claim's text, no sentence was generated.")
     else:
+        reasked = draft.sentences_reasked
         lines.append(f"Written by {draft.writer} from the checked claims only; each cited sentence was checked against "
-                     f"the quotes of the claims it cites, {plural(draft.sentences_reasked, 'sentence')} re-asked once "
-                     "with the reason it failed.")
+                     "the quotes of the claims it cites"
+                     + (f", {plural(reasked, 'sentence')} re-asked once with the reason it failed." if reasked else "."))
     lines += verification_lines(draft, v, shown_levels)
     if draft.fallback_reason:
         lines.append(f"The model's report could not be used ({draft.fallback_reason}); the offline engine wrote it.")

@@ -17,14 +17,14 @@ def _after(step: SubQuestion) -> str:
 
 def _what(step: SubQuestion) -> str:
     if step.ran_in_iteration is None:
-        return ("not run: research ended before every step it depends on had verified claims "
+        return ("not run: research ended before every step it depends on had checked claims "
                 "(or with no pass left to run it)")
     when = f"iteration {step.ran_in_iteration + 1}"
     if step.kind is StepKind.INDEPENDENT:
         return f"searched in {when}"
     if step.kind is StepKind.HYBRID:
-        return f"searched in {when}, with queries written from its dependencies' verified claims"
-    return f"analysed in {when} from its dependencies' verified claims, without a search"
+        return f"searched in {when}, with queries written from its dependencies' checked claims"
+    return f"analysed in {when} from its dependencies' checked claims, without a search"
 
 
 def step_lines(plan: Plan | None) -> list[str]:

@@ -140,9 +140,11 @@ def test_offline_label_and_heading(result: ResearchResult) -> None:
 
 
 def test_bullets_quote_claim_text_exactly_and_end_with_citations(result: ResearchResult) -> None:
-    bullets = [line for line in result.report.splitlines() if line.startswith('- "')]
+    # The offline engine's claims are its sources' sentences (level "quoted"): shown in quotation marks.
+    assert all(c.level == "quoted" for c in result.claims)
+    bullets = [line for line in result.report.splitlines() if line.startswith("- \u201c")]
     for claim in result.claims:
-        assert any(line.startswith(f'- "{claim.text}"') for line in bullets), claim.text
+        assert any(line.startswith(f"- \u201c{claim.text}\u201d") for line in bullets), claim.text
     findings = [line for line in bullets if "(confidence" in line]
     assert len(findings) == len(result.claims)  # each claim listed once
     assert all(re.search(r"(\[\d+\])+$", line) for line in findings)
@@ -153,7 +155,7 @@ def test_sections_per_checklist_item(result: ResearchResult) -> None:
         assert f"\n## {item.description}\n" in result.report
     gpu_section = result.report.split("## Energy use of GPUs", 1)[1].split("\n## ", 1)[0]
     assert "Coverage: not covered." in gpu_section
-    assert "No verified finding answers this item." in gpu_section
+    assert "No claim that passed the claim check answers this item." in gpu_section
 
 
 def test_contradictions_section_pairs_both_sides_with_citations(result: ResearchResult) -> None:
@@ -162,8 +164,8 @@ def test_contradictions_section_pairs_both_sides_with_citations(result: Research
     assert disputed
     _, entries = body_and_sources(result.report)
     for claim in disputed:
-        block = section.split(f'- **Claim:** "{claim.text}"', 1)[1].split("- **Claim:**", 1)[0]
-        against = re.findall(r"\*Disputed by\* \[(\d+)\]: \"([^\"]+)\"", block)
+        block = section.split(f"- **Claim:** \u201c{claim.text}\u201d", 1)[1].split("- **Claim:**", 1)[0]
+        against = re.findall(r"\*Disputed by\* \[(\d+)\]: \u201c([^\u201d]+)\u201d", block)
         assert against
         urls = {result.scored_sources[i].url for i in claim.contradicting_indices}
         assert {result.output.sources[int(n) - 1].url for n, _ in against} == urls
@@ -205,7 +207,7 @@ def test_sources_section_shows_locators_and_quotes(result: ResearchResult) -> No
         source = next(s for s in SOURCES if s.url == out.url)
         assert out.snippet in source.text  # an exact quote
         assert re.search(r"\(char:\d+-\d+(; char:\d+-\d+)*\)$", line)
-        assert f'> "{out.snippet}"' in tail
+        assert f"> \u201c{out.snippet}\u201d" in tail
 
 
 def test_output_object(result: ResearchResult) -> None:

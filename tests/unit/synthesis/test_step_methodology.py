@@ -18,11 +18,11 @@ def test_steps_are_listed_in_the_order_they_ran_and_unrun_ones_last() -> None:
     plan = mark_ran(mark_ran(mark_ran(plan, ["q1"], 0), ["q3"], 0), ["q2"], 1)
     assert step_lines(plan) == [
         "Step q1 (independent): searched in iteration 1. What is A?",
-        "Step q3 (dependent, after q1): analysed in iteration 1 from its dependencies' verified claims, "
+        "Step q3 (dependent, after q1): analysed in iteration 1 from its dependencies' checked claims, "
         "without a search. Summarize",
         "Step q2 (hybrid, after q1): searched in iteration 2, with queries written from its dependencies' "
-        "verified claims. How do A and B compare?",
-        "Step q4 (dependent, after q2): not run: research ended before every step it depends on had verified "
+        "checked claims. How do A and B compare?",
+        "Step q4 (dependent, after q2): not run: research ended before every step it depends on had checked "
         "claims (or with no pass left to run it). Recommend",
     ]
     assert step_lines(None) == []
