@@ -260,6 +260,9 @@ async def get_result(job_id: str, user: User, life: Life) -> dict[str, Any]:
         "rejected_claims": result.rejected_claims,
         "verified_findings": result.verified_findings,
         "sentences_removed": result.sentences_removed,
+        # Sentences and claims by check level, removals by reason, the judge (null for
+        # results stored before levels were recorded).
+        "verification": result.verification,
         "offline_parts": result.offline_parts,
         "council": result.council,
         "memory": result.memory,

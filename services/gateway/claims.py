@@ -1,6 +1,6 @@
 """The claims listing of a completed job (``GET /api/research/jobs/{job_id}/claims``):
-the verified claims with their confidence, citations and checklist items, and the
-rejected ones with the reason the deterministic check gave."""
+the kept claims with their check level, confidence, citations and checklist items, and
+the rejected ones with the reason the deterministic check gave (and its category)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from shared.envelope import Claim, RejectedClaim
+from shared.envelope import Claim, Level, RejectedClaim
 
 __all__ = ["ClaimCitation", "ClaimEntry", "ClaimsListing", "claims_listing"]
 
@@ -22,9 +22,14 @@ class ClaimCitation(BaseModel):
 
 class ClaimEntry(BaseModel):
     id: str | None  # verified claims only (cl1, cl2...): the ids the report and the checklist use
-    status: Literal["verified", "rejected"]
+    status: Literal["verified", "rejected"]  # "verified": kept by the claim check, at ``level``
     text: str
+    # How far a kept claim was checked: "quoted" (its text is a source's words),
+    # "entailed" (a verifier model judged its quotes to entail it) or "supported" (code
+    # checks only); None for a rejected claim, or one stored before levels existed.
+    level: Level | None = None
     reason: str | None = None  # why the check rejected it
+    category: str | None = None  # that reason in one word (negation, number, name, ...)
     confidence: float | None = None
     citations: list[ClaimCitation] = Field(default_factory=list)
     checklist_item_ids: list[str] = Field(default_factory=list)
@@ -44,13 +49,13 @@ class ClaimsListing(BaseModel):
 def claims_listing(job_id: str, claims: Sequence[dict[str, Any]], rejected: Sequence[dict[str, Any]]) -> ClaimsListing:
     """The listing from a stored result's ``claims`` and ``rejected_claims`` columns."""
     entries = [
-        ClaimEntry(id=c.id, status="verified", text=c.text, confidence=c.confidence_score,
+        ClaimEntry(id=c.id, status="verified", text=c.text, level=c.level, confidence=c.confidence_score,
                    citations=[ClaimCitation(source_id=x.source_id, locator=x.locator, quote=x.quote) for x in c.citations],
                    checklist_item_ids=c.checklist_item_ids, contradicted=c.contradiction_flag)
         for c in (Claim.model_validate(d) for d in claims)
     ]
     entries += [
-        ClaimEntry(id=None, status="rejected", text=r.text, reason=r.reason, iteration=r.iteration,
+        ClaimEntry(id=None, status="rejected", text=r.text, reason=r.reason, category=r.category, iteration=r.iteration,
                    engine=r.engine, cited=r.cited)
         for r in (RejectedClaim.model_validate(d) for d in rejected)
     ]

@@ -5,9 +5,11 @@ pdf_fonts.py) the text is written as it is; a character neither that font nor a
 fallback font can draw goes the Latin-1 way below and is counted in the note.
 
 Without one, fpdf2's built-in fonts cover Latin-1 only, so text is brought into Latin-1
-first: typographic punctuation becomes its ASCII look-alike, accented letters outside
-Latin-1 lose their accent, and any other character (CJK, emoji) becomes "?". A note at
-the top says how many were replaced; the HTML and DOCX exports keep every character.
+first: typographic punctuation becomes its ASCII look-alike (the report's quotation
+marks “…” become "…", its dagger † for a sentence checked by code only, and the legend
+that explains it, become *), accented letters outside Latin-1 lose their accent, and any
+other character (CJK, emoji) becomes "?". A note at the top says how many were replaced;
+the HTML and DOCX exports keep every character.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ log = logging.getLogger(__name__)
 _LOOKALIKES = str.maketrans({
     "\u2014": "-", "\u2013": "-", "\u2012": "-", "\u2212": "-", "\u2010": "-", "\u2011": "-",
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',
-    "\u2026": "...", "\u2022": "*", "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u200b": "",
+    "\u2026": "...", "\u2022": "*", "\u2020": "*", "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u200b": "",
     "\u0141": "L", "\u0142": "l", "\u0110": "D", "\u0111": "d", "\u0152": "OE", "\u0153": "oe", "\u0131": "i",
     "\u2192": "->", "\u2190": "<-", "\u2264": "<=", "\u2265": ">=", "\u2248": "~", "\u2260": "!=",
 })

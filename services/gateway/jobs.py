@@ -331,6 +331,7 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
             rejected_claims=clean_json([r.model_dump(mode="json") for r in result.rejected_claims]),
             verified_findings=clean_json([f.model_dump(mode="json") for f in result.verified_findings]),
             sentences_removed=result.sentences_removed,
+            verification=clean_json(result.verification.model_dump(mode="json")),
             offline_parts=clean_json(list(result.offline_parts)),
             council=clean_json([c.model_dump(mode="json") for c in result.council]),
             memory=clean_json(result.memory.model_dump(mode="json")) if result.memory is not None else None,

@@ -143,6 +143,10 @@ class Result(SQLModel, table=True):
         default_factory=list, sa_column=sa.Column(JSONB, nullable=False, server_default=sa.text("'[]'::jsonb")))
     council: list[dict[str, Any]] = Field(
         default_factory=list, sa_column=sa.Column(JSONB, nullable=False, server_default=sa.text("'[]'::jsonb")))
+    # What the checks did (shared.events.VerificationSummary): sentences and claims by
+    # check level, removals by reason, whether the entailment judge ran. None for
+    # results stored before levels were recorded (migration 0010).
+    verification: dict[str, Any] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
     # The research memory the report was written from (insights, open gaps, contradictions,
     # searches); also the memory of the job's trace.
     memory: dict[str, Any] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))

@@ -168,9 +168,27 @@ def test_a_question_runs_live_to_a_report_whose_citation_shows_the_quoted_passag
     assert download.value.suggested_filename == f"report-{job_id}.md"
     assert Path(download.value.path()).read_text(encoding="utf-8").startswith(f"# {QUESTION}")
 
-    # Verified Findings and every claim's status.
+    # What the checks did: sentences by level, removals, claims by level, the judge, as the
+    # result's verification summary says (the offline engine: every sentence a quote).
+    with system.client(KEY) as c:
+        verification = c.get(f"/api/research/jobs/{job_id}/result").json()["verification"]
+    assert verification["sentences"].get("quoted", 0) > 0 and verification["judge"].startswith("not run")
+    box = page.locator("#verification")
+    expect(box).to_be_visible()
+    expect(box.locator(".levels-legend")).to_contain_text("source's own words")
+    for level, count in verification["sentences"].items():
+        expect(box.locator(f"#verification-sentences [data-level={level}] dd")).to_have_text(str(count))
+    for level, count in verification["claims"].items():
+        expect(box.locator(f"#verification-claims [data-level={level}] dd")).to_have_text(str(count))
+    removed = sum(verification["sentences_removed"].values())
+    expect(box.locator("#verification-removed")).to_have_text(re.compile(rf"^{removed} sentence" if removed else "^none$"))
+    expect(box.locator("#verification-judge")).to_have_text(verification["judge"])
+
+    # Verified Findings and every claim's status, each with its check level.
     expect(page.locator("#findings li").first).to_be_visible()
+    expect(page.locator("#findings li .level").first).to_have_text("quoted")
     expect(page.locator("#claims-table tbody tr[data-status=verified]").first).to_be_visible()
+    expect(page.locator("#claims-table tbody tr[data-status=verified] .level").first).to_have_text("quoted")
     page.screenshot(path=shots / "web-report.png", full_page=True)
     _no_script_errors(page)
 
@@ -269,6 +287,29 @@ def test_the_report_renderer_never_turns_text_into_markup(system: System, browse
     assert out["quoteInItem"] and out["items"] == 2
     assert out["table"] == ["col", "<script>window.__x=3</script>"]
     assert (out["strong"], out["code"]) == ("bold", "<b>code</b>")
+    _no_script_errors(page)
+
+
+def test_the_report_renderer_marks_a_sentence_checked_by_code_only(system: System, browser) -> None:  # noqa: ANN001
+    page = _page(browser)
+    page.goto(system.url + "/")
+    expect(page.locator("#home-view")).to_be_visible()
+    out = page.evaluate("""async () => {
+        const { renderMarkdown } = await import("/static/markdown.js");
+        const box = document.createElement("div");
+        box.append(renderMarkdown("\u201cA quote.\u201d [1] Plain [2] Checked by code [3]\u2020 [4] \u2020 alone", null));
+        const mark = box.querySelector(".level-mark");
+        return {
+            cites: [...box.querySelectorAll("button.cite")].map((b) => b.dataset.n),
+            marks: box.querySelectorAll(".level-mark").length,
+            after: mark.previousSibling.dataset.n,
+            title: mark.title,
+            text: box.textContent,
+        };
+    }""")
+    assert out["cites"] == ["1", "2", "3", "4"]
+    assert out["marks"] == 1 and out["after"] == "3" and "code only" in out["title"]
+    assert out["text"] == "\u201cA quote.\u201d [1] Plain [2] Checked by code [3]\u2020 [4] \u2020 alone"
     _no_script_errors(page)
 
 

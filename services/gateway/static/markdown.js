@@ -3,14 +3,17 @@
 // markup or script. It covers what reports use: headings, paragraphs, lists (nested,
 // with quotes inside items), block quotes, fenced code, tables, rules, and inline code,
 // emphasis, links (http, https and mailto only) and citation markers such as [3] or
-// [1, 2], which become buttons that call onCitation(n).
+// [1, 2], which become buttons that call onCitation(n). A dagger right after a citation
+// (the report's mark for a sentence checked by code only) is shown as a marked span
+// that says so on hover.
 
 const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/;
 const RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
 const FENCE = /^\s*(```|~~~)/;
 const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const TABLE_RULE = /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/;
-const INLINE = /(`+)([\s\S]*?)\1|\*\*([\s\S]+?)\*\*|\*(?=\S)([\s\S]*?\S)\*|\[(\d+(?:\s*[,;]\s*\d+)*)\](?!\()|\[([^\]\n]+)\]\(([^)\s]+)\)/g;
+const INLINE = /(`+)([\s\S]*?)\1|\*\*([\s\S]+?)\*\*|\*(?=\S)([\s\S]*?\S)\*|\[(\d+(?:\s*[,;]\s*\d+)*)\](?!\()(\u2020?)|\[([^\]\n]+)\]\(([^)\s]+)\)/g;
+const CODE_ONLY = "Checked by code only: it passed the deterministic checks, but no verifier model judged it";
 const SAFE_URL = /^(https?:|mailto:)/i;
 
 function el(tag, className, text) {
@@ -28,14 +31,20 @@ export function renderInline(text, parent, onCitation) {
     if (m[1] !== undefined) parent.append(el("code", null, m[2].trim()));
     else if (m[3] !== undefined) renderInline(m[3], parent.appendChild(el("strong")), onCitation);
     else if (m[4] !== undefined) renderInline(m[4], parent.appendChild(el("em")), onCitation);
-    else if (m[5] !== undefined) citations(m[5], parent, onCitation);
-    else if (SAFE_URL.test(m[7])) {
-      const a = el("a", null, m[6]);
-      a.href = m[7];
+    else if (m[5] !== undefined) {
+      citations(m[5], parent, onCitation);
+      if (m[6]) {
+        const mark = el("span", "level-mark", m[6]);
+        mark.title = CODE_ONLY;
+        parent.append(mark);
+      }
+    } else if (SAFE_URL.test(m[8])) {
+      const a = el("a", null, m[7]);
+      a.href = m[8];
       a.rel = "noopener noreferrer";
       a.target = "_blank";
       parent.append(a);
-    } else parent.append(m[6]);
+    } else parent.append(m[7]);
   }
   if (last < text.length) parent.append(text.slice(last));
 }

@@ -1,6 +1,7 @@
 // A completed job: the report with clickable citations, the cited passages of a source
-// highlighted inside its archived canonical text with the source's scores, the
-// Verified Findings and every claim's status.
+// highlighted inside its archived canonical text with the source's scores, what the
+// checks did (sentences and claims by check level, removals by reason, the judge), the
+// Verified Findings with their levels and every claim's status and level.
 
 import { api, apiFile } from "./api.js";
 import { $, el, percent, show } from "./dom.js";
@@ -27,6 +28,7 @@ export function clearResult() {
   $("#report").replaceChildren();
   $("#findings").replaceChildren();
   $("#claims-table tbody").replaceChildren();
+  show($("#verification"), false);
 }
 
 export async function showResult(jobId, ctx) {
@@ -42,7 +44,9 @@ export async function showResult(jobId, ctx) {
   $("#stat-claims").textContent = String(claims.verified);
   const onCitation = (n) => openCitation(n).catch((err) => ctx.report(err, $("#source-summary")));
   $("#report").replaceChildren(renderMarkdown(result.report, onCitation));
-  renderFindings(result.verified_findings, result.output.sources, onCitation);
+  renderVerification(result.verification);
+  const levels = new Map(claims.claims.filter((c) => c.id).map((c) => [c.id, c.level]));
+  renderFindings(result.verified_findings, levels, onCitation);
   renderClaims(claims, onCitation);
   show($("#result-view"), true);
   $("#source-close").onclick = () => show($("#source-panel"), false);
@@ -161,19 +165,81 @@ function citeButtons(citations, onCitation) {
   return span;
 }
 
-function renderFindings(findings, listed, onCitation) {
+const LEVELS = ["quoted", "entailed", "supported"];
+const LEVEL_TITLES = {
+  quoted: "Quoted: the text is a source's own words",
+  entailed: "Entailed: passed the code's checks, and a verifier model judged its quotes to entail it",
+  supported: "Supported: passed the code's checks only; no verifier model judged it",
+};
+
+function levelBadge(level) {
+  const badge = el("span", "level", level || "not recorded");
+  badge.dataset.level = level || "none";
+  badge.title = LEVEL_TITLES[level] || "This claim was stored before check levels were recorded";
+  return badge;
+}
+
+function plural(n, noun) {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+// name -> count, known levels first, then anything else the summary holds.
+function countList(target, counts, order = []) {
+  target.replaceChildren();
+  const names = [...order.filter((k) => k in counts), ...Object.keys(counts).filter((k) => !order.includes(k)).sort()];
+  for (const name of names) {
+    const item = el("div");
+    item.dataset.level = name;
+    const term = el("dt", null, name);
+    if (LEVEL_TITLES[name]) term.title = LEVEL_TITLES[name];
+    item.append(term, el("dd", null, String(counts[name])));
+    target.append(item);
+  }
+  if (!names.length) target.append(el("div", "hint", "none"));
+}
+
+function reasons(counts) {
+  const entries = Object.entries(counts || {}).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return entries.map(([why, n]) => `${why} ${n}`).join(", ");
+}
+
+// What the checks did, from the result's verification summary (null: stored before it existed).
+function renderVerification(v) {
+  show($("#verification"), true);
+  show($("#verification-none"), !v);
+  show($("#verification-counts"), Boolean(v));
+  if (!v) return;
+  countList($("#verification-sentences"), v.sentences || {}, LEVELS);
+  const removed = Object.values(v.sentences_removed || {}).reduce((a, b) => a + b, 0);
+  $("#verification-removed").textContent = removed ? `${plural(removed, "sentence")}: ${reasons(v.sentences_removed)}` : "none";
+  countList($("#verification-claims"), v.claims || {}, LEVELS);
+  const refused = Object.values(v.claims_rejected || {}).reduce((a, b) => a + b, 0);
+  $("#verification-claims-rejected").textContent = refused
+    ? `${plural(refused, "claim")} rejected by the claim check: ${reasons(v.claims_rejected)}` : "No claim was rejected.";
+  let judge = v.judge || "not recorded";
+  if (v.judge_model) judge += ` (${v.judge_model}${v.judge_tokens ? `, ${v.judge_tokens} tokens` : ""})`;
+  $("#verification-judge").textContent = judge;
+}
+
+function renderFindings(findings, levels, onCitation) {
   const list = $("#findings");
   list.replaceChildren();
   for (const f of findings) {
     const item = el("li");
-    item.append(el("span", null, f.text + " "), el("span", "hint", `(confidence ${percent(f.confidence)}) `), citeButtons(f.citations, onCitation));
+    const level = f.level || levels.get(f.claim_id) || null;
+    const text = level === "quoted" ? `\u201c${f.text}\u201d ` : f.text + " ";
+    item.append(el("span", null, text), levelBadge(level), el("span", "hint", ` (confidence ${percent(f.confidence)}) `),
+      citeButtons(f.citations, onCitation));
     list.append(item);
   }
   show($("#findings-empty"), findings.length === 0);
 }
 
 function renderClaims(listing, onCitation) {
-  $("#claims-summary").textContent = `${listing.verified} verified, ${listing.rejected} rejected by the claim check.`;
+  const kept = listing.claims.filter((c) => c.status === "verified");
+  const byLevel = LEVELS.map((lv) => [lv, kept.filter((c) => c.level === lv).length]).filter(([, n]) => n);
+  const levels = byLevel.length ? " (" + byLevel.map(([lv, n]) => `${n} ${lv}`).join(", ") + ")" : "";
+  $("#claims-summary").textContent = `${listing.verified} kept by the claim check${levels}, ${listing.rejected} rejected.`;
   const body = $("#claims-table tbody");
   body.replaceChildren();
   for (const c of listing.claims) {
@@ -181,10 +247,12 @@ function renderClaims(listing, onCitation) {
     row.dataset.status = c.status;
     const status = el("span", "status", c.status + (c.contradicted ? " · contradicted" : ""));
     status.dataset.status = c.status;
+    const level = el("td");
+    if (c.status === "verified") level.append(levelBadge(c.level));
     const last = el("td");
     if (c.status === "verified") last.append(citeButtons(c.citations, onCitation));
     else last.append(el("span", "hint", c.reason || ""));
-    row.append(el("td"), el("td", null, c.text), el("td", null, percent(c.confidence)), last);
+    row.append(el("td"), el("td", null, c.text), level, el("td", null, percent(c.confidence)), last);
     row.children[0].append(status);
     body.append(row);
   }

@@ -7,14 +7,19 @@ from __future__ import annotations
 import io
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import docx
 import pypdf
 import pytest
 
+from services.gateway import export_pdf
 from services.gateway.export_pdf import latin1
+from services.gateway.pdf_fonts import find_fonts
 from services.gateway.exports import MEDIA_TYPES, ReportFormat, export, to_html
 from services.gateway.report_markdown import blocks
+
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 REPORT = """# How did Müller's lighthouse in 東京 change — and why?
 
@@ -133,3 +138,58 @@ def test_blocks_mark_the_sources_entries_and_citations() -> None:
     assert anchors == [1, 2]
     cited = [r.cite for b in parsed for r in b.runs if r.cite is not None]
     assert cited == [1, 2, 2, 1]
+
+
+# The report's check levels are plain text: quotation marks around a source's words, a
+# dagger after the citation of a sentence checked by code only, and its legend.
+LEVELS_REPORT = """# Levels
+
+> Written by a model from the job's checked claims (1 sentence removed): 1 quoted, 1 checked by code only (\u2020).
+
+## Executive summary
+
+\u201cKeepers were replaced by automation in 1990.\u201d [1] Automation came late [2]\u2020
+
+*\u2020 Checked by code only: the sentence passed the deterministic checks against the quotes of the claims it cites, but no verifier model judged that those quotes entail it.*
+
+## Sources
+
+[1] A \u2014 https://example.org/a (char:0-40)
+> \u201cKeepers were replaced by automation in 1990.\u201d
+
+[2] B \u2014 https://example.org/b (char:0-20)
+> \u201cAutomation came late.\u201d
+"""
+
+
+def test_level_marks_survive_every_format() -> None:
+    assert export(LEVELS_REPORT, ReportFormat.MD, "r").content.decode() == LEVELS_REPORT
+    page = to_html(LEVELS_REPORT)
+    assert "\u201cKeepers were replaced by automation in 1990.\u201d" in page
+    assert re.search(r'href="#source-2"[^>]*>\[2\]</a>\u2020', page)  # the dagger stays after its citation
+    assert "\u2020 Checked by code only" in page
+    document = docx.Document(io.BytesIO(export(LEVELS_REPORT, ReportFormat.DOCX, "r").content))
+    text = "\n".join(p.text for p in document.paragraphs)
+    assert "\u201cKeepers were replaced by automation in 1990.\u201d [1]" in text and "[2]\u2020" in text
+    assert "\u2020 Checked by code only" in text
+    cited = [r.cite for b in blocks(LEVELS_REPORT) for r in b.runs if r.cite is not None]
+    assert cited == [1, 2]  # the dagger takes nothing from the citation
+
+
+def test_level_marks_in_a_latin1_pdf_become_look_alikes_not_question_marks() -> None:
+    assert latin1("\u201cQuoted.\u201d [1] Checked [2]\u2020") == ('"Quoted." [1] Checked [2]*', 0)
+    reader = pypdf.PdfReader(io.BytesIO(export_pdf._render(blocks(LEVELS_REPORT), None)))
+    text = " ".join(" ".join(page.extract_text() for page in reader.pages).split())
+    assert '"Keepers were replaced by automation in 1990."' in text
+    assert "[2]*" in text and "* Checked by code only" in text
+    assert "?" not in text and "shown as" not in text  # nothing was replaced
+
+
+@pytest.mark.skipif(not DEJAVU.is_file(), reason="DejaVu Sans is missing: apt-get install fonts-dejavu-core")
+def test_level_marks_in_a_unicode_pdf_stay_as_they_are() -> None:
+    fonts = find_fonts(str(DEJAVU))
+    assert fonts is not None
+    reader = pypdf.PdfReader(io.BytesIO(export_pdf._render(blocks(LEVELS_REPORT), fonts)))
+    text = " ".join(" ".join(page.extract_text() for page in reader.pages).split())
+    assert "\u201cKeepers were replaced by automation in 1990.\u201d" in text
+    assert "\u2020" in text and "Checked by code only" in text
