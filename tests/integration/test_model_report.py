@@ -81,8 +81,13 @@ def test_a_job_whose_report_is_written_by_the_model(claude_system: System, claud
     assert [r.forced_tool for r in mine].count("write_report") == 1
     assert result["engine"].startswith(f"anthropic:{MODEL}")
     report = result["report"]
-    assert f"> Written by anthropic:{MODEL} from verified claims" in report
+    assert f"> Written by anthropic:{MODEL} from the job's checked claims" in report
     assert "(0 sentences removed)" in report
+    # The result carries what the checks did; the methodology says it in words.
+    verification = result["verification"]
+    assert sum(verification["sentences"].values()) >= 1 and not verification["sentences_removed"]
+    judge = next(line for line in report.splitlines() if line.startswith("- Entailment judge: "))
+    assert verification["judge"] in judge or (verification["judge"] == "ran" and verification["judge_model"] in judge)
     for heading in ("## Executive summary", "## Verified Findings", "## Contradictions", "## What remains unknown",
                     "## Confidence", "## Methodology", "## Sources"):
         assert heading in report
@@ -108,7 +113,8 @@ def test_an_adversarial_model_loses_every_invented_sentence(claude_system: Syste
     lies = 3 * (1 + sections)  # three in the summary and in every section
     report = result["report"]
     assert f"({lies} sentences removed)" in report
-    assert f"{lies} sentences removed (unsupported" in report  # the methodology says it too
+    assert f"; {lies} sentences removed (" in report  # the methodology says it too, by reason
+    assert sum(result["verification"]["sentences_removed"].values()) == lies
     for lie in INVENTED:
         assert lie not in report
     assert "Smith report" not in report and "Zorblatt" not in report
