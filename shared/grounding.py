@@ -12,11 +12,13 @@ it out (claims in scoring, report sentences in synthesis):
   of their combined vocabulary, so re-spacing, a dropped or swapped word pass, a
   paraphrase does not). Whatever passes is reported with the locator and the exact
   canonical text at it, never with the caller's wording.
-* :func:`check_grounding`: a sentence is grounded in its quotes when most of its
-  content terms occur in them (``GROUNDING_MIN_SUPPORT``) *and* every number,
-  year and proper name in it does: one changed figure or name turns a true sentence
-  into a false one while changing almost none of its terms, so those are checked
-  one by one rather than counted.
+* :func:`check_grounding`: a sentence is ``quoted`` when it is one of its quotes;
+  otherwise ``supported`` only when each of its clauses is anchored to one quote
+  (its figures, names and words come from it: ``shared.meaning_anchor``), enough of
+  its content terms occur in the quotes (``GROUNDING_MIN_SUPPORT``), and it agrees
+  with the quote clause it restates in polarity, quantifiers, certainty, direction,
+  roles and conditions (``shared.meaning``). Sharing words is not agreeing: "rows are
+  removed" and "rows are not removed" share every content word.
 """
 
 from __future__ import annotations
