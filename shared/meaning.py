@@ -45,7 +45,7 @@ from shared.lexicon import (
 )
 from shared.text import STOPWORDS, sentence_spans, stem
 
-__all__ = ["Clause", "Token", "aligned_pair", "clauses", "compare", "contradicts", "covered", "is_quoted", "names", "salient_tokens"]
+__all__ = ["warm_up", "Clause", "Token", "aligned_pair", "clauses", "compare", "contradicts", "covered", "is_quoted", "names", "salient_tokens"]
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|n't")
 # Where a clause ends: ";", ":", a dash, and a comma or word that opens a contrasting
@@ -70,6 +70,13 @@ class Token:
     start: int
     end: int
     verb: bool  # may be a verb
+
+
+def warm_up() -> None:
+    """Load the lemma and unit tables now (a few seconds on first use): a stage calls
+    this at start-up, so that its first check does not hold up its event loop."""
+    _lemmas("warming")
+    figures("3 ms")
 
 
 @lru_cache(maxsize=8192)

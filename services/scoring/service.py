@@ -45,6 +45,7 @@ from shared.envelope import (
 from shared.errors import PermanentError
 from shared.events import TraceChecklistItem
 from shared.judge import Judge, make_verifier_engine
+from shared.meaning import warm_up
 from shared.llm import BUDGET_NOTE, JobLLM
 from shared.settings import StageSettings
 from shared.stage import StageContext, stage_app
@@ -58,6 +59,7 @@ settings = StageSettings()
 broker, app, runner = stage_app(Stage.SCORE, settings)
 # The entailment judge's engine (RESEARCH_VERIFIER_MODEL; empty: the job's own model).
 verifier_engine = make_verifier_engine(settings, runner.llm)
+warm_up()  # the meaning checks' tables, loaded before the first job rather than during it
 
 
 def rank_claims(claims: Sequence[Claim], *, limit: int = MAX_CLAIMS) -> list[Claim]:

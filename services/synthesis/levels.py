@@ -1,8 +1,8 @@
 """What the checks did, counted: the result's :class:`VerificationSummary`.
 
-Kept sentences are counted by the level their check gave them (``quoted``,
+Kept sentences are counted by the level they are shown at (``quoted``,
 ``entailed``, ``supported``; an uncited linking sentence has none and is not
-counted), findings the offline engine lists as quoted bullets count as ``quoted``,
+counted; a finding listed as a bullet, at its claim's level),
 removed sentences by the category of the check that refused them, kept claims by
 level and refused claims by category. ``judge`` says whether the entailment judge
 ran on the report, and if not, why not: a report never claims a check that did not run.
@@ -17,7 +17,7 @@ from shared.envelope import Claim, RejectedClaim
 from shared.events import VerificationSummary
 from shared.judge import JudgeOutcome
 
-from services.synthesis.render import Body
+from services.synthesis.render import Body, sentence_levels
 
 __all__ = ["NO_MODEL", "TURNED_OFF", "judge_status", "summarize"]
 
@@ -35,20 +35,12 @@ def judge_status(available: bool, outcome: JudgeOutcome | None, *, why_not: str 
     return outcome.status, outcome.model, outcome.tokens
 
 
-def _sentence_levels(body: Body) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    paragraphs = [*body.summary, *(p for s in body.sections for p in s.paragraphs)]
-    counts.update(s.level for p in paragraphs for s in p if s.level)
-    counts.update("quoted" for s in body.sections for _ in s.findings)
-    return counts
-
-
 def summarize(body: Body, claims: Sequence[Claim], rejected: Sequence[RejectedClaim], *,
               removed: Mapping[str, int] | None = None, judge: tuple[str, str | None, int] = (NO_MODEL, None, 0),
               ) -> VerificationSummary:
     status, model, tokens = judge
     return VerificationSummary(
-        sentences=dict(_sentence_levels(body)),
+        sentences=sentence_levels(body, claims),
         sentences_removed=dict(removed or {}),
         claims=dict(Counter(c.level or "unchecked" for c in claims)),
         claims_rejected=dict(Counter(r.category or "other" for r in rejected)),

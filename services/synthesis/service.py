@@ -30,6 +30,7 @@ from shared import subjects
 from shared.archive import Archive
 from shared.council import Council, brief_reviews_from_notes
 from shared.judge import Judge, make_verifier_engine
+from shared.meaning import warm_up
 from shared.deadline import DEADLINE_PREFIX
 from shared.envelope import DEADLINE_NOTE, JobEnvelope, ScoredSource
 from shared.errors import PermanentError
@@ -46,6 +47,7 @@ broker, app, runner = stage_app(Stage.SYNTHESIZE, settings)
 council = Council.from_settings(settings)
 # The entailment judge's engine (RESEARCH_VERIFIER_MODEL; empty: the job's own model).
 verifier = make_verifier_engine(settings, runner.llm)
+warm_up()  # the meaning checks' tables, loaded before the first job rather than during it
 JUDGE_OFF = TURNED_OFF if settings.research_verifier_model.strip().lower() == "off" else NO_MODEL
 
 

@@ -26,6 +26,7 @@ sentence the checks refused is never rescued by it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -170,8 +171,10 @@ async def verify_sentences(
     failing: dict[int, Problem] = {}
     removed: list[tuple[Sentence, Problem]] = []
     part = (lambda pos: parts[pos]) if parts is not None else (lambda pos: "")
-    for pos, s in enumerate(sentences):
-        outcome = check(s, part(pos))
+    # The checks are CPU work (milliseconds a sentence): off the event loop, so the
+    # stage's heartbeats keep going while a long report is checked.
+    first = await asyncio.to_thread(lambda: [check(s, part(pos)) for pos, s in enumerate(sentences)])
+    for pos, (s, outcome) in enumerate(zip(sentences, first, strict=True)):
         if isinstance(outcome, Sentence):
             kept[pos] = outcome
         elif outcome.category in _NOT_REASKED:
