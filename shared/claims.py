@@ -74,10 +74,15 @@ def claim_matches_item(claim_terms: set[str], item: set[str]) -> bool:
     return len(claim_terms & item) >= max(min(2, len(item)), math.ceil(len(item) / 2))
 
 
-def answering_claims(item: ChecklistItem, claims: Sequence[Claim]) -> list[str]:
+def answering_claims(item: ChecklistItem, claims: Sequence[Claim], *, judged: bool = False) -> list[str]:
     """The ids of ``claims`` that answer ``item`` by the coverage rule, in their order:
-    the claim's terms against the item's subject terms."""
+    the claim's terms against the item's subject terms. ``judged``: the claims a model
+    judged to answer it, checked to be about its subject (at least min(2, n) of its n
+    subject terms) rather than held to the offline rule, which must find answers by
+    words alone."""
     subject = item_terms(item.description)
+    if judged:
+        return [c.id for c in claims if subject and len(set(terms(c.text)) & subject) >= min(2, len(subject))]
     return [c.id for c in claims if claim_matches_item(set(terms(c.text)), subject)]
 
 

@@ -96,12 +96,12 @@ def _rule(item: ChecklistItem, status: CoverageStatus, named: Sequence[str],
     ``status`` on the claim ids ``named``: the evidence is those that exist and answer it."""
     known = {c.id: c for c in claims}
     existing = [known[c] for c in named if c in known]
-    evidence = answering_claims(item, existing)
+    evidence = answering_claims(item, existing, judged=True)
     if status is not CoverageStatus.SATISFIED or evidence:
         return status, evidence, None
     if existing:
         ids = ", ".join(c.id for c in existing[:5])
-        why = f"the claims it names ({ids}) do not answer it (too few of its subject terms)"
+        why = f"the claims it names ({ids}) are not about it (fewer than two of its subject terms)"
         return CoverageStatus.PARTIAL, [], why
     if named:
         return CoverageStatus.PARTIAL, [], f"none of the claims it names ({', '.join(named[:5])}) is a verified claim"

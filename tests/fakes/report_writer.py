@@ -11,7 +11,8 @@ and answers the way a careful model would, or an adversarial one.
   name when ``disagreeing`` names some (a council member shares its provider's fake).
 * ``record_claims`` / ``record_coverage`` (scoring), so that a whole job has verified
   claims: one claim per evidence snippet, its text the snippet's own, answering every
-  checklist item; each item satisfied by the claims shown.
+  checklist item; each item satisfied by the claims shown that share its subject
+  (open when none does).
 
 With ``adversarial=True`` every text field of the report also carries invented
 material: an uncited invented sentence, a sentence citing a claim id that does not
@@ -25,6 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from shared.claims import answering_claims
+from shared.envelope import ChecklistItem, Claim
 from tests.fakes.llm import RecordedRequest, Step, ToolCall, schema_responder
 
 __all__ = ["INVENTED", "ReportWriter", "blocks"]
@@ -81,9 +84,19 @@ class ReportWriter:
                            for a, text in blocks(prompt, "snippet")]}
 
     def coverage(self, prompt: str) -> dict[str, Any]:
-        ids = [a["id"] for a, _ in blocks(prompt, "claim")]
-        return {"items": [{"item_id": i, "status": "satisfied" if ids else "open", "claim_ids": ids[:3],
-                           "reason": "the claims shown answer it"} for i in self._items(prompt)]}
+        """Each item satisfied by the claims shown that answer it (the claims that share
+        its subject, as a careful model would judge), open when none does."""
+        claims = [Claim(id=a["id"], text=text.split("\nQuote: ", 1)[0], supporting_indices=[])
+                  for a, text in blocks(prompt, "claim")]
+        listed = "\n".join(text for _, text in blocks(prompt, "checklist"))
+        items = [line.split(":", 1) for line in listed.splitlines() if ":" in line]
+        out = []
+        for item_id, description in items:
+            item = ChecklistItem(id=item_id.strip(), description=description.strip())
+            ids = answering_claims(item, claims, judged=True)[:3]
+            out.append({"item_id": item.id, "status": "satisfied" if ids else "open", "claim_ids": ids,
+                        "reason": "the claims shown answer it" if ids else "no claim shown answers it"})
+        return {"items": out}
 
     def _sentence(self, text: str, ids: list[str]) -> dict[str, Any]:
         return {"text": text + (" [7]" if self.adversarial else ""), "claim_ids": ids}

@@ -177,7 +177,7 @@ def test_invented_ids_strayed_text_and_added_numbers_lose_claims_not_the_job(
     rejected = [c for c in listing["claims"] if c["status"] == "rejected"]
     reasons = [c["reason"] for c in rejected]
     assert "cites unknown snippet s99.e9" in reasons
-    assert "not grounded in its quotes: number 42 not in its quotes" in reasons
+    assert "not grounded in its quotes: the figure 42 is not in its quotes" in reasons
     assert any(r.startswith("not grounded in its quotes: only ") for r in reasons)
     assert all(c["id"] is None and c["engine"] == "model" and c["iteration"] == 0 for c in rejected)
     assert listing["rejected"] == len(rejected) >= 3

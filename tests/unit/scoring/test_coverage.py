@@ -38,8 +38,8 @@ def test_a_named_claim_that_does_not_answer_the_item_does_not_satisfy_it() -> No
     out = _judge(ItemJudgement(item_id="c2", status="satisfied", claim_ids=["cl1"], reason="cl1 covers it"))
     c2 = out["c2"]
     assert (c2.status, c2.evidence) == (CoverageStatus.PARTIAL, [])
-    assert c2.reason == ("judged satisfied, but the claims it names (cl1) do not answer it"
-                         " (too few of its subject terms)")
+    assert c2.reason == ("judged satisfied, but the claims it names (cl1) are not about it"
+                         " (fewer than two of its subject terms)")
 
 
 def test_the_evidence_keeps_only_the_named_claims_that_answer_it() -> None:
@@ -71,7 +71,7 @@ def test_enforce_applies_the_same_rule_to_any_assessment() -> None:
     c1, c2, c3 = enforce(claimed, CLAIMS)
     assert (c1.status, c1.evidence) == (CoverageStatus.SATISFIED, ["cl1"])
     assert (c2.status, c2.evidence) == (CoverageStatus.PARTIAL, [])
-    assert c2.reason == "said so, but the claims it names (cl3) do not answer it (too few of its subject terms)"
+    assert c2.reason == "said so, but the claims it names (cl3) are not about it (fewer than two of its subject terms)"
     assert (c3.status, c3.evidence) == (CoverageStatus.PARTIAL, []) and "cl42" in (c3.reason or "")
     open_item = enforce([CHECKLIST[0].model_copy(update={"status": CoverageStatus.SATISFIED})], CLAIMS)[0]
     assert open_item.status is CoverageStatus.UNSATISFIED
