@@ -47,7 +47,7 @@ QUANTIFIERS: dict[str, int] = {
                     "entirely completely fully whole".split(), 4),
 }
 # The low end, "rarely" and "few", is a claim of its own: it neither strengthens nor weakens "often".
-RARE = frozenset("rarely seldom few hardly scarcely barely".split())
+RARE = frozenset("rarely seldom few hardly scarcely barely minority".split())
 # "only X": the sentence excludes everything else.
 EXCLUSIVE = frozenset("only solely exclusively sole alone".split())
 
@@ -57,7 +57,7 @@ EXCLUSIVE = frozenset("only solely exclusively sole alone".split())
 HEDGES = frozenset("""
     may might could can possibly perhaps likely probably potentially suggest suggests
     suggested suggesting appear appears appeared seem seems seemed unclear uncertain
-    presumably plausibly tend tends tended
+    presumably plausibly tend tends tended possible possibly potential risk
 """.split())
 STRONG = frozenset("""
     must definitely certainly conclusively conclusive undoubtedly unquestionably prove

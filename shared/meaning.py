@@ -67,6 +67,7 @@ class Token:
     low: str
     forms: frozenset[str]  # stem of the word and of its lemma(s)
     lemma: str
+    lemmas: tuple[str, ...]
     start: int
     end: int
     verb: bool  # may be a verb
@@ -80,20 +81,22 @@ def warm_up() -> None:
 
 
 @lru_cache(maxsize=8192)
-def _lemmas(low: str) -> tuple[tuple[str, ...], bool]:
+def _lemmas(low: str) -> tuple[tuple[str, ...], bool, bool]:
+    """(lemmas, may be a verb, may be something else)."""
     import lemminflect  # noqa: PLC0415 - its tables load on first use
 
     found = lemminflect.getAllLemmas(low)
     lemmas = tuple(dict.fromkeys(lemma for group in found.values() for lemma in group)) or (low,)
-    return lemmas, "VERB" in found or "AUX" in found
+    verb = "VERB" in found or "AUX" in found
+    return lemmas, verb, bool(set(found) - {"VERB", "AUX"})
 
 
 @lru_cache(maxsize=8192)
 def _token(text: str, start: int, end: int) -> Token:
     low = text.lower().replace("’", "'")
-    lemmas, verb = _lemmas(low)
+    lemmas, verb, _ = _lemmas(low)
     forms = frozenset({stem(low), *(stem(x.lower()) for x in lemmas)})
-    return Token(text, low, forms, lemmas[0].lower(), start, end, verb)
+    return Token(text, low, forms, lemmas[0].lower(), tuple(x.lower() for x in lemmas), start, end, verb)
 
 
 def _tokens(text: str) -> list[Token]:
@@ -230,16 +233,24 @@ def _certainty(clause: Clause) -> int:
 def _directions(clause: Clause) -> list[tuple[str, int]]:
     out = []
     for t in clause.tokens:
-        hit = DIRECTIONS.get(t.low) or DIRECTIONS.get(t.lemma)
+        hit = _direction_of(t)
         if hit:
             out.append(hit)
     return out
 
 
+def _direction_of(t: Token) -> tuple[str, int] | None:
+    """(axis, sign) of a directional word, by its form or any of its lemmas ("fell": "fall")."""
+    hit = DIRECTIONS.get(t.low)
+    if hit is None:
+        hit = next((DIRECTIONS[x] for x in t.lemmas if x in DIRECTIONS), None)
+    return hit
+
+
 def _passive(clause: Clause) -> bool:
     words = clause.words()
     for i, w in enumerate(words):
-        if w in _BE and any(x.endswith(("ed", "en")) for x in words[i + 1:i + 3]) and "by" in words[i + 1:]:
+        if w in _BE and any(x.endswith(("ed", "en")) and x not in _NOT_PARTICIPLES for x in words[i + 1:i + 3]):
             return True
     return False
 
@@ -313,7 +324,7 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[
     """(category, reason) of the first way clause ``said`` departs from ``source``, the
     clause of its quote it aligns with (``whole``: that entire quote)."""
     for check in (_polarity, _quantifiers, _modality, _direction, _roles, _scope):
-        problem = _direction(said, source, whole) if check is _direction else check(said, source)
+        problem = check(said, source, whole) if check in (_direction, _roles) else check(said, source)
         if problem is not None:
             return problem
     return None
@@ -344,7 +355,8 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     if _certainty(said) > _certainty(source):
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
     mine, theirs = set(said.words()), set(source.words())
-    if mine & CAUSAL and not theirs & CAUSAL and theirs & CORRELATIONAL:
+    changes = any(_direction_of(t) and _verbness(said, i) >= 2 for i, t in enumerate(said.tokens))
+    if (mine & CAUSAL or changes) and not theirs & CAUSAL and theirs & CORRELATIONAL and not mine & CORRELATIONAL:
         return "modality", "it states as cause what its quote states as association"
     return None
 
@@ -355,7 +367,7 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
     theirs = _directions(source)
     everywhere = _directions(whole) if whole is not None else theirs
     for i, t in enumerate(said.tokens):
-        hit = DIRECTIONS.get(t.low) or DIRECTIONS.get(t.lemma)
+        hit = _direction_of(t)
         if hit is None:
             continue
         axis, sign = hit
@@ -384,31 +396,75 @@ def _bound_sign(said: Clause, i: int, axis: str, whole: Clause) -> int | None:
     """The sign, on ``axis``, of the quote's directional word bound to the same thing as
     the sentence's word at ``i`` (the content word right after it, found in the quote
     with a directional word just before it); None when there is none to bind."""
-    target = next((u for u in said.tokens[i + 1:i + 4] if _is_content(u)), None)
+    target = None
+    for n in range(i + 1, min(i + 4, len(said.tokens))):
+        if said.pause_before(n) or said.tokens[n].low in ("and", "or", "but"):
+            break
+        if _is_content(said.tokens[n]):
+            target = said.tokens[n]
+            break
     if target is None:
         return None
     for n, u in enumerate(whole.tokens):
         if not u.forms & target.forms:
             continue
         for v in reversed(whole.tokens[max(0, n - 4):n]):
-            hit = DIRECTIONS.get(v.low) or DIRECTIONS.get(v.lemma)
+            hit = _direction_of(v)
             if hit is not None and hit[0] == axis:
                 return hit[1]
     return None
 
 
-def _pivot(clause: Clause, other: Clause) -> int | None:
-    """Index of the clause's main verb shared with ``other`` (or of "than")."""
-    words = clause.words()
-    if "than" in words and "than" in other.words():
-        return words.index("than")
-    other_forms = other.forms
-    for i, t in enumerate(clause.tokens):
-        if t.low in _AUX or t.low in STOPWORDS:
-            continue
-        if (t.verb or DIRECTIONS.get(t.lemma)) and t.forms & other_forms and i > 0:
-            return i
+_NOT_PARTICIPLES = frozenset("often even open seen then when been".split())
+_DETERMINERS = frozenset("the a an its their this these those our your his her each every some many any no".split())
+_LEADS_VERB = _AUX | frozenset("can cannot could may might must will would should to not n't never also often "
+                                "always usually".split())
+
+
+def _verbness(clause: Clause, i: int) -> int:
+    """How surely token ``i`` is the clause's verb: 2 after an auxiliary or modal, or
+    inflected as a verb ("preempts", "referenced") or only ever a verb; 1 a word that
+    may be a verb; 0 not one ("running" as an adjective, a word that is never a verb)."""
+    t = clause.tokens[i]
+    if t.low in STOPWORDS or t.low in _AUX:
+        return 0
+    prev = clause.tokens[i - 1].low if i else ""
+    if not (t.verb or _direction_of(t)):
+        return 0
+    if prev in _LEADS_VERB:
+        return 3
+    if t.low.endswith("ing") or prev in _DETERMINERS:
+        return 0
+    if t.low != t.lemma and t.low.endswith("ed"):
+        return 3
+    inflected = t.low != t.lemma and t.low.endswith("s")
+    return 2 if inflected or not _lemmas(t.low)[2] else 1
+
+
+def _pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
+    """The index, in each clause, of the verb (or "than") they share: the surest verb of
+    ``said`` that ``source`` has, and its first occurrence there."""
+    words, theirs = said.words(), source.words()
+    for word in _ORDER_WORDS:
+        if word in words and word in theirs:
+            return words.index(word), theirs.index(word)
+    candidates = [(-_verbness(said, i), i) for i in range(1, len(said.tokens))]
+    for rank, i in sorted(candidates):
+        if rank == 0:
+            break
+        forms = said.tokens[i].forms
+        found = [j for j, u in enumerate(source.tokens) if j > 0 and u.forms & forms]
+        if found:
+            return i, max(found, key=lambda j: (_verbness(source, j), -j))
     return None
+
+
+_ORDER_WORDS = ("than", "before", "after")
+# Where a subject or object phrase ends: a preposition (other than "of"), or a word that
+# opens a clause of its own.
+_PHRASE_STOPS = frozenset("""in on at to from into onto by with for over under through during via across toward
+    towards against between among within without about after before than when if while because since unless
+    which that who whom whose as where once until""".split())
 
 
 def _sides(clause: Clause, pivot: int) -> tuple[set[str], set[str]]:
@@ -417,39 +473,73 @@ def _sides(clause: Clause, pivot: int) -> tuple[set[str], set[str]]:
     return before - after, after - before
 
 
-def _role_sides(said: Clause, source: Clause) -> tuple[set[str], set[str], set[str], set[str]] | None:
-    p, q = _pivot(said, source), _pivot(source, said)
-    if p is None or q is None:
+def _phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
+    """The content words of the phrase next to the verb at ``pivot``: its subject
+    (``step`` -1) or its object (+1), up to a preposition, a clause word or punctuation;
+    and whether it ended cleanly (at the clause's edge or punctuation, so it is the
+    whole phrase, not the tail of one cut at an inner "with" or "that")."""
+    out: set[str] = set()
+    i = pivot + step
+    while 0 <= i < len(clause.tokens) and len(out) < 6:
+        if clause.pause_before(i if step > 0 else i + 1) and not (step > 0 and i == pivot + 1):
+            return out, True
+        t = clause.tokens[i]
+        if t.low in _PHRASE_STOPS:
+            if step > 0 and i == pivot + 1:  # "lends to X", "borrows from X": part of the verb
+                i += step
+                continue
+            return out, step > 0  # an object ends at its preposition; a subject cut there is a tail
+        if _is_content(t):
+            out.add(min(t.forms))
+        i += step
+    return out, 0 <= i < len(clause.tokens) or True
+
+
+def _role_parts(said: Clause, source: Clause) -> tuple[set[str], set[str], set[str], set[str], bool] | None:
+    """(the sentence's subject and object, the quote's subject and object, as the
+    sentence's voice reads them, around the verb or order word they share; whether
+    all four phrases were read whole around a sure verb)."""
+    pivots = _pivots(said, source)
+    if pivots is None:
         return None
-    sb, sa = _sides(said, p)
-    qb, qa = _sides(source, q)
-    forms = {f for t in source.tokens for f in t.forms}
-    sb, sa = {f for f in sb if f in forms}, {f for f in sa if f in forms}
-    return sb, sa, qb, qa
+    p, q = pivots
+    if said.words()[p] in _ORDER_WORDS:
+        ss, so = _sides(said, p)
+        qs, qo = _sides(source, q)
+        clean = False
+    else:
+        (ss, c1), (so, c2) = _phrase(said, p, -1), _phrase(said, p, 1)
+        (qs, c3), (qo, c4) = _phrase(source, q, -1), _phrase(source, q, 1)
+        clean = c1 and c2 and c3 and c4 and min(_verbness(said, p), _verbness(source, q)) >= 2
+    if _passive(said) != _passive(source):
+        qs, qo = qo, qs
+    return ss, so, qs, qo, clean
 
 
 def _swapped(said: Clause, source: Clause) -> bool:
-    sides = _role_sides(said, source)
-    if sides is None:
+    parts = _role_parts(said, source)
+    if parts is None:
         return False
-    sb, sa, qb, qa = sides
-    return bool(sb & qa) and bool(sa & qb)
+    ss, so, qs, qo, _ = parts
+    return bool((ss & qo) - qs) and bool((so & qs) - qo)
 
 
-def _roles(said: Clause, source: Clause) -> tuple[str, str] | None:
-    sides = _role_sides(said, source)
-    if sides is None:
+def _roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+    parts = _role_parts(said, source)
+    if parts is None:
         return None
-    sb, sa, qb, qa = sides
-    swapped = bool(sb & qa) and bool(sa & qb)
-    kept = bool(sb & qb) and bool(sa & qa)
-    voice_flip = _passive(said) != _passive(source)
-    if swapped and not voice_flip and not kept:
-        if "than" in said.words() and _directions(said) and _direction_flipped(said, source):
-            return None
+    ss, so, qs, qo, clean = parts
+    if bool((ss & qo) - qs) and bool((so & qs) - qo):
+        if said.words().count("than") and _directions(said) and _direction_flipped(said, source):
+            return None  # "Y is slower than X" restates "X is faster than Y"
         return "role", "it swaps who does what to whom in its quote"
-    if voice_flip and kept and not swapped:
-        return "role", "its passive voice reverses who does what to whom in its quote"
+    if not clean:
+        return None
+    quote_forms = (whole or source).forms
+    for mine, theirs, other, what in ((ss, qs, qo, "subject"), (so, qo, qs, "object")):
+        stray = {f for f in mine - theirs - other if f in quote_forms}
+        if mine and theirs and not mine & theirs and stray:
+            return "role", f"its {what} is another of its quote's than the one the quote gives this verb"
     return None
 
 
