@@ -196,9 +196,9 @@ def check_grounding(
     if isinstance(anchored, Failure):
         return Grounding(ok=False, support=anchored.support, reason=anchored.reason, missing=anchored.missing,
                          category=anchored.category)
-    for said, source, whole in anchored.pairs:
-        problem = compare(said, source, whole)
-        if problem is not None:
-            category, reason = problem
+    for readings in anchored.pairs:
+        problems = [compare(said, source, whole) for said, source, whole in readings]
+        if all(p is not None for p in problems):
+            category, reason = problems[0]  # type: ignore[misc]
             return Grounding(ok=False, support=anchored.support, reason=reason, category=category)
     return Grounding(ok=True, support=anchored.support, level="supported")

@@ -489,6 +489,8 @@ def _phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
                 i += step
                 continue
             return out, step > 0  # an object ends at its preposition; a subject cut there is a tail
+        if t.low in ("and", "or", "but") or (_verbness(clause, i) >= 2 and abs(i - pivot) > 1):
+            return out, False  # another verb or a coordination: the phrase is not read whole
         if _is_content(t):
             out.add(min(t.forms))
         i += step

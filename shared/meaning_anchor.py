@@ -35,8 +35,11 @@ def _fail(category: str, reason: str, support: float = 0.0, missing: Sequence[st
 
 @dataclass
 class Anchored:
-    # (the sentence's clause, the quote clause it restates, that whole quote as one clause)
-    pairs: list[tuple[Clause, Clause, Clause]]
+    # For each of the sentence's clauses, the readings it may have: (the clause, the
+    # quote clause it restates, that whole quote as one clause), one per quote that
+    # holds as many of its words as any (a clause that two quotes share rests on
+    # whichever of them it agrees with).
+    pairs: list[list[tuple[Clause, Clause, Clause]]]
     support: float
 
 
@@ -63,7 +66,7 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     unsupported = sorted(t.low for t in content.values() if not covered(t, every))
     support = round(1 - len(unsupported) / len(content), 3)
     sentence_figures = figures(sentence)
-    pairs: list[tuple[Clause, Clause, Clause]] = []
+    pairs: list[list[tuple[Clause, Clause, Clause]]] = []
     for clause in said:
         problem = _anchor(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support)
         if isinstance(problem, Failure):
@@ -77,8 +80,8 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
 
 def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
             quote_forms: Sequence[set[str]], sentence_figures: Sequence[Figure], support: float,
-            ) -> tuple[Clause, Clause, Clause] | Failure:
-    """(the clause, its anchor quote's aligned clause, that whole quote), or why it has no anchor."""
+            ) -> list[tuple[Clause, Clause, Clause]] | Failure:
+    """The clause's readings (see :class:`Anchored`), or why it has no anchor."""
     keys = clause.content
     covers = [[t for t in keys if covered(t, forms)] for forms in quote_forms]
     best = max(range(len(quotes)), key=lambda i: (len(covers[i]), -i))
@@ -98,9 +101,14 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         problem = _names_bound(sentence, clause, quotes, quote_forms, helpers, support)
     if problem is not None:
         return problem
-    aligned = max(quote_clauses[best], key=lambda qc: len([t for t in keys if covered(t, forms_of([qc]))]))
-    whole = quote_clauses[best]
-    return clause, aligned, Clause([t for c in whole for t in c.tokens], whole[0].start, whole[-1].end)
+    tied = [best, *(i for i in range(len(quotes)) if i != best and len(covers[i]) == len(covers[best]))]
+    readings = []
+    for i in tied:
+        aligned = max(quote_clauses[i], key=lambda qc: len([t for t in keys if covered(t, forms_of([qc]))]))
+        whole = quote_clauses[i]
+        readings.append((clause, aligned, Clause([t for c in whole for t in c.tokens], whole[0].start, whole[-1].end,
+                                                 aligned.text)))
+    return readings
 
 
 def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], helpers: set[int],
