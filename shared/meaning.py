@@ -431,6 +431,8 @@ def _verbness(clause: Clause, i: int) -> int:
     prev = clause.tokens[i - 1].low if i else ""
     if not (t.verb or _direction_of(t)):
         return 0
+    if prev == "to":
+        return 1  # an infinitive: a verb, but seldom the clause's own
     if prev in _LEADS_VERB:
         return 3
     if t.low.endswith("ing") or prev in _DETERMINERS:
@@ -439,6 +441,13 @@ def _verbness(clause: Clause, i: int) -> int:
         return 3
     inflected = t.low != t.lemma and t.low.endswith("s")
     return 2 if inflected or not _lemmas(t.low)[2] else 1
+
+
+def _modifier(clause: Clause, i: int) -> bool:
+    """A participle used as an adjective: "-ed"/"-en" right before a content word
+    ("developed economies")."""
+    nxt = clause.tokens[i + 1] if i + 1 < len(clause.tokens) else None
+    return clause.tokens[i].low.endswith(("ed", "en")) and nxt is not None and _is_content(nxt)
 
 
 def _pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
@@ -489,8 +498,10 @@ def _phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
                 i += step
                 continue
             return out, step > 0  # an object ends at its preposition; a subject cut there is a tail
-        if t.low in ("and", "or", "but") or (_verbness(clause, i) >= 2 and abs(i - pivot) > 1):
-            return out, False  # another verb or a coordination: the phrase is not read whole
+        if t.low in ("and", "or", "but"):
+            return out, i == 0  # a coordination inside the phrase: not read whole (at the clause's start: its edge)
+        if abs(i - pivot) > 1 and _verbness(clause, i) >= 2 and not _modifier(clause, i):
+            return out, False  # another verb: the phrase is not read whole
         if _is_content(t):
             out.add(min(t.forms))
         i += step

@@ -18,6 +18,9 @@ from shared.meaning import Clause, Token, _token, clauses, covered, forms_of, na
 
 __all__ = ["Anchored", "Failure", "anchor_all"]
 
+# Content words a sentence may bring that none of its quotes has: room for rewording
+# ("lowered" for "reduced", "held" for "kept"), not for new matter.
+MAX_NEW_TERMS = 2
 _COORDINATORS = frozenset({"and", "or", "both", "either", "nor", "as", "well", "plus"})
 
 
@@ -75,6 +78,9 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     if support < min_support:
         return _fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
                               f" not found: {', '.join(unsupported[:8])}", support, unsupported)
+    if len(unsupported) > MAX_NEW_TERMS:
+        return _fail("terms", f"{len(unsupported)} of its terms are in none of its quotes (at most {MAX_NEW_TERMS}"
+                              f" may reword them): {', '.join(unsupported[:8])}", support, unsupported)
     return Anchored(pairs, support)
 
 
