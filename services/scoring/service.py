@@ -111,6 +111,10 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     steps = await _until_deadline(ctx, lambda llm: run_dependent_steps(
         envelope.request.question, plan, claims, scored, envelope.analysis_claims, llm, verifier,
         iteration=envelope.iteration), cut="score: dependent steps' analysis (combined offline instead)")
+    analysis, vetoed = await _until_deadline(ctx, lambda llm: judge_claims(
+        steps.claims, None if llm.offline or verifier_engine is None else Judge(llm, verifier_engine),
+        iteration=envelope.iteration), cut="score: the entailment judge on the steps' analysis")
+    steps.claims, steps.rejected = analysis, [*steps.rejected, *vetoed]
     # The dependent steps' claims count within MAX_CLAIMS: the most confident others fill the rest.
     plan, claims = steps.plan, [*rank_claims(claims, limit=MAX_CLAIMS - len(steps.claims)),
                                 *ClaimScorer().score_all(steps.claims, scored)]
