@@ -326,7 +326,10 @@ def _check_quoted(claim: Claim, verifier: Verifier, index_of: Mapping[str, int])
     grounding = _grounded(claim.text, [c.quote for c in citations], verifier)
     if isinstance(grounding, Refused):
         return grounding
-    return claim.model_copy(update={"citations": citations, "level": _level(grounding)})
+    level = _level(grounding)
+    if level == "supported" and claim.level == "entailed" and [c.quote for c in citations] == [c.quote for c in claim.citations]:
+        level = "entailed"  # judged entailed by these very quotes when it was made (reused, or an earlier pass's)
+    return claim.model_copy(update={"citations": citations, "level": level})
 
 
 # -- the whole step ----------------------------------------------------------------------

@@ -59,19 +59,7 @@ def carried_claims(envelope: JobEnvelope, keep: set[str],
         one = _repoint(claim, envelope.scored_sources, position, keep, carried=True)
         if one is not None and len(one.supporting_indices) == len(claim.supporting_indices):
             moved.append(one)
-    kept, rejected = verify_offline_claims(moved, verifier, iteration=envelope.iteration, engine=REUSED)
-    return [_judged_before(c, envelope.claims) for c in kept], rejected
-
-
-def _judged_before(claim: Claim, earlier: Sequence[Claim]) -> Claim:
-    """A claim the earlier job's judge found entailed stays ``entailed`` when it passes
-    the code's checks again: the same text against the same quotes, re-verified
-    against the same archived texts; judging it again would cost what reuse saves."""
-    before = next((c for c in earlier if c.id == claim.id and c.text == claim.text), None)
-    if claim.level == "supported" and before is not None and before.level == "entailed" \
-            and [x.quote for x in before.citations] == [x.quote for x in claim.citations]:
-        return claim.model_copy(update={"level": "entailed"})
-    return claim
+    return verify_offline_claims(moved, verifier, iteration=envelope.iteration, engine=REUSED)
 
 
 async def claims_with_reuse(envelope: JobEnvelope, scored: Sequence[ScoredSource], texts: Mapping[str, str | None],
