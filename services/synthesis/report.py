@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from shared.claims import JobConfidenceCalculator, item_terms, knowledge_gaps, valid_indices
+from shared.claims import JobConfidenceCalculator, answering_claims, item_terms, knowledge_gaps, valid_indices
 from shared.deadline import DEADLINE_PREFIX
 from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope
 from shared.events import (
@@ -88,7 +88,12 @@ DEFAULT_FINDINGS_MAX = 5
 
 
 def addresses(item: ChecklistItem, claim: Claim) -> bool:
-    return claim.id in item.evidence or item.id in claim.checklist_item_ids
+    """The claim belongs under the item: the coverage check filed it there (the
+    evidence holds only claims checked to be about the item), or the claim names the
+    item and is about it (a model's naming alone is not enough)."""
+    if claim.id in item.evidence:
+        return True
+    return item.id in claim.checklist_item_ids and bool(answering_claims(item, [claim], judged=True))
 
 
 @dataclass
