@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from shared.locators import locate as locate_span
-from shared.meaning import compare, is_quoted, salient_tokens
+from shared.clauses import is_quoted, salient_tokens
+from shared.meaning import compare
 from shared.meaning_anchor import Failure, anchor_all
 from shared.locators import page_of, parse_locator
 from shared.relocate import Match

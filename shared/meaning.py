@@ -25,139 +25,25 @@ aligns with in:
 * **scope** ("scope"): a condition of the quote ("within a partition", "in patients
   over 75", "by default", "when the cache is cold") is not dropped.
 
-Words are matched through their stem and their lemma (lemminflect's tables, shipped in
-its wheel), so "DELETE" meets "deleted" and "children" meets "child". Figures are read
-with their units by :mod:`shared.figures`. A sentence that is one of its quotes (or a
-whole sentence of one) is ``quoted`` and needs no check.
+Sentences are read into words and clauses by :mod:`shared.clauses` (words matched by
+stem and lemma, so "DELETE" meets "deleted"), anchored by :mod:`shared.meaning_anchor`,
+and their figures read with units by :mod:`shared.figures`. A sentence that is one of
+its quotes (or a whole sentence of one) is ``quoted`` and needs no check.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-
-from shared.figures import digit_words, figures, same_figure
+from shared.clauses import AUX, BE, Clause, Token, aligned_pair, is_content, lemmas_of, token
+from shared.figures import figures, same_figure
 from shared.lexicon import (
     CAUSAL, CONDITION_OPENERS, CORRELATIONAL, DIRECTIONS, EXCLUSIVE, HEDGES, NEGATIVE_PREFIXES, NEGATORS,
     QUANTIFIERS, RARE, STRONG,
 )
-from shared.text import STOPWORDS, sentence_spans, stem
+from shared.text import STOPWORDS
 
-__all__ = ["warm_up", "Clause", "Token", "aligned_pair", "clauses", "compare", "contradicts", "covered", "is_quoted", "names", "salient_tokens"]
+__all__ = ["compare", "contradicts"]
 
-_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|n't")
-# Where a clause ends: ";", ":", a dash, and a comma or word that opens a contrasting
-# or new clause. A plain comma does not (it may set off a condition of the clause).
-_CLAUSE_BREAK = re.compile(
-    r"\s*(?:;|:\s|\s[–—-]\s|,\s*(?:but|while|whereas|although|though|yet|so|and|or|which|whilst)\b"
-    r"|\b(?:but|whereas|although|though|whilst)\b)\s*", re.IGNORECASE)
-_FEATURE_WORDS = NEGATORS | QUANTIFIERS.keys() | RARE | EXCLUSIVE | HEDGES | STRONG | DIRECTIONS.keys()
-_BE = frozenset("is are was were be been being get gets got".split())
-_AUX = _BE | frozenset("has have had do does did will would shall should".split())
-_COORD = frozenset({"and", "or", "both", "either", "as", "well", ","})
-_FOOTNOTE = re.compile(r"\[\d+\]")
 _MONTHS = frozenset("january february march april may june july august september october november december".split())
-
-
-@dataclass(frozen=True)
-class Token:
-    text: str
-    low: str
-    forms: frozenset[str]  # stem of the word and of its lemma(s)
-    lemma: str
-    lemmas: tuple[str, ...]
-    start: int
-    end: int
-    verb: bool  # may be a verb
-
-
-def warm_up() -> None:
-    """Load the lemma and unit tables now (a few seconds on first use): a stage calls
-    this at start-up, so that its first check does not hold up its event loop."""
-    _lemmas("warming")
-    figures("3 ms")
-
-
-@lru_cache(maxsize=8192)
-def _lemmas(low: str) -> tuple[tuple[str, ...], bool, bool]:
-    """(lemmas, may be a verb, may be something else)."""
-    import lemminflect  # noqa: PLC0415 - its tables load on first use
-
-    found = lemminflect.getAllLemmas(low)
-    lemmas = tuple(dict.fromkeys(lemma for group in found.values() for lemma in group)) or (low,)
-    verb = "VERB" in found or "AUX" in found
-    return lemmas, verb, bool(set(found) - {"VERB", "AUX"})
-
-
-@lru_cache(maxsize=8192)
-def _token(text: str, start: int, end: int) -> Token:
-    low = text.lower().replace("’", "'")
-    lemmas, verb, _ = _lemmas(low)
-    forms = frozenset({stem(low), *(stem(x.lower()) for x in lemmas)})
-    return Token(text, low, forms, lemmas[0].lower(), tuple(x.lower() for x in lemmas), start, end, verb)
-
-
-def _tokens(text: str) -> list[Token]:
-    out = []
-    for m in _TOKEN.finditer(text):
-        word = m.group()
-        if word.lower().endswith("n't") and word.lower() != "n't":  # "doesn't" -> "does" + "n't"
-            out.append(_token(word[:-3], m.start(), m.end() - 3))
-            out.append(_token("n't", m.end() - 3, m.end()))
-        else:
-            out.append(_token(word, m.start(), m.end()))
-    return out
-
-
-def _is_content(t: Token) -> bool:
-    return t.low not in STOPWORDS and t.low not in _FEATURE_WORDS and t.lemma not in _FEATURE_WORDS \
-        and len(t.low) > 1 and not t.low.isdigit()
-
-
-# -- clauses and their features ------------------------------------------------------------
-
-
-@dataclass
-class Clause:
-    tokens: list[Token]
-    start: int
-    end: int
-    text: str = ""  # the whole text the clause is part of (token offsets point into it)
-
-    def pause_before(self, i: int) -> bool:
-        """Punctuation stands between token ``i - 1`` and token ``i``."""
-        return i > 0 and any(c in ",;:.()" for c in self.text[self.tokens[i - 1].end:self.tokens[i].start])
-
-    @property
-    def content(self) -> list[Token]:
-        return [t for t in self.tokens if _is_content(t)]
-
-    @property
-    def forms(self) -> set[str]:
-        return {f for t in self.tokens for f in t.forms}
-
-    def words(self) -> list[str]:
-        return [t.low for t in self.tokens]
-
-
-def clauses(text: str) -> list[Clause]:
-    """The clauses of ``text``: cut at the breaks above, before "without" (its own
-    negated clause), and at "and" before a verb ("reduced latency and increased throughput")."""
-    tokens = _tokens(text)
-    cuts = [0] + [m.start() for m in _CLAUSE_BREAK.finditer(text)] + [len(text) + 1]
-    for i, t in enumerate(tokens[1:-1], start=1):
-        if t.low == "without" or (t.low == "and" and tokens[i + 1].verb and tokens[i + 1].low not in STOPWORDS):
-            cuts.append(t.start)
-    cuts.sort()
-    out = []
-    for a, b in zip(cuts, cuts[1:], strict=False):
-        part = [t for t in tokens if a <= t.start < b]
-        if part:
-            out.append(Clause(part, part[0].start, part[-1].end, text))
-    return out or [Clause([], 0, 0, text)]
-
 
 def _negations(clause: Clause) -> int:
     words = clause.words()
@@ -186,7 +72,7 @@ def _prefix_flips(said: Clause, source: Clause) -> int:
                 continue
             for prefix in NEGATIVE_PREFIXES:
                 rest = t.low[len(prefix):]
-                if t.low.startswith(prefix) and len(rest) >= 4 and _token(rest, 0, 0).forms & their_forms:
+                if t.low.startswith(prefix) and len(rest) >= 4 and token(rest, 0, 0).forms & their_forms:
                     flips += 1
                     break
     return flips
@@ -250,7 +136,7 @@ def _direction_of(t: Token) -> tuple[str, int] | None:
 def _passive(clause: Clause) -> bool:
     words = clause.words()
     for i, w in enumerate(words):
-        if w in _BE and any(x.endswith(("ed", "en")) and x not in _NOT_PARTICIPLES for x in words[i + 1:i + 3]):
+        if w in BE and any(x.endswith(("ed", "en")) and x not in _NOT_PARTICIPLES for x in words[i + 1:i + 3]):
             return True
     return False
 
@@ -266,7 +152,7 @@ def _fronted(clause: Clause) -> list[Token]:
         return []
     for n in range(1, min(len(toks), 10)):
         if clause.pause_before(n):
-            return [u for u in toks[1:n] if _is_content(u) or u.low.isdigit()]
+            return [u for u in toks[1:n] if is_content(u) or u.low.isdigit()]
     return []
 
 
@@ -295,29 +181,13 @@ def _conditions(clause: Clause) -> list[list[Token]]:
             if u.low in CONDITION_OPENERS or clause.pause_before(n):
                 break
             phrase.append(u)
-        content = [u for u in phrase if _is_content(u) or u.low.isdigit()]
+        content = [u for u in phrase if is_content(u) or u.low.isdigit()]
         if content:
             out.append(content)
     return out
 
 
 # -- the assessment ------------------------------------------------------------------------
-
-
-def _normal(text: str) -> str:
-    text = _FOOTNOTE.sub("", text).replace("“", '"').replace("”", '"').replace("’", "'").replace("–", "-")
-    return " ".join(text.split()).strip().rstrip(".!;:").strip().casefold()
-
-
-def is_quoted(sentence: str, quotes: Sequence[str]) -> bool:
-    """The sentence is one of its quotes, or a whole sentence of one."""
-    said = _normal(sentence)
-    if not said:
-        return False
-    for quote in quotes:
-        if _normal(quote) == said or any(_normal(quote[a:b]) == said for a, b in sentence_spans(quote)):
-            return True
-    return False
 
 
 def compare(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
@@ -400,7 +270,7 @@ def _bound_sign(said: Clause, i: int, axis: str, whole: Clause) -> int | None:
     for n in range(i + 1, min(i + 4, len(said.tokens))):
         if said.pause_before(n) or said.tokens[n].low in ("and", "or", "but"):
             break
-        if _is_content(said.tokens[n]):
+        if is_content(said.tokens[n]):
             target = said.tokens[n]
             break
     if target is None:
@@ -417,7 +287,7 @@ def _bound_sign(said: Clause, i: int, axis: str, whole: Clause) -> int | None:
 
 _NOT_PARTICIPLES = frozenset("often even open seen then when been".split())
 _DETERMINERS = frozenset("the a an its their this these those our your his her each every some many any no".split())
-_LEADS_VERB = _AUX | frozenset("can cannot could may might must will would should to not n't never also often "
+_LEADS_VERB = AUX | frozenset("can cannot could may might must will would should to not n't never also often "
                                 "always usually".split())
 
 
@@ -426,7 +296,7 @@ def _verbness(clause: Clause, i: int) -> int:
     inflected as a verb ("preempts", "referenced") or only ever a verb; 1 a word that
     may be a verb; 0 not one ("running" as an adjective, a word that is never a verb)."""
     t = clause.tokens[i]
-    if t.low in STOPWORDS or t.low in _AUX:
+    if t.low in STOPWORDS or t.low in AUX:
         return 0
     prev = clause.tokens[i - 1].low if i else ""
     if not (t.verb or _direction_of(t)):
@@ -440,14 +310,14 @@ def _verbness(clause: Clause, i: int) -> int:
     if t.low != t.lemma and t.low.endswith("ed"):
         return 3
     inflected = t.low != t.lemma and t.low.endswith("s")
-    return 2 if inflected or not _lemmas(t.low)[2] else 1
+    return 2 if inflected or not lemmas_of(t.low)[2] else 1
 
 
 def _modifier(clause: Clause, i: int) -> bool:
     """A participle used as an adjective: "-ed"/"-en" right before a content word
     ("developed economies")."""
     nxt = clause.tokens[i + 1] if i + 1 < len(clause.tokens) else None
-    return clause.tokens[i].low.endswith(("ed", "en")) and nxt is not None and _is_content(nxt)
+    return clause.tokens[i].low.endswith(("ed", "en")) and nxt is not None and is_content(nxt)
 
 
 def _pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
@@ -477,8 +347,8 @@ _PHRASE_STOPS = frozenset("""in on at to from into onto by with for over under t
 
 
 def _sides(clause: Clause, pivot: int) -> tuple[set[str], set[str]]:
-    before = {min(t.forms) for t in clause.tokens[:pivot] if _is_content(t)}
-    after = {min(t.forms) for t in clause.tokens[pivot + 1:] if _is_content(t)}
+    before = {min(t.forms) for t in clause.tokens[:pivot] if is_content(t)}
+    after = {min(t.forms) for t in clause.tokens[pivot + 1:] if is_content(t)}
     return before - after, after - before
 
 
@@ -502,7 +372,7 @@ def _phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
             return out, i == 0  # a coordination inside the phrase: not read whole (at the clause's start: its edge)
         if abs(i - pivot) > 1 and _verbness(clause, i) >= 2 and not _modifier(clause, i):
             return out, False  # another verb: the phrase is not read whole
-        if _is_content(t):
+        if is_content(t):
             out.add(min(t.forms))
         i += step
     return out, 0 <= i < len(clause.tokens) or True
@@ -601,59 +471,3 @@ def _figures_disagree(a: str, b: str) -> bool:
     return not any(same_figure(x, y) for x in fa for y in fb if x.unit in units)
 
 
-# Where a new sentence (or a clause that starts like one) begins: its first word is
-# capitalized by grammar, not because it is a name.
-_CLAUSE_START = re.compile(r"(?:^|[.!?:]\s+|\n)[\"'(\[“‘]*")
-_NAME_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
-
-
-def salient_tokens(sentence: str) -> list[str]:
-    """The sentence's proper names and acronyms: capitalized words that do not open a
-    sentence or clause, and anywhere a word with a capital after its first letter
-    ("NASA", "mRNA"). Single letters are left out."""
-    starts = {m.end() for m in _CLAUSE_START.finditer(sentence)}
-    out: list[str] = []
-    for m in _NAME_TOKEN.finditer(sentence):
-        word = m.group()
-        if len(word) < 2 or not any(c.isalpha() for c in word):
-            continue
-        inner_capital = any(c.isupper() for c in word[1:])
-        if inner_capital or (word[0].isupper() and m.start() not in starts):
-            out.append(word)
-    return list(dict.fromkeys(out))
-
-
-def names(sentence: str) -> list[str]:
-    """Proper names and acronyms (:func:`salient_tokens`) and words with digits ("SHA-256")."""
-    return list(dict.fromkeys([*salient_tokens(sentence), *sorted(digit_words(sentence))]))
-
-
-def covered(t: Token, forms: set[str] | frozenset[str]) -> bool:
-    """``t`` (or, for "unsafe", its stem "safe": polarity is checked apart) is among ``forms``."""
-    if t.forms & forms:
-        return True
-    for prefix in NEGATIVE_PREFIXES:
-        rest = t.low[len(prefix):]
-        if t.low.startswith(prefix) and len(rest) >= 4 and _token(rest, 0, 0).forms & forms:
-            return True
-    return False
-
-
-def forms_of(cls: Sequence[Clause]) -> set[str]:
-    return {f for c in cls for t in c.tokens for f in t.forms}
-
-
-def aligned_pair(a: str, b: str) -> tuple[Clause, Clause] | None:
-    """The clauses of ``a`` and ``b`` that speak of the same thing (at least two shared
-    content words, and half of the shorter clause's), best aligned first; None when
-    no clause pair does."""
-    best: tuple[int, Clause, Clause] | None = None
-    for x in clauses(a):
-        xs = {min(t.forms) for t in x.content}
-        for y in clauses(b):
-            ys = {min(t.forms) for t in y.content}
-            y_forms = forms_of([y])
-            size = len({min(t.forms) for t in x.content if covered(t, y_forms)})
-            if size >= 2 and size * 2 >= min(len(xs), len(ys)) and (best is None or size > best[0]):
-                best = (size, x, y)
-    return None if best is None else (best[1], best[2])

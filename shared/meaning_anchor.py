@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.figures import Figure, figures, same_figure
-from shared.meaning import Clause, Token, _token, clauses, covered, forms_of, names
+from shared.clauses import Clause, Token, clauses, covered, forms_of, names, token
 
 __all__ = ["Anchored", "Failure", "anchor_all"]
 
@@ -137,11 +137,11 @@ def _names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_for
     for name in names(sentence):
         if name not in inside:
             continue
-        token = _token(name.lower(), 0, 0)
-        own = any(covered(token, quote_forms[i]) or name.lower() in quotes[i].lower() for i in helpers)
+        word = token(name.lower(), 0, 0)
+        own = any(covered(word, quote_forms[i]) or name.lower() in quotes[i].lower() for i in helpers)
         if own:
             continue
-        elsewhere = any(covered(token, f) for f in quote_forms)
+        elsewhere = any(covered(word, f) for f in quote_forms)
         why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
         return _fail("merge" if elsewhere else "name", f"the name {name} {why}", support, [name])
     return None

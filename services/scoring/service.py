@@ -45,7 +45,7 @@ from shared.envelope import (
 from shared.errors import PermanentError
 from shared.events import TraceChecklistItem
 from shared.judge import Judge, make_verifier_engine
-from shared.meaning import warm_up
+from shared.clauses import warm_up
 from shared.llm import BUDGET_NOTE, JobLLM
 from shared.settings import StageSettings
 from shared.stage import StageContext, stage_app

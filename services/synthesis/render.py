@@ -39,6 +39,7 @@ from shared.claims import valid_indices
 from shared.envelope import LEVELS, ChecklistItem, Claim, CoverageStatus, JobConfidence, Level, ScoredSource
 from shared.events import CouncilReview, OutputSource, VerifiedFinding
 from shared.locators import locate
+from shared.meaning import contradicts
 from shared.memory import Insight
 from shared.text import jaccard, sentence_spans, terms
 
@@ -133,6 +134,7 @@ def pct(value: float) -> str:
 
 
 _PLURALS = {"query": "queries"}
+CONTRADICTION_CANDIDATES = 8  # a disputing source's passages, closest first, checked to contradict
 SEE_ALSO_QUOTED = 3  # findings quoted under an item whose answers were all placed elsewhere
 
 
@@ -325,17 +327,31 @@ def fallback_quote(source: ScoredSource, claims: Sequence[Claim]) -> tuple[str, 
     return where, source.text[start:end]
 
 
-def _disputing_quote(claim: Claim, index: int, source: ScoredSource, all_claims: Sequence[Claim]) -> tuple[str, str]:
-    """What the disputing source says: its cited passage closest in terms to the claim."""
+def _passages(source: ScoredSource, all_claims: Sequence[Claim]) -> list[tuple[str, str]]:
+    """(locator, text) of what the report can quote from ``source``: its passages cited
+    by any claim, its digest's evidence snippets, its excerpt's sentences."""
+    out = [(c.locator, c.quote) for claim in all_claims for c in claim.citations if c.source_id == source.id]
+    if source.digest is not None:
+        out += [(e.locator, e.text) for e in source.digest.evidence_snippets]
+    if source.excerpt_start is not None:
+        at = source.excerpt_start
+        out += [(locate(at + a, at + b, source.page_starts), source.text[a:b]) for a, b in sentence_spans(source.text)]
+    return list(dict.fromkeys(out))
+
+
+def _disputing_quote(claim: Claim, source: ScoredSource, all_claims: Sequence[Claim]) -> tuple[str, str, bool]:
+    """What the disputing source says: (locator, passage, whether code found that this
+    passage states the opposite of the claim). The closest passage in terms that
+    ``shared.meaning.contradicts`` confirms; when none does, the closest one, unconfirmed."""
     own = set(terms(claim.text))
-    best: tuple[float, str, str] | None = None
-    for other in all_claims:
-        for citation in other.citations:
-            if citation.source_id == source.id:
-                score = jaccard(own, set(terms(citation.quote)))
-                if best is None or score > best[0]:
-                    best = (score, citation.locator, citation.quote)
-    return (best[1], best[2]) if best else fallback_quote(source, all_claims)
+    ranked = sorted(_passages(source, all_claims), key=lambda p: -jaccard(own, set(terms(p[1]))))
+    for locator, text in ranked[:CONTRADICTION_CANDIDATES]:
+        if contradicts(claim.text, text):
+            return locator, text, True
+    if ranked:
+        return ranked[0][0], ranked[0][1], False
+    locator, text = fallback_quote(source, all_claims)
+    return locator, text, False
 
 
 # -- sections ---------------------------------------------------------------------------
@@ -460,10 +476,11 @@ def _contradictions(facts: ReportFacts, citer: Citations) -> list[str]:
                      + "; ".join(f"{_OPEN}{escape(c.quote)}{_CLOSE}" for c in claim.citations[:2]))
         for i in against:
             source = facts.sources[i]
-            locator, quote = _disputing_quote(claim, i, source, facts.all_claims)
+            locator, quote, confirmed = _disputing_quote(claim, source, facts.all_claims)
             mark = citer.cite_sources([i])
             citer.add_quote(i, locator, quote)
-            pairs.append(f"  - *Disputed by* {mark}: {_OPEN}{escape(quote)}{_CLOSE}")
+            note = "" if confirmed else " (the closest passage quoted here; code did not find it to state the opposite)"
+            pairs.append(f"  - *Disputed by* {mark}{note}: {_OPEN}{escape(quote)}{_CLOSE}")
     return lines + (pairs or ["No contradictions were detected among the sources."]) + [""]
 
 

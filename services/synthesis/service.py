@@ -30,7 +30,7 @@ from shared import subjects
 from shared.archive import Archive
 from shared.council import Council, brief_reviews_from_notes
 from shared.judge import Judge, make_verifier_engine
-from shared.meaning import warm_up
+from shared.clauses import warm_up
 from shared.deadline import DEADLINE_PREFIX
 from shared.envelope import DEADLINE_NOTE, JobEnvelope, ScoredSource
 from shared.errors import PermanentError
