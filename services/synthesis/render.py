@@ -31,17 +31,29 @@ passed through :func:`plain` (no links, tags, emphasis or heading marks).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shared.claims import valid_indices
 from shared.envelope import LEVELS, ChecklistItem, Claim, CoverageStatus, JobConfidence, Level, ScoredSource
 from shared.events import CouncilReview, OutputSource, VerifiedFinding
-from shared.locators import locate
-from shared.meaning import contradicts
 from shared.memory import Insight
-from shared.text import jaccard, sentence_spans, terms
+
+from services.synthesis.passages import disputing_quote, fallback_quote
+from services.synthesis.wording import CLOSE_QUOTE as _CLOSE
+from services.synthesis.wording import OPEN_QUOTE as _OPEN
+from services.synthesis.wording import (
+    LEVEL_MARK,
+    citation_numbers,
+    escape,
+    pct,
+    plain,
+    plan_text,
+    plural,
+    query_text,
+    strip_markers,
+    unquoted,
+)
 
 
 __all__ = [
@@ -66,80 +78,7 @@ __all__ = [
     "strip_markers",
 ]
 
-_CITATION = re.compile(r"(?<!\\)\[(\d+)\]")
-_BRACKETED_NUMBER = re.compile(r"\[(\d+)\]")
-# A marker a model may write itself: [3], [3, 4], [3-5], [3][4], [^3], [S3], [src_3].
-_MODEL_MARKER = re.compile(r"\s*\[\^?\s*(?:src_|S)?\d+(?:\s*[,;–-]\s*(?:src_|S)?\d+)*\s*\]", re.IGNORECASE)
-
-
-def citation_numbers(markdown: str) -> set[int]:
-    """Every citation number used in ``markdown`` (escaped ``\\[n\\]`` excluded)."""
-    return {int(m.group(1)) for m in _CITATION.finditer(markdown)}
-
-
-def escape(text: str) -> str:
-    """``text`` on one line with every ``[n]`` escaped."""
-    return _BRACKETED_NUMBER.sub(r"\\[\1\\]", " ".join(text.split()))
-
-
-_BLOCK_START = re.compile(r"^(?:[#>|]|\s)+")
-LEVEL_MARK = "\u2020"  # †: after the citation of a sentence checked by code only
-_OPEN, _CLOSE = "\u201c", "\u201d"  # “ ”: around a source's own words
-_WRAPPING_QUOTES = (('"', '"'), (_OPEN, _CLOSE), ("\u2018", "\u2019"), ("'", "'"))
-
-
-def strip_markers(text: str) -> str:
-    """Prose with the citation markers its writer put in removed (ours are added from
-    claim ids), anything else that looks like one escaped, no dagger (only the
-    renderer marks a level), and no leading heading, quote or table mark (a sentence
-    can never become a heading of its own)."""
-    return _BLOCK_START.sub("", escape(_MODEL_MARKER.sub("", text).replace(LEVEL_MARK, "")))
-
-
-def _unquoted(text: str) -> str:
-    """``text`` without quotation marks around the whole of it (the renderer decides
-    what is shown as a quote)."""
-    t = text.strip()
-    for open_, close in _WRAPPING_QUOTES:
-        inner = t[len(open_):-len(close)]
-        if len(t) > 2 and t.startswith(open_) and t.endswith(close) and open_ not in inner and close not in inner:
-            return inner.strip()
-    return t
-
-
-_MD_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"]*\")?\)")
-_AUTOLINK = re.compile(r"<((?:https?|mailto|ftp):[^<>\s]*)>", re.IGNORECASE)
-_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
-_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
-_EMPHASIS = re.compile(r"\*\*|__|`+")
-_LEADING_MARKS = re.compile(r"^(?:(?:#{1,6}(?=\s|$)|>)\s*)+")
-
-
-def plain(text: str) -> str:
-    """Model wording as plain text on one line: ``[text](url)`` (and images) become
-    their text, ``<url>`` its address, HTML tags and comments go, as do ``**``,
-    ``__`` and backticks, and a leading heading (``#``) or quote (``>``) mark. Used for
-    the plan's wording (refined question, checklist items, queries, council reasons)
-    and by the writer on model sentences. ``[n]`` is left for :func:`escape`."""
-    t = _HTML_COMMENT.sub(" ", text)
-    t = _MD_LINK.sub(lambda m: m.group(1), t)
-    t = _AUTOLINK.sub(r"\1", t)
-    t = _HTML_TAG.sub("", t)
-    t = _EMPHASIS.sub("", t)
-    return _LEADING_MARKS.sub("", " ".join(t.split()))
-
-
-def pct(value: float) -> str:
-    return f"{round(value * 100)}%"
-
-
-_PLURALS = {"query": "queries"}
-CONTRADICTION_CANDIDATES = 8  # a disputing source's passages, closest first, checked to contradict
 SEE_ALSO_QUOTED = 3  # findings quoted under an item whose answers were all placed elsewhere
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {_PLURALS.get(noun, noun + 's')}"
 
 
 # -- the structure --------------------------------------------------------------------
@@ -307,60 +246,13 @@ class Citations:
         return "".join(f"[{n}]" for n in numbers)
 
 
-def fallback_quote(source: ScoredSource, claims: Sequence[Claim]) -> tuple[str, str]:
-    """A quote for a source cited without one of its own (e.g. only as contradicting):
-    one of its citations elsewhere, else its first evidence snippet, else the first
-    sentence of its excerpt, located in the canonical text when the excerpt's offset is known."""
-    for claim in claims:
-        for citation in claim.citations:
-            if citation.source_id == source.id:
-                return citation.locator, citation.quote
-    if source.digest is not None and source.digest.evidence_snippets:
-        snippet = source.digest.evidence_snippets[0]
-        return snippet.locator, snippet.text
-    spans = sentence_spans(source.text)
-    if not spans:
-        return "", source.text
-    start, end = spans[0]
-    where = locate(source.excerpt_start + start, source.excerpt_start + end, source.page_starts) \
-        if source.excerpt_start is not None else ""
-    return where, source.text[start:end]
-
-
-def _passages(source: ScoredSource, all_claims: Sequence[Claim]) -> list[tuple[str, str]]:
-    """(locator, text) of what the report can quote from ``source``: its passages cited
-    by any claim, its digest's evidence snippets, its excerpt's sentences."""
-    out = [(c.locator, c.quote) for claim in all_claims for c in claim.citations if c.source_id == source.id]
-    if source.digest is not None:
-        out += [(e.locator, e.text) for e in source.digest.evidence_snippets]
-    if source.excerpt_start is not None:
-        at = source.excerpt_start
-        out += [(locate(at + a, at + b, source.page_starts), source.text[a:b]) for a, b in sentence_spans(source.text)]
-    return list(dict.fromkeys(out))
-
-
-def _disputing_quote(claim: Claim, source: ScoredSource, all_claims: Sequence[Claim]) -> tuple[str, str, bool]:
-    """What the disputing source says: (locator, passage, whether code found that this
-    passage states the opposite of the claim). The closest passage in terms that
-    ``shared.meaning.contradicts`` confirms; when none does, the closest one, unconfirmed."""
-    own = set(terms(claim.text))
-    ranked = sorted(_passages(source, all_claims), key=lambda p: -jaccard(own, set(terms(p[1]))))
-    for locator, text in ranked[:CONTRADICTION_CANDIDATES]:
-        if contradicts(claim.text, text):
-            return locator, text, True
-    if ranked:
-        return ranked[0][0], ranked[0][1], False
-    locator, text = fallback_quote(source, all_claims)
-    return locator, text, False
-
-
 # -- sections ---------------------------------------------------------------------------
 
 
 def _worded(text: str, level: str | None) -> str:
     """The text as its level shows it: a quote in quotation marks, anything else
     without marks around the whole of it (``text`` is escaped already)."""
-    text = _unquoted(text)
+    text = unquoted(text)
     return f"{_OPEN}{text}{_CLOSE}" if level == "quoted" else text
 
 
@@ -476,7 +368,7 @@ def _contradictions(facts: ReportFacts, citer: Citations) -> list[str]:
                      + "; ".join(f"{_OPEN}{escape(c.quote)}{_CLOSE}" for c in claim.citations[:2]))
         for i in against:
             source = facts.sources[i]
-            locator, quote, confirmed = _disputing_quote(claim, source, facts.all_claims)
+            locator, quote, confirmed = disputing_quote(claim, source, facts.all_claims)
             mark = citer.cite_sources([i])
             citer.add_quote(i, locator, quote)
             note = "" if confirmed else " (the closest passage quoted here; code did not find it to state the opposite)"
@@ -540,16 +432,6 @@ def _sources(facts: ReportFacts, citer: Citations) -> tuple[list[str], list[Outp
     if not citer.order:
         lines += ["No source was cited.", ""]
     return lines, out
-
-
-def plan_text(text: str) -> str:
-    """The plan's wording (a checklist item) as shown: plain, on one line, escaped."""
-    return escape(plain(text))
-
-
-def query_text(query: str) -> str:
-    """A query as shown inside backticks: plain, escaped, no backtick."""
-    return escape(plain(query)).replace("`", "")
 
 
 def render(facts: ReportFacts, body: Body) -> tuple[str, list[OutputSource]]:

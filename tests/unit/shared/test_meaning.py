@@ -1,0 +1,66 @@
+"""The meaning checks: a sentence that keeps its quote's words but turns its meaning is
+refused, by the check that catches it; a faithful rewording is kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.grounding import check_grounding
+from shared.meaning import contradicts
+
+QUOTE = "Deleted rows are not physically removed until VACUUM runs."
+
+
+@pytest.mark.parametrize(("sentence", "quotes", "category"), [
+    ("Deleted rows are physically removed until VACUUM runs.", [QUOTE], "negation"),
+    ("The cache is unsafe under concurrent writes.", ["The cache is safe under concurrent writes."], "negation"),
+    ("All threads share the heap.", ["Some threads share the heap."], "quantifier"),
+    ("The planner always picks an index scan.", ["The planner usually picks an index scan."], "quantifier"),
+    ("Only superusers can create extensions.", ["Superusers can create extensions."], "quantifier"),
+    ("A thread crashes the whole process.", ["A thread can crash the whole process."], "modality"),
+    ("Statins cause lower mortality.", ["Statins are associated with lower mortality."], "modality"),
+    ("Connection pooling increases latency.", ["Connection pooling reduces latency."], "comparative"),
+    ("The server calls the client.", ["The client calls the server."], "role"),
+    ("The drive reads at 3,500 GB/s.", ["The drive reads at 3,500 MB/s."], "number"),
+    ("Redis keeps 40 GB in memory.", ["Redis keeps data in memory.", "The cluster stores 40 GB on disk."], "merge"),
+    ("Redis is single threaded.", ["PostgreSQL is single threaded.", "Redis keeps data in memory."], "merge"),
+    ("Locks are held.", ["Locks are held within a partition."], "scope"),
+    ("The anticoagulant doubled the risk of bleeding.",
+     ["In patients over 75, the anticoagulant doubled the risk of bleeding."], "scope"),
+    ("The vulnerability lets a remote attacker execute arbitrary code.",
+     ["The vulnerability lets an attacker read memory."], "terms"),
+])
+def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str, quotes: list[str],
+                                                                      category: str) -> None:
+    g = check_grounding(sentence, quotes)
+    assert not g.ok and g.category == category, g
+
+
+@pytest.mark.parametrize(("sentence", "quotes"), [
+    ("DELETE removes rows from the table.", ["Rows are deleted from the table by DELETE."]),
+    ("One of the threads holds the lock.", ["A thread holds the lock."]),
+    ("The service has 1.2 million users.", ["The service has 1,200,000 users."]),
+    ("Heat pumps cut emissions by 60 per cent.", ["Heat pumps cut emissions by 60%."]),
+    ("Connection pooling lowers latency.", ["Connection pooling reduces latency."]),
+    ("Y-trees are slower than B-trees for range scans.", ["B-trees are faster than Y-trees for range scans."]),
+    ("Both Redis and Memcached keep data in memory.", ["Redis keeps data in memory.", "Memcached keeps data in memory."]),
+    ("Adding a replica reduced latency and increased throughput.",
+     ["Adding a replica reduced latency.", "Adding a replica increased throughput."]),
+    ("Statins may lower mortality.", ["Statins lower mortality."]),
+])
+def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
+    g = check_grounding(sentence, quotes)
+    assert g.ok and g.level == "supported", g
+
+
+def test_a_sentence_that_is_its_quote_is_quoted() -> None:
+    assert check_grounding(QUOTE, [QUOTE]).level == "quoted"
+    assert check_grounding("  Deleted rows are not physically removed until VACUUM runs [3]", [QUOTE]).level == "quoted"
+    assert check_grounding("VACUUM runs.", ["Deleted rows stay. VACUUM runs."]).level == "quoted"
+
+
+def test_contradictions_are_told_from_agreement_and_from_unrelated_text() -> None:
+    assert contradicts("Threads share memory.", "Threads do not share memory.") == "negation"
+    assert contradicts("Latency increases under load.", "Latency decreases under load.") == "comparative"
+    assert contradicts("Threads share memory.", "Threads share memory with each other.") is None
+    assert contradicts("Threads share memory.", "The harbour froze in 1963.") is None
