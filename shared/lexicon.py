@@ -43,8 +43,7 @@ QUANTIFIERS: dict[str, int] = {
     **dict.fromkeys("many often frequently commonly numerous widely".split(), 2),
     **dict.fromkeys("most usually typically generally mostly largely mainly normally majority "
                     "predominantly primarily".split(), 3),
-    **dict.fromkeys("all every each always invariably universally everything everyone everybody "
-                    "entirely completely fully whole".split(), 4),
+    **dict.fromkeys("all every each always invariably universally everything everyone everybody".split(), 4),
 }
 # The low end, "rarely" and "few", is a claim of its own: it neither strengthens nor weakens "often".
 RARE = frozenset("rarely seldom few hardly scarcely barely minority".split())
@@ -88,6 +87,11 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
         underperform inferior worst""".split()},
     **{w: ("time", _UP) for w in "before earlier prior precede preceded precedes previously".split()},
     **{w: ("time", _DOWN) for w in "after later afterwards subsequently".split()},
+    **{w: ("cost", _UP) for w in "costlier costly pricier pricey expensive dearer".split()},
+    **{w: ("cost", _DOWN) for w in "cheaper cheap inexpensive cheapest".split()},
+    # Particles of phrasal verbs: "bring up" is not "bring down"; compared only when both have one.
+    **{w: ("particle", _UP) for w in ("up",)},
+    **{w: ("particle", _DOWN) for w in ("down",)},
     **{w: ("presence", _UP) for w in "add enable allow permit include keep retain".split()},
     **{w: ("presence", _DOWN) for w in "remove disable prevent forbid exclude drop delete block".split()},
 }

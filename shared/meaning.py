@@ -231,6 +231,9 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     return None
 
 
+_COMPARATIVE_AXES = frozenset({"magnitude", "speed", "quality", "cost"})
+
+
 def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
     """Directions agree with the aligned clause's; on an axis that clause does not
     speak of, with the whole quote's (``whole``)."""
@@ -257,8 +260,11 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
             if _swapped(said, source) and "than" in said.words():
                 continue  # "Y is slower than X" restates "X is faster than Y"
             return "comparative", f"it reverses the direction ({axis}) its quote states"
-        if not theirs and axis in ("magnitude", "speed", "quality"):
+        if axis in _COMPARATIVE_AXES and not any(a in _COMPARATIVE_AXES for a, _ in theirs):
             return "comparative", f"it states a direction ({axis}) its quote does not"
+    if "than" in source.words() and "than" not in said.words() \
+            and any(a in _COMPARATIVE_AXES for a, _ in _directions(said)):
+        return "comparative", "it drops or changes what its quote compares it with"
     return None
 
 
@@ -352,6 +358,12 @@ def _sides(clause: Clause, pivot: int) -> tuple[set[str], set[str]]:
     return before - after, after - before
 
 
+def _side(clause: Clause, pivot: int, step: int) -> set[str]:
+    """Every content word on one side of ``pivot``."""
+    toks = clause.tokens[:pivot] if step < 0 else clause.tokens[pivot + 1:]
+    return {min(t.forms) for t in toks if is_content(t)}
+
+
 def _phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
     """The content words of the phrase next to the verb at ``pivot``: its subject
     (``step`` -1) or its object (+1), up to a preposition, a clause word or punctuation;
@@ -390,6 +402,9 @@ def _role_parts(said: Clause, source: Clause) -> tuple[set[str], set[str], set[s
         ss, so = _sides(said, p)
         qs, qo = _sides(source, q)
         clean = False
+        whole_ss, whole_qs, whole_qo = _side(said, p, -1), _side(source, q, -1), _side(source, q, 1)
+        if whole_ss and not whole_ss & whole_qs and whole_ss <= whole_qo:
+            ss, qs, qo = whole_ss, whole_qs, whole_qo - whole_qs  # its subject is the quote's other side
     else:
         (ss, c1), (so, c2) = _phrase(said, p, -1), _phrase(said, p, 1)
         (qs, c3), (qo, c4) = _phrase(source, q, -1), _phrase(source, q, 1)

@@ -273,11 +273,10 @@ def test_the_offline_report_is_all_quotes_and_says_no_judge_ran() -> None:
 
 # -- known gaps ---------------------------------------------------------------------------------
 
-# Turnings of make_envelope()'s claims that the deterministic checks accept today (each
-# passes as "supported"). Only a judge would stop them. Kept as expected failures so
-# that a fix shows up as XPASS.
-_GAPS = [
-    ("cl1", "Creating a thread is costlier than creating a process."),  # antonym of "cheaper" not in the lexicon
+# Turnings of make_envelope()'s claims that an earlier version of the checks accepted
+# as "supported" (found by these writers); each is refused now.
+_ONCE_MISSED = [
+    ("cl1", "Creating a thread is costlier than creating a process."),  # antonym of "cheaper"
     ("cl1", "Creating a thread is pricier than creating a process."),
     ("cl1", "Creating a thread is cheaper after creating a process."),  # "than" became "after"
     ("cl4", "A crash in one thread can bring up the whole process."),  # particle flipped
@@ -287,9 +286,8 @@ _GAPS = [
 ]
 
 
-@pytest.mark.xfail(reason="a known gap of the deterministic checks", strict=False)
-@pytest.mark.parametrize(("cid", "sentence"), _GAPS)
-def test_known_gaps_of_the_checks(cid: str, sentence: str) -> None:
+@pytest.mark.parametrize(("cid", "sentence"), _ONCE_MISSED)
+def test_turnings_the_checks_once_missed_are_refused(cid: str, sentence: str) -> None:
     claims = {c.id: c for c in prepare(make_envelope()).claims}
     quotes = [c.quote for c in claims[cid].citations]
     assert not check_grounding(sentence, quotes, min_support=MIN_SUPPORT).ok
