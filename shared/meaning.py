@@ -133,14 +133,18 @@ def _direction_of(t: Token) -> tuple[str, int] | None:
     return hit
 
 
-def _passive(clause: Clause) -> bool:
-    words = clause.words()
-    for i, w in enumerate(words):
-        if w in BE and any(x.endswith(("ed", "en")) and x not in _NOT_PARTICIPLES for x in words[i + 1:i + 3]):
-            return True
-    return False
+def _passive(clause: Clause, pivot: int) -> bool:
+    """The verb at ``pivot`` is passive: a participle ("removed", "written", "held")
+    after a form of "be" (or "get") within the two words before it."""
+    t = clause.tokens[pivot]
+    participle = (t.low.endswith(("ed", "en")) or t.low != t.lemma) and t.low not in _NOT_PARTICIPLES
+    return participle and any(u.low in BE for u in clause.tokens[max(0, pivot - 3):pivot])
 
 
+# Where a finding was made ("In the trial, ...", "In this study, ..."): its setting, not
+# a condition that narrows it.
+_SETTINGS = frozenset("trial study cohort analysis experiment survey paper report review sample dataset "
+                      "benchmark test evaluation investigation work".split())
 _FRONTING = frozenset("in on for at with over during under among within after when if unless once".split())
 
 
@@ -152,7 +156,8 @@ def _fronted(clause: Clause) -> list[Token]:
         return []
     for n in range(1, min(len(toks), 10)):
         if clause.pause_before(n):
-            return [u for u in toks[1:n] if is_content(u) or u.low.isdigit()]
+            words = [u for u in toks[1:n] if is_content(u) or u.low.isdigit()]
+            return [] if {u.lemma for u in words} <= _SETTINGS else words
     return []
 
 
@@ -409,7 +414,7 @@ def _role_parts(said: Clause, source: Clause) -> tuple[set[str], set[str], set[s
         (ss, c1), (so, c2) = _phrase(said, p, -1), _phrase(said, p, 1)
         (qs, c3), (qo, c4) = _phrase(source, q, -1), _phrase(source, q, 1)
         clean = c1 and c2 and c3 and c4 and min(_verbness(said, p), _verbness(source, q)) >= 2
-    if _passive(said) != _passive(source):
+    if _passive(said, p) != _passive(source, q):
         qs, qo = qo, qs
     return ss, so, qs, qo, clean
 
