@@ -38,10 +38,12 @@ CANCEL_TIMEOUT_S = 10.0
 TOOL_DESCRIPTION = """\
 Conducts in-depth research on a question using web search, PubMed and the user's own \
 document corpora, and returns a synthesized answer whose inline citations [n] point to \
-the listed sources (each quoted passage is verified against the source's text). Use this when:
+the listed sources (each quoted passage is verified against the source's text, and each \
+cited sentence is checked against those passages: shown in quotation marks when it is a \
+source's words, with a dagger when only code checked it). Use this when:
 - The question requires synthesizing information from multiple sources
 - A simple search won't suffice
-- The user needs a well-researched, cited, verified answer
+- The user needs a well-researched answer whose statements are checked against their sources
 
 Research takes minutes (typically 1-5, longer with more iterations): before calling this \
 tool, tell the user so and ask whether they would like to proceed. Progress is reported \
