@@ -257,6 +257,10 @@ class Claim(_CamelWire):
     checklist_item_ids: list[str] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     level: Level | None = None  # None: not yet checked (a claim made before levels existed)
+    # The contradicting sources' passages that code found to state the opposite of the
+    # claim (shared.meaning.contradicts), one per source where it has one: what the
+    # report quotes beside the claim under Contradictions.
+    counter_citations: list[Citation] = Field(default_factory=list)
 
 
 MAX_REJECTED_CLAIMS = 20  # kept per job (the latest); bounds the envelope

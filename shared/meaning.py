@@ -469,10 +469,11 @@ def contradicts(statement: str, other: str) -> str | None:
         if pair is None:
             continue
         said, source = pair
-        if _polarity(said, source):
-            return "negation"
+        same_subject = bool(_subject(said) & _subject(source))
+        if _polarity(said, source) and same_subject and _same_verb(said, source):
+            return "negation"  # the same subject, the same verb, one of them negated
         problem = _direction(said, source) or _roles(said, source)
-        if problem and problem[0] in ("comparative", "role") and _directions(source):
+        if problem and problem[0] in ("comparative", "role") and _directions(source) and same_subject:
             return problem[0]
         (mine, _, _), (theirs, _, _) = _quantity(said), _quantity(source)
         if mine == 4 and theirs is not None and theirs < 4:
@@ -480,6 +481,28 @@ def contradicts(statement: str, other: str) -> str | None:
         if _figures_disagree(a, b):
             return "number"
     return None
+
+
+def _same_verb(said: Clause, source: Clause) -> bool:
+    """Both clauses turn on the same verb: surely a verb on both sides, or on one side
+    after an auxiliary or "not" (or they turn on "than"/"before"/"after")."""
+    pivots = _pivots(said, source)
+    if pivots is None:
+        return False
+    p, q = pivots
+    sure = sorted((_verbness(said, p), _verbness(source, q)))
+    return said.words()[p] in _ORDER_WORDS or sure[0] >= 2 or (sure[0] >= 1 and sure[1] >= 3)
+
+
+def _subject(clause: Clause) -> set[str]:
+    """The content words before the clause's first verb, auxiliary or directional word."""
+    out: set[str] = set()
+    for i, t in enumerate(clause.tokens):
+        if t.low in AUX or _direction_of(t) or (i and _verbness(clause, i) >= 2):
+            break
+        if is_content(t):
+            out.add(min(t.forms))
+    return out
 
 
 def _figures_disagree(a: str, b: str) -> bool:

@@ -74,6 +74,12 @@ class _Candidate:
 class _Group:
     members: list[_Candidate] = field(default_factory=list)
     contradicting: set[int] = field(default_factory=set)
+    # source index -> the passage of that source found to state the opposite
+    counter: dict[int, _Candidate] = field(default_factory=dict)
+
+    def contradicted_by(self, member: _Candidate) -> None:
+        self.contradicting.add(member.source_index)
+        self.counter.setdefault(member.source_index, member)
 
     @property
     def negated(self) -> bool:
@@ -194,9 +200,11 @@ def _drop_opposites(group: _Group, rep: _Candidate) -> None:
     texts = list(dict.fromkeys(m.text for m in group.members if m.text != rep.text))[:MEMBER_CHECKS]
     opposite = {t for t in texts if contradicts(rep.text, t) is not None}
     if opposite:
-        gone = {m.source_index for m in group.members if m.text in opposite}
+        gone = [m for m in group.members if m.text in opposite]
         group.members = [m for m in group.members if m.text not in opposite]
-        group.contradicting.update(gone - set(group.supporting))
+        for member in gone:
+            if member.source_index not in group.supporting:
+                group.contradicted_by(member)
 
 
 def _mark_contradictions(groups: list[_Group], reps: list[_Candidate], chosen: Sequence[int]) -> None:
@@ -216,8 +224,19 @@ def _mark_contradictions(groups: list[_Group], reps: list[_Candidate], chosen: S
                 continue
             checked.add(pair)
             if contradicts(reps[i].text, reps[j].text) is not None:
-                g.contradicting.update(set(h.supporting) - set(g.supporting))
-                h.contradicting.update(set(g.supporting) - set(h.supporting))
+                _mark_sources(g, h, reps[i])
+                _mark_sources(h, g, reps[j])
+
+
+def _mark_sources(claim: _Group, other: _Group, rep: _Candidate) -> None:
+    """``other``'s sources (those not supporting ``claim``) contradict ``claim`` where
+    their own passage in ``other`` is found to state the opposite of ``rep``: a source
+    is only counted against a claim with a passage checked to contradict it."""
+    for index in sorted(set(other.supporting) - set(claim.supporting)):
+        passage = next((m for m in other.members if m.source_index == index
+                        and contradicts(rep.text, m.text) is not None), None)
+        if passage is not None:
+            claim.contradicted_by(passage)
 
 
 # A sentence that defines or states what something is or does, near its start.
@@ -443,6 +462,8 @@ def _claim(claim_id: str, group: _Group, rep: _Candidate, scored_sources: Sequen
         checklist_item_ids=[iid for iid, it in subjects if claim_matches_item(set(rep.terms), it)],
         citations=citations,
         level="quoted",  # the representative's quote itself (spacing and footnote marks aside)
+        counter_citations=[Citation(source_id=scored_sources[i].id, locator=m.locator, quote=m.quote)
+                           for i, m in sorted(group.counter.items()) if i in group.contradicting],
     )
 
 

@@ -259,12 +259,14 @@ def _check_draft(n: int, draft: ClaimDraft, snippets: Mapping[str, Snippet], ver
     if isinstance(grounding, Refused):
         return grounding
     support_idx = sorted({s.source_index for s, _ in checks})
-    against = _verified_against(contradicting, snippets, verifier, text)
+    against = {i: c for i, c in _verified_against(contradicting, snippets, verifier, text).items()
+               if i not in support_idx}
     return Claim(
         id=f"m{n}",
         text=text,
         supporting_indices=support_idx,
-        contradicting_indices=sorted(against - set(support_idx)),
+        contradicting_indices=sorted(against),
+        counter_citations=[against[i] for i in sorted(against)],
         checklist_item_ids=[i for i in _ids(draft.checklist_item_ids) if i in known_items],
         citations=[Citation(source_id=verifier.scored[s.source_index].id, locator=c.locator or "",
                             quote=c.text or "") for s, c in checks],
@@ -273,10 +275,11 @@ def _check_draft(n: int, draft: ClaimDraft, snippets: Mapping[str, Snippet], ver
 
 
 def _verified_against(contradicting: Sequence[str], snippets: Mapping[str, Snippet], verifier: Verifier,
-                      text: str) -> set[int]:
+                      text: str) -> dict[int, Citation]:
     """The sources of the cited contradicting snippets whose quote verifies and states
-    the opposite of the claim (shared.meaning.contradicts); any other is logged and not counted."""
-    against: set[int] = set()
+    the opposite of the claim (shared.meaning.contradicts), each with that passage as
+    verified; any other is logged and not counted."""
+    against: dict[int, Citation] = {}
     for i in contradicting:
         s = snippets[i]
         check = verifier.quote(s.source_index, s.text, s.locator)
@@ -286,7 +289,8 @@ def _verified_against(contradicting: Sequence[str], snippets: Mapping[str, Snipp
             log.warning("contradicting snippet %s does not contradict claim %r: not counted", i, text[:80])
         else:
             log.info("snippet %s contradicts claim %r (%s)", i, text[:80], kind)
-            against.add(s.source_index)
+            against.setdefault(s.source_index, Citation(source_id=verifier.scored[s.source_index].id,
+                                                         locator=check.locator or "", quote=check.text or s.text))
     return against
 
 

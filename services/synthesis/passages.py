@@ -53,6 +53,14 @@ def passages(source: ScoredSource, all_claims: Sequence[Claim]) -> list[tuple[st
 
 
 def disputing_quote(claim: Claim, source: ScoredSource, all_claims: Sequence[Claim]) -> tuple[str, str, bool]:
+    """See :func:`_searched`; the passage scoring found and checked comes first."""
+    recorded = next((c for c in claim.counter_citations if c.source_id == source.id), None)
+    if recorded is not None:
+        return recorded.locator, recorded.quote, True
+    return _searched(claim, source, all_claims)
+
+
+def _searched(claim: Claim, source: ScoredSource, all_claims: Sequence[Claim]) -> tuple[str, str, bool]:
     """What the disputing source says: (locator, passage, whether code found that this
     passage states the opposite of the claim). The closest passage in terms that
     ``shared.meaning.contradicts`` confirms; when none does, the closest one, unconfirmed."""
