@@ -90,6 +90,8 @@ def test_a_cited_contradiction_counts_only_when_it_verifies_and_states_the_oppos
     assert rejected == []
     # b says the opposite; c shares the subject and says something else; d's quote is not its source's.
     assert claim.contradicting_indices == [_index(scored, "b")]
+    # The passage that was checked travels with the claim: the report quotes it.
+    assert [(c.source_id, c.quote) for c in claim.counter_citations] == [("b", NOT_SHARE)]
     log = caplog.text
     assert f"snippet {label['b']} contradicts claim" in log and "(negation)" in log
     assert f"contradicting snippet {label['c']} does not contradict claim" in log
@@ -117,6 +119,7 @@ def test_near_duplicates_that_state_opposites_are_not_one_claim() -> None:
     up = _claim(claims, UP)
     assert up.supporting_indices == sorted([_index(scored, "a"), _index(scored, "c")])
     assert up.contradicting_indices == [_index(scored, "b")]
+    assert [(c.source_id, c.quote) for c in up.counter_citations] == [("b", DOWN)]
     assert all(DOWN not in (cit.quote for cit in c.citations) for c in claims if c.text == UP)
 
 
