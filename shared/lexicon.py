@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = [
     "CAUSAL",
+    "CONVERSES",
     "CONDITION_OPENERS",
     "CORRELATIONAL",
     "DIRECTIONS",
@@ -75,15 +76,17 @@ _UP, _DOWN = 1, -1
 DIRECTIONS: dict[str, tuple[str, int]] = {
     **{w: ("magnitude", _UP) for w in """increase raise rise grow boost gain expand exceed amplify
         maximize maximise double triple more higher greater larger bigger longer heavier
-        wider taller above upward high large big long maximum increased lengthen widen deepen extend""".split()},
+        wider taller above upward high large big long maximum increased lengthen widen deepen extend
+        growth""".split()},
     **{w: ("magnitude", _DOWN) for w in """decrease reduce lower cut decline drop fall shrink
         diminish lessen minimize minimise halve less fewer smaller shorter lighter narrower
-        below downward low small short minimum reduced decreased shorten narrow""".split()},
+        below downward low small short minimum reduced decreased shorten narrow
+        reduction""".split()},
     **{w: ("speed", _UP) for w in "faster quicker fast quick speed accelerate sooner".split()},
     **{w: ("speed", _DOWN) for w in "slower slow slowly decelerate delay".split()},
-    **{w: ("quality", _UP) for w in """better improve improves enhance strengthen benefit help
+    **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen benefit help
         outperform superior best""".split()},
-    **{w: ("quality", _DOWN) for w in """worse worsen degrade impair weaken harm hurt hinder
+    **{w: ("quality", _DOWN) for w in """worse worsen degrade deterioration impair weaken harm hurt hinder
         underperform inferior worst""".split()},
     **{w: ("time", _UP) for w in "before earlier prior precede preceded precedes previously".split()},
     **{w: ("time", _DOWN) for w in "after later afterwards subsequently".split()},
@@ -103,3 +106,22 @@ CONDITION_OPENERS = frozenset("""
     if unless when whenever provided once within among under during except excluding
     only per where
 """.split())
+
+# Words whose counterpart names the other party or the other way ("reads" / "writes",
+# "client" / "server", "lends" / "borrows"): a sentence that says one where its quote
+# says the other has swapped what the quote is about while keeping its shape.
+_PAIRS = """read/write reader/writer input/output client/server send/receive sender/receiver
+    upload/download import/export encrypt/decrypt encryption/decryption compress/decompress
+    compression/decompression buy/sell buyer/seller lend/borrow lender/borrower parent/child
+    inbound/outbound upstream/downstream ingress/egress push/pull producer/consumer
+    leader/follower primary/replica primary/secondary host/guest local/remote internal/external
+    synchronous/asynchronous sync/async static/dynamic public/private success/failure
+    accept/reject allow/deny win/lose left/right first/last start/end begin/end inner/outer
+    encode/decode serialize/deserialize import/export debit/credit import/export male/female
+    positive/negative acidic/alkaline benign/malignant inhibit/activate agonist/antagonist
+    upregulate/downregulate""".split()
+CONVERSES: dict[str, frozenset[str]] = {}
+for _pair in _PAIRS:
+    _a, _b = _pair.split("/")
+    CONVERSES[_a] = CONVERSES.get(_a, frozenset()) | {_b}
+    CONVERSES[_b] = CONVERSES.get(_b, frozenset()) | {_a}

@@ -36,7 +36,7 @@ from __future__ import annotations
 from shared.clauses import AUX, BE, Clause, Token, aligned_pair, is_content, lemmas_of, token
 from shared.figures import figures, same_figure
 from shared.lexicon import (
-    CAUSAL, CONDITION_OPENERS, CORRELATIONAL, DIRECTIONS, EXCLUSIVE, HEDGES, NEGATIVE_PREFIXES, NEGATORS,
+    CAUSAL, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, DIRECTIONS, EXCLUSIVE, HEDGES, NEGATIVE_PREFIXES, NEGATORS,
     QUANTIFIERS, RARE, STRONG,
 )
 from shared.text import STOPWORDS
@@ -198,7 +198,7 @@ def _conditions(clause: Clause) -> list[list[Token]]:
 def compare(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
     """(category, reason) of the first way clause ``said`` departs from ``source``, the
     clause of its quote it aligns with (``whole``: that entire quote)."""
-    for check in (_polarity, _quantifiers, _modality, _direction, _roles, _scope):
+    for check in (_polarity, _quantifiers, _modality, _direction, _converse, _roles, _scope):
         problem = check(said, source, whole) if check in (_direction, _roles) else check(said, source)
         if problem is not None:
             return problem
@@ -286,14 +286,27 @@ def _bound_sign(said: Clause, i: int, axis: str, whole: Clause) -> int | None:
             break
     if target is None:
         return None
-    for n, u in enumerate(whole.tokens):
+    toks = whole.tokens
+    for n, u in enumerate(toks):
         if not u.forms & target.forms:
             continue
-        for v in reversed(whole.tokens[max(0, n - 4):n]):
-            hit = _direction_of(v)
+        for m in range(n - 1, max(-1, n - 5), -1):  # before it ("reduces latency"), within its phrase
+            if toks[m].low in _BINDING_STOPS or whole.pause_before(m + 1):
+                break
+            hit = _direction_of(toks[m])
+            if hit is not None and hit[0] == axis:
+                return hit[1]
+        for m in range(n + 1, min(len(toks), n + 3)):  # or right after it ("interest rates rise")
+            if toks[m].low in _BINDING_STOPS or whole.pause_before(m):
+                break
+            hit = _direction_of(toks[m])
             if hit is not None and hit[0] == axis:
                 return hit[1]
     return None
+
+
+# Words between a directional word and what it governs that end the binding.
+_BINDING_STOPS = frozenset("when if while because since as that which who than and or but whereas unless".split())
 
 
 _NOT_PARTICIPLES = frozenset("often even open seen then when been".split())
@@ -329,6 +342,18 @@ def _modifier(clause: Clause, i: int) -> bool:
     ("developed economies")."""
     nxt = clause.tokens[i + 1] if i + 1 < len(clause.tokens) else None
     return clause.tokens[i].low.endswith(("ed", "en")) and nxt is not None and is_content(nxt)
+
+
+def _converse(said: Clause, source: Clause) -> tuple[str, str] | None:
+    """A word whose counterpart (``CONVERSES``: reads/writes, client/server) stands in
+    the quote's clause where the sentence has the word itself."""
+    mine = {x for t in said.tokens for x in t.lemmas}
+    theirs = {x for t in source.tokens for x in t.lemmas}
+    for word in sorted(mine - theirs):
+        other = CONVERSES.get(word, frozenset()) & (theirs - mine)
+        if other:
+            return "comparative", f'it says "{word}" where its quote says "{min(other)}"'
+    return None
 
 
 def _pivots(said: Clause, source: Clause) -> tuple[int, int] | None:

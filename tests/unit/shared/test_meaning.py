@@ -24,6 +24,9 @@ QUOTE = "Deleted rows are not physically removed until VACUUM runs."
     ("The drive reads at 3,500 GB/s.", ["The drive reads at 3,500 MB/s."], "number"),
     ("Redis keeps 40 GB in memory.", ["Redis keeps data in memory.", "The cluster stores 40 GB on disk."], "merge"),
     ("Redis is single threaded.", ["PostgreSQL is single threaded.", "Redis keeps data in memory."], "merge"),
+    ("The cache doubles throughput for writes.", ["The cache doubles throughput for reads."], "comparative"),
+    ("Raising the minimum wage reduced employment.", ["Raising the minimum wage did not reduce employment."],
+     "negation"),
     ("Locks are held.", ["Locks are held within a partition."], "scope"),
     ("The anticoagulant doubled the risk of bleeding.",
      ["In patients over 75, the anticoagulant doubled the risk of bleeding."], "scope"),
@@ -47,6 +50,8 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("Adding a replica reduced latency and increased throughput.",
      ["Adding a replica reduced latency.", "Adding a replica increased throughput."]),
     ("Statins may lower mortality.", ["Statins lower mortality."]),
+    ("Connection pooling leads to a reduction in latency.", ["Connection pooling reduces latency."]),
+    ("Higher interest rates reduce borrowing.", ["Borrowing falls when interest rates rise."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
