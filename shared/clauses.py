@@ -119,18 +119,27 @@ class Clause:
 
 def clauses(text: str) -> list[Clause]:
     """The clauses of ``text``: cut at the breaks above, before "without" (its own
-    negated clause), and at "and" before a verb ("reduced latency and increased throughput")."""
+    negated clause), and at "and" before a verb ("reduced latency and increased
+    throughput"). A piece with no content word of its own ("…, which is not slower",
+    "…, but not both") stays with the clause before it, whose words it turns."""
     tokens = _tokens(text)
     cuts = [0] + [m.start() for m in _CLAUSE_BREAK.finditer(text)] + [len(text) + 1]
     for i, t in enumerate(tokens[1:-1], start=1):
         if t.low == "without" or (t.low == "and" and tokens[i + 1].verb and tokens[i + 1].low not in STOPWORDS):
             cuts.append(t.start)
     cuts.sort()
-    out = []
+    parts: list[list[Token]] = []
     for a, b in zip(cuts, cuts[1:], strict=False):
         part = [t for t in tokens if a <= t.start < b]
-        if part:
-            out.append(Clause(part, part[0].start, part[-1].end, text))
+        if not part:
+            continue
+        if parts and not any(is_content(t) for t in part):
+            parts[-1] += part  # "…, which is not slower": its words turn the clause before it
+        elif parts and not any(is_content(t) for t in parts[-1]):
+            parts[-1] += part
+        else:
+            parts.append(part)
+    out = [Clause(part, part[0].start, part[-1].end, text) for part in parts]
     return out or [Clause([], 0, 0, text)]
 
 

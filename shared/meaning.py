@@ -33,6 +33,8 @@ its quotes (or a whole sentence of one) is ``quoted`` and needs no check.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from shared.clauses import AUX, BE, Clause, Token, aligned_pair, is_content, lemmas_of, token
 from shared.figures import figures, same_figure
 from shared.lexicon import (
@@ -82,12 +84,13 @@ _FREQUENCY = frozenset("sometimes occasionally often frequently commonly usually
                        "always invariably never".split())
 
 
-def _quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None, bool, bool]:
-    """(strongest quantifier, says "rarely"/"few", says "only"). With ``subject_only``,
-    only frequency adverbs and quantifiers among the clause's first three words count
-    (what "some" says of an object, "trading some throughput", limits nothing)."""
+def _quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None, int | None, bool, bool]:
+    """(strongest quantifier of a noun, strongest frequency adverb, says "rarely"/"few",
+    says "only"). With ``subject_only``, only quantifiers among the clause's first three
+    words count (what "some" says of an object, "trading some throughput", limits nothing)."""
     words = clause.words()
     strength: int | None = None
+    frequency: int | None = None
     rare = exclusive = False
     for i, w in enumerate(words):
         prev = words[i - 1] if i else ""
@@ -101,12 +104,13 @@ def _quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None
         level = QUANTIFIERS.get(w)
         if level is None or (w == "all" and prev == "at") or (w == "most" and prev in ("the", "at")):
             continue
-        if subject_only and w not in _FREQUENCY and i > 2:
-            continue
         if w == "each" and nxt == "other":
             continue
-        strength = max(strength or 0, level)
-    return strength, rare, exclusive
+        if w in _FREQUENCY:
+            frequency = max(frequency or 0, level)
+        elif not subject_only or i <= 2:
+            strength = max(strength or 0, level)
+    return strength, frequency, rare, exclusive
 
 
 def _certainty(clause: Clause) -> int:
@@ -116,20 +120,35 @@ def _certainty(clause: Clause) -> int:
     return 3 if words & STRONG else 2
 
 
-def _directions(clause: Clause) -> list[tuple[str, int]]:
+def _hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
+    """(position, axis, sign, weak) of each directional word of the clause. A weak one is a
+    plain adjective ("high", "large", "fast"): it agrees or disagrees with another on its
+    axis, but is not a comparison of its own. "no longer" is no direction."""
     out = []
-    for t in clause.tokens:
+    for i, t in enumerate(clause.tokens):
         hit = _direction_of(t)
-        if hit:
-            out.append(hit)
+        if hit is None:
+            continue
+        prev = clause.tokens[i - 1].low if i else ""
+        if t.low == "longer" and prev in ("no", "any"):
+            continue
+        head = t.low.split("-", 1)[0]
+        out.append((i, hit[0], hit[1], t.low in _WEAK or head in _WEAK))
     return out
 
 
+def _directions(clause: Clause) -> list[tuple[str, int]]:
+    return [(axis, sign) for _, axis, sign, _ in _hits(clause)]
+
+
 def _direction_of(t: Token) -> tuple[str, int] | None:
-    """(axis, sign) of a directional word, by its form or any of its lemmas ("fell": "fall")."""
+    """(axis, sign) of a directional word, by its form, any of its lemmas ("fell": "fall")
+    or the head of a compound ("lower-priority")."""
     hit = DIRECTIONS.get(t.low)
     if hit is None:
         hit = next((DIRECTIONS[x] for x in t.lemmas if x in DIRECTIONS), None)
+    if hit is None and "-" in t.low:
+        hit = next((DIRECTIONS[part] for part in t.low.split("-") if part in DIRECTIONS), None)
     return hit
 
 
@@ -207,22 +226,43 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[
 
 def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
     flips = _prefix_flips(said, source)
-    if (_negations(said) + flips - _negations(source)) % 2:
+    if (_negations(said) + flips - _negations(source)) % 2 or _not_only(said) != _not_only(source):
         return "negation", "it negates what its quote affirms, or affirms what its quote negates"
     return None
 
 
+def _not_only(clause: Clause) -> int:
+    """How often the clause says "not only", "not just", "not merely": an addition, not a
+    negation, but not the same as "only" either."""
+    words = clause.words()
+    return sum(1 for w, nxt in zip(words, words[1:], strict=False)
+               if w in ("not", "n't") and nxt in ("only", "just", "merely"))
+
+
+# Universal words that say the same ("each server", "every server", "all servers").
+_UNIVERSAL = {"each": "every", "all": "every", "invariably": "always", "universally": "always"}
+
+
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
-    (mine, my_rare, my_only), (theirs, their_rare, their_only) = _quantity(said), _quantity(source)
+    (mine, my_often, my_rare, my_only) = _quantity(said)
+    (theirs, their_often, their_rare, their_only) = _quantity(source)
     if my_only and not their_only:
         return "quantifier", 'it says "only" where its quote does not'
     if my_rare != their_rare:
         return "quantifier", "it changes how rare or common its quote says this is"
     if mine is not None and mine > (theirs if theirs is not None else 3):
         return "quantifier", "it generalises beyond its quote's quantifier"
-    limiting, _, _ = _quantity(source, subject_only=True)
+    extra = Counter(_UNIVERSAL.get(w, w) for w in said.words() if QUANTIFIERS.get(w) == 4) \
+        - Counter(_UNIVERSAL.get(w, w) for w in source.words() if QUANTIFIERS.get(w) == 4)
+    if extra:
+        return "quantifier", f'it says "{min(extra)}" more often than its quote does'
+    if my_often is not None and my_often > (their_often if their_often is not None else 3):
+        return "quantifier", "it says this happens more often than its quote does"
+    limiting, _, _, _ = _quantity(source, subject_only=True)
     if mine is None and limiting is not None and limiting < 4:
-        return "quantifier", "it drops the quote's limiting quantifier (some, often, usually...)"
+        return "quantifier", "it drops the quote's limiting quantifier (some, many, most...)"
+    if my_often is None and their_often is not None and their_often < 4:
+        return "quantifier", "it drops the quote's frequency (sometimes, often, usually...)"
     return None
 
 
@@ -237,46 +277,48 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
 
 
 _COMPARATIVE_AXES = frozenset({"magnitude", "speed", "quality", "cost"})
+# Plain adjectives of direction: they agree or disagree on their axis, but compare nothing.
+_WEAK = frozenset("high low large small big long short fast slow quick cheap expensive costly pricey wide narrow "
+                  "tall above below upward downward".split())
 
 
 def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
-    """Directions agree with the aligned clause's; on an axis that clause does not
-    speak of, with the whole quote's (``whole``)."""
-    theirs = _directions(source)
-    everywhere = _directions(whole) if whole is not None else theirs
-    for i, t in enumerate(said.tokens):
-        hit = _direction_of(t)
-        if hit is None:
-            continue
-        axis, sign = hit
-        bound = _bound_sign(said, i, axis, whole or source)
+    """Each directional word of ``said`` agrees with the quote's word bound to the same
+    thing, else with the aligned clause's words on its axis (on an axis that clause does
+    not speak of, the whole quote's, ``whole``); a comparison is not stated where the quote
+    states none, nor more of them than it states, nor without the quote's "than"."""
+    theirs, everywhere = _hits(source), _hits(whole) if whole is not None else _hits(source)
+    mine = _hits(said)
+    for i, axis, sign, weak in mine:
+        bound = _bound_sign(said, i, axis, whole or source, weak=weak)
         if bound == sign:
             continue
-        if bound is not None:
-            if _swapped(said, source) and "than" in said.words():
-                continue
-            return "comparative", f"it reverses the direction ({axis}) its quote states"
-        same_axis = [s for a, s in theirs if a == axis] or [s for a, s in everywhere if a == axis]
-        if not [s for a, s in theirs if a == axis] and same_axis:
-            theirs = everywhere
-        if sign in same_axis:
+        lemmas = set(said.tokens[i].lemmas)
+        pool = [h for h in theirs if h[1] == axis and (weak or not h[3])] \
+            or [h for h in everywhere if h[1] == axis and (weak or not h[3])
+                and (h[2] != sign or lemmas & set((whole or source).tokens[h[0]].lemmas))]
+        if bound is None and sign in {h[2] for h in pool}:
             continue
-        if same_axis:
+        if bound is not None or pool:
             if _swapped(said, source) and "than" in said.words():
                 continue  # "Y is slower than X" restates "X is faster than Y"
             return "comparative", f"it reverses the direction ({axis}) its quote states"
-        if axis in _COMPARATIVE_AXES and not any(a in _COMPARATIVE_AXES for a, _ in theirs):
+        if axis in _COMPARATIVE_AXES and not weak:
             return "comparative", f"it states a direction ({axis}) its quote does not"
-    if "than" in source.words() and "than" not in said.words() \
-            and any(a in _COMPARATIVE_AXES for a, _ in _directions(said)):
+    stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3]]
+    quoted = max(len([h for h in hits if h[1] in _COMPARATIVE_AXES and not h[3]]) for hits in (theirs, everywhere))
+    if quoted and len(stated) > quoted:
+        return "comparative", "it states more comparisons than its quote does"
+    if "than" in source.words() and "than" not in said.words() and stated:
         return "comparative", "it drops or changes what its quote compares it with"
     return None
 
 
-def _bound_sign(said: Clause, i: int, axis: str, whole: Clause) -> int | None:
+def _bound_sign(said: Clause, i: int, axis: str, whole: Clause, *, weak: bool = True) -> int | None:
     """The sign, on ``axis``, of the quote's directional word bound to the same thing as
     the sentence's word at ``i`` (the content word right after it, found in the quote
-    with a directional word just before it); None when there is none to bind."""
+    with a directional word just before or right after it, within its phrase); None
+    when there is none to bind. A comparison (``weak`` False) binds to comparisons only."""
     target = None
     for n in range(i + 1, min(i + 4, len(said.tokens))):
         if said.pause_before(n) or said.tokens[n].low in ("and", "or", "but"):
@@ -287,21 +329,20 @@ def _bound_sign(said: Clause, i: int, axis: str, whole: Clause) -> int | None:
     if target is None:
         return None
     toks = whole.tokens
+    signs = {m: (a, s_) for m, a, s_, w in _hits(whole) if a == axis and (weak or not w)}
     for n, u in enumerate(toks):
         if not u.forms & target.forms:
             continue
         for m in range(n - 1, max(-1, n - 5), -1):  # before it ("reduces latency"), within its phrase
             if toks[m].low in _BINDING_STOPS or whole.pause_before(m + 1):
                 break
-            hit = _direction_of(toks[m])
-            if hit is not None and hit[0] == axis:
-                return hit[1]
+            if m in signs:
+                return signs[m][1]
         for m in range(n + 1, min(len(toks), n + 3)):  # or right after it ("interest rates rise")
             if toks[m].low in _BINDING_STOPS or whole.pause_before(m):
                 break
-            hit = _direction_of(toks[m])
-            if hit is not None and hit[0] == axis:
-                return hit[1]
+            if m in signs:
+                return signs[m][1]
     return None
 
 
@@ -500,8 +541,9 @@ def contradicts(statement: str, other: str) -> str | None:
         problem = _direction(said, source) or _roles(said, source)
         if problem and problem[0] in ("comparative", "role") and _directions(source) and same_subject:
             return problem[0]
-        (mine, _, _), (theirs, _, _) = _quantity(said), _quantity(source)
-        if mine == 4 and theirs is not None and theirs < 4:
+        (mine, my_often, _, _), (theirs, their_often, _, _) = _quantity(said), _quantity(source)
+        if (mine == 4 and theirs is not None and theirs < 4) or \
+                (my_often == 4 and their_often is not None and their_often < 4):
             return "quantifier"
         if _figures_disagree(a, b):
             return "number"

@@ -110,11 +110,22 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     tied = [best, *(i for i in range(len(quotes)) if i != best and len(covers[i]) == len(covers[best]))]
     readings = []
     for i in tied:
-        aligned = max(quote_clauses[i], key=lambda qc: len([t for t in keys if covered(t, forms_of([qc]))]))
+        held = [_alignment(keys, qc) for qc in quote_clauses[i]]
+        tied = [qc for qc, n in zip(quote_clauses[i], held, strict=True) if n == max(held)]
+        aligned = tied[0] if len(tied) == 1 else Clause([t for c in tied for t in c.tokens], tied[0].start,
+                                                         tied[-1].end, tied[0].text)
         whole = quote_clauses[i]
         readings.append((clause, aligned, Clause([t for c in whole for t in c.tokens], whole[0].start, whole[-1].end,
                                                  aligned.text)))
     return readings
+
+
+def _alignment(keys: Sequence[Token], quote_clause: Clause) -> int:
+    """How many of a sentence clause's content words a quote clause holds. The clauses
+    that hold most are its aligned clause (together, when several tie: a sentence that
+    spans them is read against all of them)."""
+    forms = forms_of([quote_clause])
+    return len([t for t in keys if covered(t, forms)])
 
 
 def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], helpers: set[int],
