@@ -87,8 +87,9 @@ _FREQUENCY = frozenset("sometimes occasionally often frequently commonly usually
 def _quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None, int | None, bool, bool]:
     """(strongest quantifier of a noun, strongest frequency adverb, says "rarely"/"few",
     says "only"). With ``subject_only``, only quantifiers among the clause's first three
-    words count (what "some" says of an object, "trading some throughput", limits nothing)."""
-    words = clause.words()
+    words count (what "some" says of an object, "trading some throughput", limits nothing).
+    The parts of a compound count as words ("at-most-once")."""
+    words = _parts(clause)
     strength: int | None = None
     frequency: int | None = None
     rare = exclusive = False
@@ -239,6 +240,10 @@ def _not_only(clause: Clause) -> int:
                if w in ("not", "n't") and nxt in ("only", "just", "merely"))
 
 
+def _parts(clause: Clause) -> list[str]:
+    return [part for w in clause.words() for part in (w.split("-") if "-" in w else (w,))]
+
+
 # Universal words that say the same ("each server", "every server", "all servers").
 _UNIVERSAL = {"each": "every", "all": "every", "invariably": "always", "universally": "always"}
 
@@ -252,8 +257,8 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         return "quantifier", "it changes how rare or common its quote says this is"
     if mine is not None and mine > (theirs if theirs is not None else 3):
         return "quantifier", "it generalises beyond its quote's quantifier"
-    extra = Counter(_UNIVERSAL.get(w, w) for w in said.words() if QUANTIFIERS.get(w) == 4) \
-        - Counter(_UNIVERSAL.get(w, w) for w in source.words() if QUANTIFIERS.get(w) == 4)
+    extra = Counter(_UNIVERSAL.get(w, w) for w in _parts(said) if QUANTIFIERS.get(w) == 4) \
+        - Counter(_UNIVERSAL.get(w, w) for w in _parts(source) if QUANTIFIERS.get(w) == 4)
     if extra:
         return "quantifier", f'it says "{min(extra)}" more often than its quote does'
     if my_often is not None and my_often > (their_often if their_often is not None else 3):

@@ -139,6 +139,13 @@ def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], helpers
                         for q in figures(quote))
         why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
         return _fail("number", f"the figure {fig.surface} {why}", support, [fig.surface])
+    # Digits the quantity parser did not read as a figure ("C++17", "version 3 of"):
+    # each must stand in the clause's own quotes as written.
+    spans = [(f.start, f.end) for f in sentence_figures]
+    own = {t.low for i in helpers for c in clauses(quotes[i]) for t in c.tokens}
+    for t in clause.tokens:
+        if t.low.isdigit() and not any(a <= t.start < b for a, b in spans) and t.low not in own:
+            return _fail("number", f"the figure {t.text} is not in its quotes", support, [t.text])
     return None
 
 
