@@ -41,6 +41,12 @@ def _iteration_lines(it: dict[str, Any]) -> list[str]:
     if stages:
         cells = [f"{s.get('stage', '?')} {float(s.get('duration_s') or 0):.1f}s/{_tokens(s.get('tokens')):,} tok" for s in stages if isinstance(s, dict)]
         lines.append("  stages: " + ", ".join(cells))
+        for s in stages:
+            judge = s.get("judge") if isinstance(s, dict) else None
+            if isinstance(judge, dict):
+                lines.append(f"  entailment judge ({s.get('stage', '?')}): {judge.get('statements', 0)} asked, "
+                             f"{judge.get('entailed', 0)} entailed, {judge.get('vetoed', 0)} vetoed, "
+                             f"{judge.get('tokens', 0):,} tok; {judge.get('status', '')}")
     return lines
 
 

@@ -88,6 +88,26 @@ class TraceChecklistItem(BaseModel):
     status: str
 
 
+class TraceJudge(BaseModel):
+    """The entailment judge's work in one stage's pass: statements asked about, how many
+    it found entailed and vetoed (the rest it did not judge), its status and tokens."""
+
+    statements: int = 0
+    entailed: int = 0
+    vetoed: int = 0
+    status: str = ""
+    model: str | None = None
+    tokens: int = 0
+
+    def plus(self, other: TraceJudge | None) -> TraceJudge:
+        """Two runs of one pass as one (scoring judges claims, then the steps' analysis)."""
+        if other is None:
+            return self
+        return TraceJudge(statements=self.statements + other.statements, entailed=self.entailed + other.entailed,
+                          vetoed=self.vetoed + other.vetoed, status=other.status or self.status,
+                          model=other.model or self.model, tokens=self.tokens + other.tokens)
+
+
 class StageTrace(BaseModel):
     """One stage's contribution to the job's trace, carried by its ``done`` event and
     stored by the gateway once per (job, stage, iteration). Every stage reports its
@@ -104,6 +124,7 @@ class StageTrace(BaseModel):
     claims_rejected: int | None = None
     memory: ResearchMemory | None = None
     step_order: list[str] | None = None  # plan step ids in the order they ran, when the stage knows it
+    judge: TraceJudge | None = None  # the entailment judge's calls in this pass (scoring, synthesis)
 
 
 class StageEvent(_Event):
@@ -179,6 +200,7 @@ class VerificationSummary(BaseModel):
     judge: str = "not run: no model configured"
     judge_model: str | None = None
     judge_tokens: int = 0
+    judged: int = 0  # report sentences sent to the judge
 
 
 class ResearchResult(BaseModel):

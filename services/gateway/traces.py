@@ -32,6 +32,7 @@ from shared.events import (
     StageState,
     StageTrace,
     TraceChecklistItem,
+    TraceJudge,
     TraceQuery,
     TraceTokens,
     parse_event,
@@ -68,6 +69,7 @@ class TraceStage(BaseModel):
     stage: str
     duration_s: float
     tokens: TraceTokens
+    judge: TraceJudge | None = None  # the entailment judge's calls within these tokens, if it ran
 
 
 class TraceIteration(BaseModel):
@@ -153,7 +155,8 @@ def assemble(job_id: str, status: str, rows: Sequence[Any], stored_memory: dict[
     for row in ordered:
         trace = _stage_data(row)
         entry = by_iteration.setdefault(row.iteration, TraceIteration(iteration=row.iteration))
-        entry.stages.append(TraceStage(stage=row.stage, duration_s=round(trace.duration_s, 3), tokens=trace.tokens))
+        entry.stages.append(TraceStage(stage=row.stage, duration_s=round(trace.duration_s, 3), tokens=trace.tokens,
+                                       judge=trace.judge))
         if trace.queries is not None:
             entry.queries = trace.queries
         if trace.results is not None:

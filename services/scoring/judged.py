@@ -13,6 +13,7 @@ import logging
 from collections.abc import Sequence
 
 from shared.envelope import Claim, RejectedClaim
+from shared.events import TraceJudge
 from shared.judge import Judge, JudgeItem
 
 __all__ = ["judge_claims"]
@@ -21,11 +22,12 @@ log = logging.getLogger(__name__)
 
 
 async def judge_claims(claims: Sequence[Claim], judge: Judge | None, *,
-                       iteration: int) -> tuple[list[Claim], list[RejectedClaim]]:
-    """(the claims kept, each judged one ``entailed``; the vetoed ones as rejected claims)."""
+                       iteration: int) -> tuple[list[Claim], list[RejectedClaim], TraceJudge | None]:
+    """(the claims kept, each judged one ``entailed``; the vetoed ones as rejected
+    claims; what the judge did, for the trace, or None when it was not asked)."""
     asked = [c for c in claims if c.level == "supported" and any(x.quote.strip() for x in c.citations)]
     if judge is None or not judge.available or not asked:
-        return list(claims), []
+        return list(claims), [], None
     outcome = await judge.judge([JudgeItem(c.text, [x.quote for x in c.citations if x.quote.strip()]) for c in asked])
     verdicts = {c.id: j for c, j in zip(asked, outcome.judgements, strict=True)}
     kept: list[Claim] = []
@@ -42,4 +44,7 @@ async def judge_claims(claims: Sequence[Claim], judge: Judge | None, *,
             log.info("claim %s vetoed by the entailment judge (%s): %.120s", claim.id, judgement.verdict, claim.text)
             vetoed.append(RejectedClaim.of(claim.text, reason, iteration=iteration, engine="model", category="judge"))
     log.info("entailment judge on %d claims: %s (%d tokens)", len(asked), outcome.status, outcome.tokens)
-    return kept, vetoed
+    entailed = sum(1 for j in outcome.judgements if j is not None and j.verdict == "entailed")
+    trace = TraceJudge(statements=len(asked), entailed=entailed, vetoed=len(vetoed), status=outcome.status,
+                       model=outcome.model, tokens=outcome.tokens)
+    return kept, vetoed, trace

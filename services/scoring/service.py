@@ -43,7 +43,7 @@ from shared.envelope import (
     utcnow,
 )
 from shared.errors import PermanentError
-from shared.events import TraceChecklistItem
+from shared.events import TraceChecklistItem, TraceJudge
 from shared.judge import Judge, make_verifier_engine
 from shared.clauses import warm_up
 from shared.llm import BUDGET_NOTE, JobLLM
@@ -103,7 +103,7 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         ctx, lambda llm: extract_verified_claims(envelope.request.question, [sq.text for sq in plan.sub_questions],
                                                  plan.checklist, sources, llm, check, iteration=envelope.iteration),
         cut="score: the model's claim extraction (the offline engine's claims instead)"))
-    judged, vetoed = await _until_deadline(ctx, lambda llm: judge_claims(
+    judged, vetoed, judging = await _until_deadline(ctx, lambda llm: judge_claims(
         outcome.claims, None if llm.offline or verifier_engine is None else Judge(llm, verifier_engine),
         iteration=envelope.iteration), cut="score: the entailment judge (claims left as checked by code)")
     outcome.rejected = [*outcome.rejected, *vetoed]
@@ -111,7 +111,7 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     steps = await _until_deadline(ctx, lambda llm: run_dependent_steps(
         envelope.request.question, plan, claims, scored, envelope.analysis_claims, llm, verifier,
         iteration=envelope.iteration), cut="score: dependent steps' analysis (combined offline instead)")
-    analysis, vetoed = await _until_deadline(ctx, lambda llm: judge_claims(
+    analysis, vetoed, judging_steps = await _until_deadline(ctx, lambda llm: judge_claims(
         steps.claims, None if llm.offline or verifier_engine is None else Judge(llm, verifier_engine),
         iteration=envelope.iteration), cut="score: the entailment judge on the steps' analysis")
     steps.claims, steps.rejected = analysis, [*steps.rejected, *vetoed]
@@ -137,6 +137,8 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         checklist=[TraceChecklistItem(id=i.id, description=i.description, status=i.status.value) for i in checklist],
         claims_kept=len(claims), claims_rejected=len(outcome.rejected), memory=memory,
     )
+    if judging is not None or judging_steps is not None:
+        ctx.trace["judge"] = (judging or TraceJudge()).plus(judging_steps).model_dump()
     scored_envelope = envelope.advance(
         Stage.SYNTHESIZE,
         plan=plan.model_copy(update={"checklist": checklist}),

@@ -14,35 +14,47 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from shared.envelope import Claim, RejectedClaim
-from shared.events import VerificationSummary
+from shared.events import TraceJudge, VerificationSummary
 from shared.judge import JudgeOutcome
 
 from services.synthesis.render import Body, sentence_levels
 
-__all__ = ["NO_MODEL", "TURNED_OFF", "judge_status", "summarize"]
+__all__ = ["NO_MODEL", "TURNED_OFF", "JudgeRun", "judge_status", "summarize", "trace_of"]
 
 NO_MODEL = "not run: no model configured (sentences are checked by code only)"
 TURNED_OFF = "not run: turned off (RESEARCH_VERIFIER_MODEL=off)"
 NOTHING_TO_JUDGE = "not needed: every checked sentence is a quote"
 
 
-def judge_status(available: bool, outcome: JudgeOutcome | None, *, why_not: str = NO_MODEL) -> tuple[str, str | None, int]:
-    """(status, model, tokens) of the judge's run on the report."""
+JudgeRun = tuple[str, str | None, int, int]  # (status, model, tokens, statements sent)
+
+
+def judge_status(available: bool, outcome: JudgeOutcome | None, *, why_not: str = NO_MODEL) -> JudgeRun:
+    """(status, model, tokens, statements sent) of the judge's run on the report."""
     if not available:
-        return why_not, None, 0
+        return why_not, None, 0, 0
     if outcome is None:
-        return NOTHING_TO_JUDGE, None, 0
-    return outcome.status, outcome.model, outcome.tokens
+        return NOTHING_TO_JUDGE, None, 0, 0
+    return outcome.status, outcome.model, outcome.tokens, len(outcome.judgements)
 
 
 def summarize(body: Body, claims: Sequence[Claim], rejected: Sequence[RejectedClaim], *,
-              removed: Mapping[str, int] | None = None, judge: tuple[str, str | None, int] = (NO_MODEL, None, 0),
+              removed: Mapping[str, int] | None = None, judge: JudgeRun = (NO_MODEL, None, 0, 0),
               ) -> VerificationSummary:
-    status, model, tokens = judge
+    status, model, tokens, judged = judge
     return VerificationSummary(
         sentences=sentence_levels(body, claims),
         sentences_removed=dict(removed or {}),
         claims=dict(Counter(c.level or "unchecked" for c in claims)),
         claims_rejected=dict(Counter(r.category or "other" for r in rejected)),
-        judge=status, judge_model=model, judge_tokens=tokens,
+        judge=status, judge_model=model, judge_tokens=tokens, judged=judged,
     )
+
+
+def trace_of(summary: VerificationSummary) -> TraceJudge | None:
+    """The report judge's run as the trace shows it; None when no judge was asked."""
+    if not summary.judged:
+        return None
+    return TraceJudge(statements=summary.judged, entailed=summary.sentences.get("entailed", 0),
+                      vetoed=summary.sentences_removed.get("judge", 0), status=summary.judge,
+                      model=summary.judge_model, tokens=summary.judge_tokens)

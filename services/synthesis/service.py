@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from nats.js.errors import BucketNotFoundError
 
 from services.synthesis.report import build_report, prepare
-from services.synthesis.levels import NO_MODEL, TURNED_OFF
+from services.synthesis.levels import NO_MODEL, TURNED_OFF, trace_of
 from services.synthesis.writer import write_report
 from shared import subjects
 from shared.archive import Archive
@@ -131,6 +131,9 @@ async def synthesize_job(envelope: JobEnvelope, ctx: StageContext) -> JobComplet
                             f"{envelope.msg_id}:council:findings:{n}")
         reviews += findings
     result = await _write(envelope, ctx, reviews)
+    judging = trace_of(result.verification)
+    if judging is not None:
+        ctx.trace["judge"] = judging.model_dump()
     # The result's usage includes this stage's own calls (report, re-ask, council).
     result = result.model_copy(update={"usage": ctx.llm.usage()})
     await ctx.progress(1.0, "report written", sources=len(result.output.sources), claims=len(result.claims),

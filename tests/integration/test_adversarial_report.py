@@ -71,6 +71,14 @@ def test_turned_sentences_are_removed_and_counted(system: System, claude: Anthro
     synth_judge = [r for r in mine if r.forced_tool == JUDGE_TOOL and "In addition, " in r.prompt]
     assert synth_judge and v["judge_tokens"] == sum(r.input_tokens + r.output_tokens for r in synth_judge)
     assert "supported" not in v["sentences"] and v["sentences"].get("entailed", 0) >= 1
+    # The trace shows the judge's calls in the stage that made them, within its tokens.
+    with system.client() as c:
+        trace = c.get(f"/api/research/jobs/{result['job_id']}/trace").json()
+    stages = [s for it in trace["iterations"] for s in it["stages"] if s.get("judge")]
+    synth = next(s for s in stages if s["stage"] == "synthesize")
+    assert synth["judge"]["tokens"] == v["judge_tokens"] and synth["judge"]["statements"] == v["judged"]
+    assert synth["judge"]["entailed"] == v["sentences"]["entailed"] and synth["judge"]["status"] == "ran"
+    assert synth["judge"]["tokens"] <= synth["tokens"]["input"] + synth["tokens"]["output"]
 
 
 def test_uncited_claims_markup_and_repeats_are_removed(system: System, claude: AnthropicFake) -> None:

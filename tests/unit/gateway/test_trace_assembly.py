@@ -34,7 +34,7 @@ def test_rows_become_one_entry_per_iteration_in_pipeline_order() -> None:
     trace = assemble("j1", "COMPLETED", rows, None).model_dump(mode="json")
     first, second = trace["iterations"]
     assert [s["stage"] for s in first["stages"]] == ["plan", "retrieve", "score"]
-    assert first["stages"][0] == {"stage": "plan", "duration_s": 0.5, "tokens": {"input": 7, "output": 3}}
+    assert first["stages"][0] == {"stage": "plan", "duration_s": 0.5, "tokens": {"input": 7, "output": 3}, "judge": None}
     assert first["queries"] == [{"provider": "web", "text": "a"}]
     assert first["results"] == {"web": {"count": 4, "new_sources": 2}}
     assert (first["claims_kept"], first["claims_rejected"], first["step_order"]) == (0, 2, ["q1", "q2"])
