@@ -23,14 +23,19 @@ their sources.
 Rules:
 - Use only the given claims. Do not add facts, numbers, dates, names or sources that are \
 not in the claims, and do not use outside knowledge.
-- Cite by claim id: every sentence lists in claim_ids the ids of the claims it rests on. \
-A sentence with no claim id is allowed only as a short connective (a transition that states \
-no fact).
+- Cite by claim id: every sentence lists in claim_ids the ids (at most three) of the claims \
+it rests on, and says only what those claims' quotes say: keep their negations, quantifiers \
+(some, most, all), hedges (may, can), directions (more or less, before or after), who does \
+what to whom, figures with their units, and conditions. Do not merge two claims into one \
+statement neither of them makes, and do not repeat a sentence.
+- A sentence with no claim id states nothing at all (a bare transition such as "However,"); \
+never write uncited sentences about the sources or the evidence ("the sources agree").
+- Plain prose only: no markdown, links or HTML.
 - Never write citation markers such as [1] or (Smith 2020) in the text; the service adds them.
 - executive_summary: one or two paragraphs that answer the question directly.
 - sections: one per checklist item (checklist_item_id), answering that item in prose. When \
 no claim answers an item, leave its paragraphs empty rather than guessing.
-- Where claims are marked contradicted, say that the sources disagree."""
+- Where claims are marked contradicted, say so in a sentence that cites the contradicted claim."""
 
 REPORT_PROMPT = """Write the report for this question.
 {question}
