@@ -30,7 +30,7 @@ from shared.claims import answering_claims
 from shared.envelope import ChecklistItem, Claim
 from tests.fakes.llm import RecordedRequest, Step, ToolCall, schema_responder
 
-__all__ = ["INVENTED", "ReportWriter", "blocks"]
+__all__ = ["INVENTED", "ReportTools", "ReportWriter", "blocks", "claims_of", "sections_of"]
 
 _BLOCK = re.compile(r"<(?P<tag>[a-z_]+)(?P<attrs>(?:\s+[a-z_]+=\"[^\"]*\")*)>\n(?P<text>.*?)\n</(?P=tag)>", re.S)
 _ATTR = re.compile(r"([a-z_]+)=\"([^\"]*)\"")
@@ -49,13 +49,28 @@ def blocks(prompt: str, tag: str) -> list[tuple[dict[str, str], str]]:
             for m in _BLOCK.finditer(prompt) if m.group("tag") == tag]
 
 
+def claims_of(prompt: str) -> list[tuple[str, str]]:
+    """(id, text) of every claim block; a block is the claim's text, then its quotes
+    ("Quote: ..."), one a line."""
+    return [(a["id"], text.split("\nQuote: ", 1)[0]) for a, text in blocks(prompt, "claim")]
+
+
+def sections_of(prompt: str) -> list[tuple[str, list[str]]]:
+    """(checklist item id, the claim ids its ``evidence`` attribute names)."""
+    out = []
+    for attrs, _ in blocks(prompt, "checklist_item"):
+        ids = [i.strip() for i in attrs.get("evidence", "").split(",") if i.strip() and i.strip() != "none"]
+        out.append((attrs["id"], ids))
+    return out
+
+
 @dataclass
-class ReportWriter:
-    adversarial: bool = False
-    agree: bool = True
-    reason: str = "The checklist misses the cost of keeping the lights."
-    disagreeing: tuple[str, ...] = ()  # model names that disagree whatever ``agree`` says
-    seen: list[str] = field(default_factory=list)  # tool names answered
+class ReportTools:
+    """A responder for the synthesis stage's two tools, ``write_report`` and
+    ``revise_sentences`` (subclasses write ``report`` and ``revise``); any other tool
+    goes to :meth:`other`, by default the schema-driven answer."""
+
+    seen: list[str] = field(default_factory=list, kw_only=True)  # tool names answered
 
     def __call__(self, request: RecordedRequest) -> Step:
         tool = request.forced_tool or ""
@@ -64,6 +79,26 @@ class ReportWriter:
             return ToolCall(input=self.report(request.prompt))
         if tool == "revise_sentences":
             return ToolCall(input=self.revise(request.prompt))
+        return self.other(tool, request)
+
+    def report(self, prompt: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def revise(self, prompt: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def other(self, tool: str, request: RecordedRequest) -> Step:
+        return schema_responder(request)
+
+
+@dataclass
+class ReportWriter(ReportTools):
+    adversarial: bool = False
+    agree: bool = True
+    reason: str = "The checklist misses the cost of keeping the lights."
+    disagreeing: tuple[str, ...] = ()  # model names that disagree whatever ``agree`` says
+
+    def other(self, tool: str, request: RecordedRequest) -> Step:
         if tool == "record_review":
             agree = self.agree and request.body.get("model") not in self.disagreeing
             return ToolCall(input={"agree": agree, "reasons": [] if agree else [self.reason]})
@@ -86,8 +121,7 @@ class ReportWriter:
     def coverage(self, prompt: str) -> dict[str, Any]:
         """Each item satisfied by the claims shown that answer it (the claims that share
         its subject, as a careful model would judge), open when none does."""
-        claims = [Claim(id=a["id"], text=text.split("\nQuote: ", 1)[0], supporting_indices=[])
-                  for a, text in blocks(prompt, "claim")]
+        claims = [Claim(id=cid, text=text, supporting_indices=[]) for cid, text in claims_of(prompt)]
         listed = "\n".join(text for _, text in blocks(prompt, "checklist"))
         items = [line.split(":", 1) for line in listed.splitlines() if ":" in line]
         out = []
@@ -111,18 +145,16 @@ class ReportWriter:
         ]
 
     def report(self, prompt: str) -> dict[str, Any]:
-        # A claim block is the claim's text, then its quotes ("Quote: ..."), one a line.
-        claims = [(a["id"], text.split("\nQuote: ", 1)[0]) for a, text in blocks(prompt, "claim")]
+        claims = claims_of(prompt)
         summary = [self._sentence(text, [cid]) for cid, text in claims[:2]]
         first = claims[0][0] if claims else None
         if not summary:
             summary = [{"text": "The sources say little about this question.", "claim_ids": []}]
+        text_of = dict(claims)
         sections = []
-        for attrs, _ in blocks(prompt, "checklist_item"):
-            ids = [i.strip() for i in attrs.get("evidence", "").split(",") if i.strip() and i.strip() != "none"]
-            text_of = dict(claims)
+        for item, ids in sections_of(prompt):
             sentences = [self._sentence(text_of[i], [i]) for i in ids if i in text_of] + self._lies(first)
-            sections.append({"checklist_item_id": attrs["id"],
+            sections.append({"checklist_item_id": item,
                              "paragraphs": [{"sentences": sentences}] if sentences else []})
         return {"executive_summary": [{"sentences": summary + self._lies(first)}], "sections": sections}
 

@@ -35,7 +35,7 @@ from lemminflect import getAllLemmas
 
 from shared.judge import JUDGE_TOOL
 from tests.fakes.llm import RecordedRequest, Step, ToolCall, schema_responder
-from tests.fakes.report_writer import blocks
+from tests.fakes.report_writer import ReportTools, blocks, claims_of, sections_of
 
 __all__ = [
     "CONNECTIVES",
@@ -78,21 +78,6 @@ _FIGURE = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(\s*)(%|[A-Za-z]+)?")
 
 
 # -- reading the prompt ---------------------------------------------------------------
-
-
-def claims_of(prompt: str) -> list[tuple[str, str]]:
-    """(id, text) of every claim block; a block is the claim's text, then its quotes
-    ("Quote: ..."), one a line."""
-    return [(a["id"], text.split("\nQuote: ", 1)[0]) for a, text in blocks(prompt, "claim")]
-
-
-def sections_of(prompt: str) -> list[tuple[str, list[str]]]:
-    """(checklist item id, the claim ids its ``evidence`` attribute names)."""
-    out = []
-    for attrs, _ in blocks(prompt, "checklist_item"):
-        ids = [i.strip() for i in attrs.get("evidence", "").split(",") if i.strip() and i.strip() != "none"]
-        out.append((attrs["id"], ids))
-    return out
 
 
 def _sentence(text: str, ids: Sequence[str]) -> dict[str, Any]:
@@ -228,21 +213,7 @@ def turn(kind: Kind, text: str, which: int = 0) -> str | None:
 
 
 @dataclass
-class _Writer:
-    seen: list[str] = field(default_factory=list, kw_only=True)  # tool names answered
-
-    def __call__(self, request: RecordedRequest) -> Step:
-        tool = request.forced_tool or ""
-        self.seen.append(tool)
-        if tool == "write_report":
-            return ToolCall(input=self.report(request.prompt))
-        if tool == "revise_sentences":
-            return ToolCall(input=self.revise(request.prompt))
-        return schema_responder(request)
-
-    def report(self, prompt: str) -> dict[str, Any]:
-        raise NotImplementedError
-
+class _Writer(ReportTools):
     def revise(self, prompt: str) -> dict[str, Any]:
         """Every rejected sentence sent back as it was: a model that insists."""
         return {"fixes": [{"number": int(a["number"]), "text": text,
