@@ -102,7 +102,7 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         if not parallel:
             return _fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
         helpers.add(parallel[0])
-    problem = _figures_bound(sentence, clause, quotes, helpers, sentence_figures, support)
+    problem = _figures_bound(clause, quotes, quote_clauses, helpers, sentence_figures, support)
     if problem is None:
         problem = _names_bound(sentence, clause, quotes, quote_forms, helpers, support)
     if problem is not None:
@@ -128,7 +128,7 @@ def _alignment(keys: Sequence[Token], quote_clause: Clause) -> int:
     return len([t for t in keys if covered(t, forms)])
 
 
-def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], helpers: set[int],
+def _figures_bound(clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]], helpers: set[int],
                    sentence_figures: Sequence[Figure], support: float) -> Failure | None:
     for fig in sentence_figures:
         if not clause.start <= fig.start < clause.end + 1:
@@ -142,7 +142,7 @@ def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], helpers
     # Digits the quantity parser did not read as a figure ("C++17", "version 3 of"):
     # each must stand in the clause's own quotes as written.
     spans = [(f.start, f.end) for f in sentence_figures]
-    own = {t.low for i in helpers for c in clauses(quotes[i]) for t in c.tokens}
+    own = {t.low for i in helpers for c in quote_clauses[i] for t in c.tokens}
     for t in clause.tokens:
         if t.low.isdigit() and not any(a <= t.start < b for a, b in spans) and t.low not in own:
             return _fail("number", f"the figure {t.text} is not in its quotes", support, [t.text])
