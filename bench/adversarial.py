@@ -63,7 +63,7 @@ if str(ROOT) not in sys.path:  # run as `python bench/adversarial.py` from a che
 
 from bench.pipeline import SAMPLE_CORPUS, SAMPLE_CORPUS_NAME, remove_unless_kept  # noqa: E402
 from bench.quality import FAKE_TOKEN_BUDGET, _headers, _mean, _offline, run_question  # noqa: E402
-from shared.judge import JUDGE_TOOL  # noqa: E402
+from shared.verification.judge import JUDGE_TOOL  # noqa: E402
 from tests.fakes.anthropic import AnthropicFake  # noqa: E402
 from tests.fakes.llm import RecordedRequest, Step, ToolCall  # noqa: E402
 from tests.fakes.report_writer import ReportWriter  # noqa: E402
@@ -188,8 +188,8 @@ def run_system(verifier: str, runs: list[Run], questions: list[str], fake: Anthr
     """One system with RESEARCH_VERIFIER_MODEL=``verifier`` for ``runs``: 0 when every
     job completed, 1 when one did not, 2 when the system did not start."""
     from services.retrieval.index import index_corpus
-    from services.supervisor import running_system
-    from shared.errors import ResearchError
+    from services.cli.supervisor import running_system
+    from shared.platform.errors import ResearchError
 
     label = verifier or "model"
     data_dir = Path(tempfile.mkdtemp(prefix=f"deepresearch-adversarial-{label}-"))

@@ -54,8 +54,8 @@ if str(ROOT) not in sys.path:  # run as `python bench/chaos.py` from a checkout
 
 from bench.pipeline import QUESTIONS as PIPELINE_QUESTIONS  # noqa: E402
 from bench.pipeline import SAMPLE_CORPUS, remove_unless_kept  # noqa: E402
-from services.supervisor import STAGE_SERVICES  # noqa: E402
-from shared.servers import PostgresServer  # noqa: E402
+from services.cli.supervisor import STAGE_SERVICES  # noqa: E402
+from shared.platform.servers import PostgresServer  # noqa: E402
 from shared.settings import CommonSettings  # noqa: E402
 from tests.integration.cluster import NatsCluster  # noqa: E402
 from tests.integration.harness import TERMINAL, System  # noqa: E402

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from services.digest.compress import DigestLimits, draft_of, finalize, offline_digest  # noqa: E402
 from services.retrieval.documents import load_document  # noqa: E402
-from shared.text import canonicalize, text_hash  # noqa: E402
+from shared.research.text import canonicalize, text_hash  # noqa: E402
 
 QUESTIONS = [
     "Why do threads deadlock and how can programs avoid it?",

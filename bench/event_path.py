@@ -182,7 +182,7 @@ def event_path_figures(jobs: int, timeout_s: float) -> int:
     floor, the mean stage-to-stage hop and its ratio to the floor, and the completion
     lag with 1 and 3 jobs in flight; 0 when every job completed."""
     from services.retrieval.index import index_corpus
-    from services.supervisor import running_system
+    from services.cli.supervisor import running_system
 
     data_dir = Path(tempfile.mkdtemp(prefix="deepresearch-bench-events-"))
     saved = dict(os.environ)

@@ -405,8 +405,8 @@ def remove_unless_kept(folder: Path, *, ok: bool, keep: bool) -> None:
 def _with_own_system(args: argparse.Namespace, runs: list[JobRun]) -> int:
     """The jobs on a system of its own, in a temporary folder with the sample corpus."""
     from services.retrieval.index import index_corpus
-    from services.supervisor import running_system
-    from shared.errors import ResearchError
+    from services.cli.supervisor import running_system
+    from shared.platform.errors import ResearchError
 
     data_dir = Path(tempfile.mkdtemp(prefix="deepresearch-bench-"))
     # The children inherit os.environ: point them at our folder, and lift the

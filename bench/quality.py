@@ -360,8 +360,8 @@ def run_mode(engine: str, questions: list[Question], source: Path, pages: list[P
     """One engine on a system of its own: (exit code, outcomes). ``pages``: the HTML
     pages of ``source`` to copy, or None to copy the whole folder."""
     from services.retrieval.index import index_corpus
-    from services.supervisor import running_system
-    from shared.errors import ResearchError
+    from services.cli.supervisor import running_system
+    from shared.platform.errors import ResearchError
 
     data_dir = Path(tempfile.mkdtemp(prefix=f"deepresearch-quality-{engine}-"))
     os.environ["RESEARCH_DATA_DIR"] = str(data_dir)

@@ -46,11 +46,11 @@ from services.retrieval.pubmed import PubMedClient, PubMedProvider
 from services.retrieval.ratelimit import KvRateLimiter, ncbi_rate
 from services.retrieval.search_cache import SearchCache
 from services.retrieval.web import WebProvider, make_tavily_client
-from shared import topology
-from shared.envelope import RetrievalMethod
-from shared.servers import NatsServer
+from shared.stores import topology
+from shared.research.envelope import RetrievalMethod
+from shared.platform.servers import NatsServer
 from shared.settings import StageSettings
-from shared.textstore import TextStore
+from shared.stores.textstore import TextStore
 from tests.fakes.eutils import Article, FakeEutils
 from tests.fakes.tavily import FakeTavily, Page
 

@@ -2,7 +2,7 @@
 gateway and no PostgreSQL competing for the CPU.
 
 Starts a nats-server of its own and one process per stage (plan, retrieve, digest,
-score), each a real :class:`shared.stage.StageRunner` with the stage services'
+score), each a real :class:`shared.runtime.stage.StageRunner` with the stage services'
 broker middleware and a work function that hands the envelope straight on. It then
 sends ``--jobs`` plan commands one after another (each waits for its synthesize
 command) and prints the JetStream floor, the mean hop (a command stored by JetStream
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.event_path import event_path_timings, jetstream_floor, print_hops  # noqa: E402
-from shared.envelope import JobEnvelope, ResearchRequest, utcnow  # noqa: E402
+from shared.research.envelope import JobEnvelope, ResearchRequest, utcnow  # noqa: E402
 from shared.subjects import Stage  # noqa: E402
 
 CHAIN = {Stage.PLAN: Stage.RETRIEVE, Stage.RETRIEVE: Stage.DIGEST, Stage.DIGEST: Stage.SCORE, Stage.SCORE: Stage.SYNTHESIZE}
@@ -42,11 +42,11 @@ async def serve(nats_url: str, stage: Stage) -> None:
     from faststream.nats import NatsBroker
     from faststream.nats.prometheus import NatsPrometheusMiddleware
 
-    from shared import metrics
+    from shared.platform import metrics
     from shared.settings import CommonSettings
-    from shared.stage import StageContext, StageRunner
+    from shared.runtime.stage import StageContext, StageRunner
 
-    # As the stage services build theirs (shared.stage.stage_app): FastStream's
+    # As the stage services build theirs (shared.runtime.stage.stage_app): FastStream's
     # per-message log lines at DEBUG, below the level that is written.
     broker = NatsBroker(nats_url, log_level=logging.DEBUG, middlewares=[NatsPrometheusMiddleware(registry=metrics.REGISTRY, app_name=stage.value)])
     runner = StageRunner(broker, stage, CommonSettings())
@@ -97,8 +97,8 @@ def main() -> int:
 
     import nats
 
-    from shared import topology
-    from shared.servers import NatsServer
+    from shared.stores import topology
+    from shared.platform.servers import NatsServer
 
     async def declare(url: str) -> None:
         nc = await nats.connect(url)

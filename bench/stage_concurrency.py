@@ -53,7 +53,7 @@ def jobs_per_minute(stage_concurrency: int, jobs: int, timeout_s: float, env: di
     = ``stage_concurrency``, run ``jobs`` jobs, print the usual report; return
     (completed jobs per minute of wall time, completed jobs)."""
     from services.retrieval.index import index_corpus
-    from services.supervisor import running_system
+    from services.cli.supervisor import running_system
 
     data_dir = Path(tempfile.mkdtemp(prefix=f"deepresearch-bench-sc{stage_concurrency}-"))
     saved = dict(os.environ)

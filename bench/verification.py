@@ -98,7 +98,7 @@ def load_pairs(path: Path = PAIRS_FILE) -> list[Pair]:
 
 def deterministic(sentence: str, quotes: list[str]) -> Verdict:
     """The engine's grounding check (imported here, so the bench loads without it)."""
-    from shared.grounding import check_grounding
+    from shared.verification.grounding import check_grounding
 
     g = check_grounding(sentence, quotes)
     return Verdict(bool(g.ok), getattr(g, "category", None), getattr(g, "level", None))
@@ -106,7 +106,7 @@ def deterministic(sentence: str, quotes: list[str]) -> Verdict:
 
 def overlap_baseline(sentence: str, quotes: list[str]) -> Verdict:
     """Kept when at least 60% of the sentence's content words occur in the quotes."""
-    from shared.text import terms
+    from shared.research.text import terms
 
     words, known = terms(sentence), {t for q in quotes for t in terms(q)}
     share = sum(w in known for w in words) / len(words) if words else 0.0

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # noqa: E402 - run as a script from anywhere
 
-from shared.grounding import check_grounding  # noqa: E402
-from shared.text import canonicalize, is_statement, sentence_spans  # noqa: E402
+from shared.verification.grounding import check_grounding  # noqa: E402
+from shared.research.text import canonicalize, is_statement, sentence_spans  # noqa: E402
 from tests.fakes.turning_writer import turn  # noqa: E402
 
 KINDS = ("negation", "quantifier", "comparative", "number")

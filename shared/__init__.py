@@ -1,37 +1,16 @@
-"""The project's own library: envelope and event models, subject names, settings,
-text primitives, the error hierarchy, server launchers and the stage runner."""
+"""The project's own library, in layers; each package may import only those below it.
 
-from shared.envelope import (
-    Claim,
-    CredibilityTier,
-    DigestPayload,
-    EvidenceSnippet,
-    JobEnvelope,
-    Plan,
-    ResearchRequest,
-    RetrievalMethod,
-    ScoredSource,
-    Source,
-)
-from shared.errors import JobCancelled, PermanentError, ResearchError, TransientError
-from shared.events import JobStatus
-from shared.subjects import Stage
+    runtime        the stage runner: routing, publishing, heartbeats, deadline, faults
+    stores         JetStream streams, buckets and object stores: topology, texts,
+                   archive, checkpoints, control, spend
+    settings       (module) every service's settings, on one base
+    verification   does a statement rest on its quotes: grounding, meaning checks, judge
+    llm            the model layer: engine, providers, prompting, council
+    research       the domain: envelope, events, memory, steps, claims, text, locators
+    subjects       (module) every stream, subject, durable and bucket name
+    platform       errors, logs, metrics, dates, local servers, child processes
 
-__all__ = [
-    "Claim",
-    "CredibilityTier",
-    "DigestPayload",
-    "EvidenceSnippet",
-    "JobCancelled",
-    "JobEnvelope",
-    "JobStatus",
-    "PermanentError",
-    "Plan",
-    "ResearchError",
-    "ResearchRequest",
-    "RetrievalMethod",
-    "ScoredSource",
-    "Source",
-    "Stage",
-    "TransientError",
-]
+``stores`` does not import ``llm``, ``verification`` or ``settings``, and nothing but
+``runtime`` imports ``runtime``. The services import only ``shared`` (never each other);
+``services/cli`` starts them. ``tests/unit/test_service_isolation.py`` holds the rule.
+"""

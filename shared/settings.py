@@ -18,8 +18,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from shared.envelope import CredibilityTier
-from shared.grounding import MIN_SUPPORT, QUOTE_MIN_JACCARD
+from shared.research.envelope import CredibilityTier
+from shared.verification.grounding import MIN_SUPPORT, QUOTE_MIN_JACCARD
 
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
@@ -87,7 +87,7 @@ class CommonSettings(BaseSettings):
     research_metrics_host: str = "127.0.0.1"
     """Address the /metrics endpoints bind."""
 
-    # -- grounding: what a claim or report sentence must meet to be kept (shared/grounding.py) --
+    # -- grounding: what a claim or report sentence must meet to be kept (shared/verification/grounding.py) --
     grounding_quote_min_jaccard: float = Field(QUOTE_MIN_JACCARD, gt=0, le=1)
     """A quote that is not the source's exact text (even after whitespace and typographic
     normalization) still verifies when some passage of the source has at least this
@@ -202,7 +202,7 @@ class GatewaySettings(CommonSettings):
 
 
 class StageSettings(CommonSettings):
-    # -- the LLM layer (shared/llm.py) --
+    # -- the LLM layer (shared/llm/engine.py) --
     llm_provider: Literal["auto", "anthropic", "openai", "offline"] = "auto"
     """Which engine does model work. auto: anthropic when ANTHROPIC_API_KEY is set, else offline."""
 
@@ -264,7 +264,7 @@ class StageSettings(CommonSettings):
 
     research_verifier_model: str = ""
     """The entailment judge, a verifier model that may veto a claim or report sentence
-    its quotes do not entail (shared/judge.py; it never makes one pass). Empty: the
+    its quotes do not entail (shared/verification/judge.py; it never makes one pass). Empty: the
     job's own model (no judge when that is offline); `off`: no judge; or one
     `provider:model` pair (provider `anthropic` or `openai`, with that provider's key
     and base URL settings). Its tokens count against the job's budget."""

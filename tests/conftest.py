@@ -14,8 +14,8 @@ import nats
 import pytest
 from nats.js import JetStreamContext
 
-from shared import topology
-from shared.servers import NatsServer, PostgresServer
+from shared.stores import topology
+from shared.platform.servers import NatsServer, PostgresServer
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_CORPUS = ROOT / "tests" / "fixtures" / "corpus"

@@ -18,11 +18,11 @@ from pydantic import BaseModel, Field
 from services.decomposition import prompts
 from services.decomposition.offline import key_terms
 from services.decomposition.plan import balanced_pubmed, clean_texts, queries_for
-from shared.envelope import Claim, JobEnvelope, Plan, RetrievalMethod, SearchQuery, StepKind, SubQuestion
-from shared.llm import JobLLM, LLMInvalidOutput
-from shared.prompting import block
-from shared.steps import claims_by_step, mark_ran, ready_steps
-from shared.text import normalize_query, terms
+from shared.research.envelope import Claim, JobEnvelope, Plan, RetrievalMethod, SearchQuery, StepKind, SubQuestion
+from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.prompting import block
+from shared.research.steps import claims_by_step, mark_ran, ready_steps
+from shared.research.text import normalize_query, terms
 
 __all__ = ["HybridQueries", "hybrid_queries", "offline_step_queries"]
 

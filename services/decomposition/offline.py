@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 
-from shared.envelope import ChecklistItem, StepKind
-from shared.text import STOPWORDS, normalize_query, terms
+from shared.research.envelope import ChecklistItem, StepKind
+from shared.research.text import STOPWORDS, normalize_query, terms
 
 from services.decomposition.phrasing import (
     VERBS,
@@ -33,7 +33,7 @@ CHECKLIST_MAX = 7
 
 _TOKEN_EDGE = ".,;:!?()[]{}\"'“”‘’"
 _DETERMINERS = frozenset({"the", "a", "an", "some", "any", "my", "our", "your", "their", "its"})
-# Words that end a noun phrase although shared.text does not treat them as stop words.
+# Words that end a noun phrase although shared.research.text does not treat them as stop words.
 _BOUNDARY = frozenset({"use", "using", "choose", "pick", "prefer", "better", "worse", "best",
                        "compare", "compared", "differ", "work", "works", "i", "we", "it"})
 _CONTEXT_FILLER = frozenset({"focus", "focusing", "focused", "interested", "interest", "need",

@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 
-from shared.envelope import (
+from shared.research.envelope import (
     CoverageStatus,
     Plan,
     ResearchRequest,
@@ -30,8 +30,8 @@ from shared.envelope import (
     StepKind,
     SubQuestion,
 )
-from shared.steps import default_dependencies, mark_ran
-from shared.text import normalize_query, terms
+from shared.research.steps import default_dependencies, mark_ran
+from shared.research.text import normalize_query, terms
 
 from services.decomposition.offline import classify_step, key_terms, offline_checklist, offline_sub_questions
 
@@ -191,7 +191,7 @@ def dedupe_queries(queries: list[SearchQuery]) -> list[SearchQuery]:
 
 def schedule_first(plan: Plan, queries_of: Callable[[SubQuestion], list[SearchQuery]]) -> Plan:
     """Iteration 0 of a plan: hybrid and dependent steps that name no dependency get
-    the earlier steps (shared.steps.default_dependencies); only the independent steps
+    the earlier steps (shared.research.steps.default_dependencies); only the independent steps
     search now, and they are marked as run, with their queries. A hybrid step's
     queries are written once its dependencies have claims (a refinement pass); a
     dependent step never searches."""

@@ -32,7 +32,7 @@ from services.decomposition.plan import (
     schedule_first,
     strip_numbered_prefix,
 )
-from shared.envelope import (
+from shared.research.envelope import (
     ChecklistItem,
     ContextHit,
     CoverageStatus,
@@ -44,10 +44,10 @@ from shared.envelope import (
     StepKind,
     SubQuestion,
 )
-from shared.llm import JobLLM, LLMInvalidOutput
-from shared.prompting import block
-from shared.steps import graph_problem
-from shared.text import normalize_query
+from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.prompting import block
+from shared.research.steps import graph_problem
+from shared.research.text import normalize_query
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 sub-questions with their step kinds and queries, and refinement queries.
 
 Untrusted text (the user's question, context and answers, and summaries of source
-text) only ever appears inside ``<…>`` blocks built by :func:`shared.prompting.block`,
+text) only ever appears inside ``<…>`` blocks built by :func:`shared.llm.prompting.block`,
 and every system prompt tells the model that those blocks are data, not instructions.
 """
 

@@ -9,7 +9,7 @@ iteration -1) and comes back (``phase="brief"``) with titles and snippets the br
 written from; iteration 0 then starts as usual.
 First pass (iteration 0): research brief (refined question, scope, key terms,
 checklist), 1-8 sub-questions (parsed by plan.parse_sub_questions), step kinds and
-dependencies (shared/steps.py), and the independent steps' per-provider queries.
+dependencies (shared/research/steps.py), and the independent steps' per-provider queries.
 Refinement passes (iteration > 0, sent by scoring): new queries aimed only at the
 checklist items still open, never repeating a query already run for the job, plus
 the queries of hybrid steps whose dependencies now have verified claims (hybrid.py).
@@ -24,12 +24,12 @@ from __future__ import annotations
 from services.decomposition.hybrid import hybrid_queries
 from services.decomposition.plan import dedupe_queries
 from services.decomposition.planner import clarifying_questions, plan_first, plan_refinement
-from shared.council import Council, brief_review_notes
-from shared.envelope import CONTEXT_ITERATION, JobEnvelope, Plan, Usage
-from shared.events import ClarificationRequested, CouncilReviewed
-from shared.llm import LLMEngine
+from shared.llm.council import Council, brief_review_notes
+from shared.research.envelope import CONTEXT_ITERATION, JobEnvelope, Plan, Usage
+from shared.research.events import ClarificationRequested, CouncilReviewed
+from shared.llm.engine import LLMEngine
 from shared.settings import StageSettings
-from shared.stage import StageContext, stage_app
+from shared.runtime.stage import StageContext, stage_app
 from shared.subjects import Stage
 
 settings = StageSettings()
@@ -37,7 +37,7 @@ broker, app, runner = stage_app(Stage.PLAN, settings)
 council = Council.from_settings(settings)  # RESEARCH_COUNCIL_MODELS; empty: no review
 
 
-@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
+@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/runtime/routing.py
 async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | ClarificationRequested:
     bounded = ctx.deadline.model_or_offline  # model work cut at the job's deadline; the offline answer then
     if envelope.plan is None:

@@ -23,8 +23,8 @@ from nats.js.errors import BucketNotFoundError, KeyNotFoundError
 from pydantic import ValidationError
 
 from shared import subjects
-from shared.envelope import DigestPayload
-from shared.text import short_hash
+from shared.research.envelope import DigestPayload
+from shared.research.text import short_hash
 
 log = logging.getLogger(__name__)
 

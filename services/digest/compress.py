@@ -25,10 +25,10 @@ from services.digest.evidence import (
 )
 from services.digest.relocate import locate
 from services.digest.schemas import DigestDraft, DraftEvidence
-from shared.envelope import DigestPayload, EvidenceSnippet, Source
-from shared.llm import LLMInvalidOutput
-from shared.prompting import block
-from shared.text import hash_label, sentence_spans, short_hash
+from shared.research.envelope import DigestPayload, EvidenceSnippet, Source
+from shared.llm.engine import LLMInvalidOutput
+from shared.llm.prompting import block
+from shared.research.text import hash_label, sentence_spans, short_hash
 
 log = logging.getLogger(__name__)
 

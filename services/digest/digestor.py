@@ -30,9 +30,9 @@ from services.digest.compress import PROMPT_VERSION, DigestLimits, compress
 from services.digest.evidence import conditioning_hash, page_map_problem, with_pages
 from services.digest.metrics import DigestMetrics
 from services.digest.policy import select
-from shared.archive import Archive
-from shared.envelope import DigestPayload, FidelityRecord, JobEnvelope, Source
-from shared.events import (
+from shared.stores.archive import Archive
+from shared.research.envelope import DigestPayload, FidelityRecord, JobEnvelope, Source
+from shared.research.events import (
     DigestCircuitBreakerTriggered,
     DigestCompleted,
     DigestError,
@@ -41,8 +41,8 @@ from shared.events import (
     DigestSkipReason,
     DigestStarted,
 )
-from shared.llm import LLMAuthError
-from shared.text import hash_label, short_hash
+from shared.llm.engine import LLMAuthError
+from shared.research.text import hash_label, short_hash
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class Digestor:
         publish: Publish,
         llm: Any = None,  # the job-bound LLM client (ctx.llm); None: offline engine
         progress: Progress | None = None,
-        deadline: Any = None,  # the job's shared.deadline.Deadline; None: none
+        deadline: Any = None,  # the job's shared.runtime.deadline.Deadline; None: none
     ) -> None:
         self.settings = settings
         self.texts = texts

@@ -22,9 +22,9 @@ import math
 from collections.abc import Sequence
 from itertools import pairwise
 
-from shared.envelope import DigestPayload, EvidenceSnippet
-from shared.locators import format_locator, page_of, parse_locator
-from shared.text import hash_label, is_statement, sentence_spans, short_hash, terms
+from shared.research.envelope import DigestPayload, EvidenceSnippet
+from shared.research.locators import format_locator, page_of, parse_locator
+from shared.research.text import hash_label, is_statement, sentence_spans, short_hash, terms
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 
-from shared.envelope import TIER_SCORES, CredibilityTier, Source
-from shared.events import DigestSkipReason
+from shared.research.envelope import TIER_SCORES, CredibilityTier, Source
+from shared.research.events import DigestSkipReason
 
 HIGH_AT = 0.7
 MEDIUM_AT = 0.45

@@ -23,13 +23,13 @@ from services.digest.breaker import CircuitBreaker
 from services.digest.cache import DigestCache, LocalCache, SharedCache
 from services.digest.digestor import Digestor
 from services.digest.metrics import DigestMetrics
-from shared import metrics as shared_metrics
-from shared import topology
-from shared.archive import Archive
-from shared.envelope import JobEnvelope
-from shared.events import DigestSkipReason
+from shared.platform import metrics as shared_metrics
+from shared.stores import topology
+from shared.stores.archive import Archive
+from shared.research.envelope import JobEnvelope
+from shared.research.events import DigestSkipReason
 from shared.settings import DigestSettings
-from shared.stage import StageContext, stage_app
+from shared.runtime.stage import StageContext, stage_app
 from shared.subjects import Stage
 
 settings = DigestSettings()
@@ -58,7 +58,7 @@ async def _storage_and_metrics() -> None:
         metrics.serve(settings.digest_metrics_port, settings.digest_metrics_host)
 
 
-@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
+@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/runtime/routing.py
 async def digest_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     async def publish(event: BaseModel) -> None:
         source = getattr(event, "source_id", "")

@@ -21,12 +21,12 @@ from services.gateway.lifecycle import Lifecycle
 from services.gateway.models import JobPublic
 from services.gateway.text import is_blank, text_problem
 from services.gateway.traces import JobTrace, job_trace
-from shared.archive import Archive, SnippetCheck, archive_key, check_snippet, passages_to_verify
-from shared.envelope import DigestPayload, RetrievalMethod, new_job_id
-from shared.errors import PermanentError, TransientError
-from shared.events import JobStatus
+from shared.stores.archive import Archive, SnippetCheck, archive_key, check_snippet, passages_to_verify
+from shared.research.envelope import DigestPayload, RetrievalMethod, new_job_id
+from shared.platform.errors import PermanentError, TransientError
+from shared.research.events import JobStatus
 from shared.settings import GatewaySettings
-from shared.supervision import failing_services
+from shared.platform.supervision import failing_services
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from shared.envelope import Claim, Level, RejectedClaim
+from shared.research.envelope import Claim, Level, RejectedClaim
 
 __all__ = ["ClaimCitation", "ClaimEntry", "ClaimsListing", "claims_listing"]
 

@@ -3,8 +3,8 @@ document of the stage command subjects and the event subjects.
 
 Anyone may subscribe to ``research.events.<job_id>.>``; these two documents say what
 arrives there. Both are generated from the pydantic models the services themselves
-publish with (``shared/events.py``, ``shared/envelope.py``) and from the subject and
-routing tables (``shared/subjects.py``, ``shared/routing.py``), so they cannot drift
+publish with (``shared/research/events.py``, ``shared/research/envelope.py``) and from the subject and
+routing tables (``shared/subjects.py``, ``shared/runtime/routing.py``), so they cannot drift
 from what is sent.
 """
 
@@ -22,9 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from services.gateway.api import User
 from shared import subjects
-from shared.envelope import JobEnvelope
-from shared.events import JobEvent
-from shared.routing import FIRST_STAGE, ROUTES
+from shared.research.envelope import JobEnvelope
+from shared.research.events import JobEvent
+from shared.runtime.routing import FIRST_STAGE, ROUTES
 from shared.subjects import Stage
 
 EVENT_SUBJECT_PATTERN = f"{subjects.EVENTS_PREFIX}.<job_id>.<type>"

@@ -17,7 +17,7 @@ from services.gateway import jobs
 from services.gateway.api import Life, User, _owned_job, _valid_ids
 from services.gateway.lifecycle import Lifecycle
 from shared import subjects
-from shared.events import parse_event
+from shared.research.events import parse_event
 
 SSE_KEEPALIVE_S = 15.0
 

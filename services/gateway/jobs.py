@@ -26,9 +26,9 @@ from services.gateway import outbox
 from services.gateway.models import Job, Result, SourceRow
 from services.gateway.text import clean, clean_json
 from shared import subjects
-from shared.envelope import JobEnvelope, Usage, utcnow
+from shared.research.envelope import JobEnvelope, Usage, utcnow
 from shared.subjects import overall_progress
-from shared.events import TERMINAL_STATUSES, JobStatus, JobStatusChanged, ResearchResult
+from shared.research.events import TERMINAL_STATUSES, JobStatus, JobStatusChanged, ResearchResult
 
 ADMISSION_LOCK = 7_215_012  # pg_advisory_xact_lock key serializing admission across gateways
 _ACTIVE = (JobStatus.QUEUED, JobStatus.PROCESSING, JobStatus.AWAITING_INPUT)

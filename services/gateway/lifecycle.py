@@ -28,9 +28,10 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from services.gateway import db, jobs, outbox, resume, reuse, traces
 from services.gateway.loops import LoopHealth, Loops
 from services.gateway.models import Job
-from shared import control, subjects, topology
-from shared.envelope import JobEnvelope, ResearchRequest
-from shared.events import (
+from shared import subjects
+from shared.stores import control, topology
+from shared.research.envelope import JobEnvelope, ResearchRequest
+from shared.research.events import (
     ClarificationRequested,
     JobCompleted,
     JobFailed,
@@ -40,9 +41,9 @@ from shared.events import (
     StageState,
     parse_event,
 )
-from shared.logs import job_context
+from shared.platform.logs import job_context
 from shared.settings import GatewaySettings
-from shared.stage import MSG_ID
+from shared.runtime.stage import MSG_ID
 from shared.subjects import Stage
 
 __all__ = ["LOOP_CONNECTIONS", "Lifecycle", "coalesce", "is_outage"]

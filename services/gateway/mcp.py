@@ -26,8 +26,8 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from services.gateway.mcp_backend import CorporaListing, ResearchBackend
-from shared.errors import ResearchError
-from shared.events import ChecklistCoverage, ResearchOutput
+from shared.platform.errors import ResearchError
+from shared.research.events import ChecklistCoverage, ResearchOutput
 from shared.subjects import Stage
 
 log = logging.getLogger(__name__)

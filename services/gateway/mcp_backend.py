@@ -14,7 +14,7 @@ import anyio
 import httpx
 from pydantic import BaseModel, ConfigDict
 
-from shared.errors import PermanentError, TransientError
+from shared.platform.errors import PermanentError, TransientError
 
 log = logging.getLogger(__name__)
 

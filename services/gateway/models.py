@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
-from shared.events import JobStatus
+from shared.research.events import JobStatus
 
 
 def _tz() -> sa.DateTime:
@@ -143,7 +143,7 @@ class Result(SQLModel, table=True):
         default_factory=list, sa_column=sa.Column(JSONB, nullable=False, server_default=sa.text("'[]'::jsonb")))
     council: list[dict[str, Any]] = Field(
         default_factory=list, sa_column=sa.Column(JSONB, nullable=False, server_default=sa.text("'[]'::jsonb")))
-    # What the checks did (shared.events.VerificationSummary): sentences and claims by
+    # What the checks did (shared.research.events.VerificationSummary): sentences and claims by
     # check level, removals by reason, whether the entailment judge ran. None for
     # results stored before levels were recorded (migration 0010).
     verification: dict[str, Any] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))

@@ -20,9 +20,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from services.gateway.models import OutboxMessage
 from shared import subjects
-from shared.envelope import utcnow
-from shared.events import JobStatusChanged
-from shared.stage import MSG_ID
+from shared.research.envelope import utcnow
+from shared.research.events import JobStatusChanged
+from shared.runtime.stage import MSG_ID
 
 __all__ = ["RELAY_LOCK", "enqueue", "enqueue_status", "relay_once"]
 

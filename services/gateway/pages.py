@@ -20,11 +20,11 @@ from pydantic import BaseModel
 
 from services.gateway import jobs
 from services.gateway.api import ErrorBody, Life, User, _valid_ids, settings_of, verify_source
-from shared.archive import Archive
-from shared.corpora import CorpusInfo, read_corpora
-from shared.envelope import Claim
-from shared.errors import PermanentError, TransientError
-from shared.locators import parse_locator
+from shared.stores.archive import Archive
+from shared.research.corpora import CorpusInfo, read_corpora
+from shared.research.envelope import Claim
+from shared.platform.errors import PermanentError, TransientError
+from shared.research.locators import parse_locator
 
 __all__ = ["STATIC_DIR", "CitedSpan", "CorporaListing", "SourceText", "router"]
 

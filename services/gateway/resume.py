@@ -2,7 +2,7 @@
 
 ``POST /api/research/jobs/{id}/resume`` moves the job back to QUEUED (one more resume
 counted on its row); admission then starts it like any other job, under the same
-concurrency limit, with the envelope of its latest checkpoint (:mod:`shared.checkpoints`)
+concurrency limit, with the envelope of its latest checkpoint (:mod:`shared.stores.checkpoints`)
 instead of a new plan command:
 
 - the checkpoint is the envelope the last finished stage handed on, so the stage that
@@ -31,11 +31,11 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from services.gateway import jobs
 from services.gateway.models import Job
-from shared import checkpoints, control
-from shared.envelope import DEADLINE_NOTE, JobEnvelope, utcnow
-from shared.errors import PermanentError
-from shared.events import JobStatus
-from shared.spend import KvSpendLedger
+from shared.stores import checkpoints, control
+from shared.research.envelope import DEADLINE_NOTE, JobEnvelope, utcnow
+from shared.platform.errors import PermanentError
+from shared.research.events import JobStatus
+from shared.stores.spend import KvSpendLedger
 
 __all__ = ["RESUMABLE", "carry_spend", "request_resume", "resumed_envelope"]
 
@@ -48,7 +48,7 @@ async def request_resume(sessions: async_sessionmaker[AsyncSession], js: JetStre
     """FAILED, EXPIRED or CANCELLED -> QUEUED, one more resume counted; None (and
     nothing changed) when the job is in another status.
 
-    The ended run is stopped in the control bucket first (:func:`shared.control.stop_run`,
+    The ended run is stopped in the control bucket first (:func:`shared.stores.control.stop_run`,
     which also covers a job that failed without a key): a command it handed on as it
     ended may still wait in a stream, and must be dropped rather than run beside the
     resumed run. The resumed run counts one resume more, so the key does not stop it."""

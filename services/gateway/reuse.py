@@ -5,7 +5,7 @@ When a job is admitted (and its request allows reuse, the default), the gateway 
 for the most similar job of the same user that COMPLETED within
 ``RESEARCH_REUSE_MAX_AGE_S`` over the same corpora and the same providers. Similarity
 is the Jaccard overlap of the two questions' content terms, as the rest of the system
-matches text (:func:`shared.text.terms`: lower-cased, stop words removed, Snowball
+matches text (:func:`shared.research.text.terms`: lower-cased, stop words removed, Snowball
 stems), so "How are lighthouses automated?" and "How were lighthouses automated" are
 the same question (1.0) and word order never matters. At ``RESEARCH_REUSE_MIN_SIMILARITY``
 or above, the new job starts from that job's final checkpoint (the envelope its
@@ -37,12 +37,12 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from services.gateway.models import Job
-from shared import checkpoints
-from shared.envelope import CoverageStatus, JobEnvelope, ReusedWork, utcnow
-from shared.errors import PermanentError
-from shared.events import JobStatus
+from shared.stores import checkpoints
+from shared.research.envelope import CoverageStatus, JobEnvelope, ReusedWork, utcnow
+from shared.platform.errors import PermanentError
+from shared.research.events import JobStatus
 from shared.subjects import Stage
-from shared.text import jaccard, terms
+from shared.research.text import jaccard, terms
 
 __all__ = ["CANDIDATES", "Candidate", "covers", "find_similar", "question_similarity", "reused_envelope", "same_scope"]
 

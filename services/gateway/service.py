@@ -45,10 +45,11 @@ from services.gateway.lifecycle import LOOP_CONNECTIONS, Lifecycle
 from services.gateway.mcp import McpRoute, MountedMcp, loopback_url
 from services.gateway.models import Job
 from services.gateway.pages import router as pages_router
-from shared import metrics, topology
-from shared.errors import ConfigurationError
-from shared.events import JobStatus
-from shared.logs import configure_logging
+from shared.platform import metrics
+from shared.stores import topology
+from shared.platform.errors import ConfigurationError
+from shared.research.events import JobStatus
+from shared.platform.logs import configure_logging
 from shared.settings import GatewaySettings
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from services.gateway.text import clean_json
-from shared.events import (
+from shared.research.events import (
     ProviderResults,
     StageEvent,
     StageState,
@@ -37,7 +37,7 @@ from shared.events import (
     TraceTokens,
     parse_event,
 )
-from shared.memory import ResearchMemory
+from shared.research.memory import ResearchMemory
 from shared.subjects import Stage
 
 __all__ = ["JobTrace", "TraceIteration", "TraceStage", "job_trace", "record_traces", "traced", "trace_events"]

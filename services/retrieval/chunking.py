@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from shared.text import sentence_spans
+from shared.research.text import sentence_spans
 
 __all__ = ["CHUNK_MAX_CHARS", "CHUNK_TARGET_CHARS", "chunk_spans", "document_spans"]
 

@@ -2,7 +2,7 @@
 
 The local index and the web fetcher both read documents through here, so a page
 fetched from the web and the same page indexed from disk give the same canonical text
-(:func:`shared.text.canonicalize`), title and publication date. A PDF keeps the offset
+(:func:`shared.research.text.canonicalize`), title and publication date. A PDF keeps the offset
 of each page in its text so locators can name the page a quote is on.
 """
 
@@ -18,9 +18,9 @@ from pathlib import Path
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from shared.dates import parse_date
-from shared.errors import PermanentError
-from shared.text import canonicalize
+from shared.platform.dates import parse_date
+from shared.platform.errors import PermanentError
+from shared.research.text import canonicalize
 
 __all__ = [
     "SUPPORTED_SUFFIXES",

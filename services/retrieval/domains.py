@@ -19,7 +19,7 @@ Guarantees:
 * Every URL gets an answer: a host that matches nothing (or an IP address, or a URL
   without a host) is UNVERIFIED with that tier's default authority.
 * A malformed table (bad TOML, an unknown tier, an authority outside 0..100, one
-  suffix in two tiers) raises :class:`~shared.errors.ConfigurationError` naming the
+  suffix in two tiers) raises :class:`~shared.platform.errors.ConfigurationError` naming the
   file and the problem, at first use, instead of classifying wrongly.
 * The table is read once per (path, mtime, size): replacing the file takes effect
   without a restart.
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from shared.envelope import CredibilityTier
-from shared.errors import ConfigurationError
+from shared.research.envelope import CredibilityTier
+from shared.platform.errors import ConfigurationError
 
 __all__ = ["DEFAULT_TABLE_PATH", "DomainInfo", "DomainTable", "classify", "configured_table", "load_table"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.envelope import EXCERPT_MAX_CHARS
+from shared.research.envelope import EXCERPT_MAX_CHARS
 
 __all__ = ["excerpt_window"]
 

@@ -61,9 +61,9 @@ import httpx
 from selectolax.lexbor import LexborHTMLParser
 
 from services.retrieval.documents import html_to_text, pdf_to_text
-from shared.dates import retry_after_s
-from shared.errors import PermanentError, TransientError
-from shared.text import canonicalize, text_hash
+from shared.platform.dates import retry_after_s
+from shared.platform.errors import PermanentError, TransientError
+from shared.research.text import canonicalize, text_hash
 
 __all__ = [
     "FetchFailed",
@@ -103,7 +103,7 @@ class FetchedDocument:
     url: str  # as requested
     final_url: str  # after redirects
     title: str
-    text: str  # canonical text (shared.text.canonicalize), what locators index into
+    text: str  # canonical text (shared.research.text.canonicalize), what locators index into
     text_hash: str  # "sha256-<hex>" of text
     content_type: str  # the media type, without parameters
     page_starts: list[int] | None  # PDF: offset of each page (page n at index n-1)

@@ -6,10 +6,10 @@ this module owns what lies on disk between them.
 
 Guarantees:
 
-* Every document is stored as its canonical text (:func:`shared.text.canonicalize`),
+* Every document is stored as its canonical text (:func:`shared.research.text.canonicalize`),
   with its ``sha256-…`` hash; every chunk is a ``(start, end)`` span of that text, so
   ``canonical[start:end] == chunk_text`` and locators built from hits verify.
-* Indexing and querying tokenize with the same :func:`shared.text.terms`, so stop words
+* Indexing and querying tokenize with the same :func:`shared.research.text.terms`, so stop words
   and stemming agree on both sides.
 * A corpus is replaced atomically. ``corpora_dir/<name>/`` holds one directory per
   index generation and a ``manifest.json`` naming the live one; a new generation is
@@ -19,7 +19,7 @@ Guarantees:
   the pointer file is what gets swapped.)
 * A symbolic link that leads outside the indexed folder is skipped, not followed.
 * Bad input (an invalid name, nothing indexable, an unknown corpus) raises
-  :class:`shared.errors.PermanentError` with a message meant for the user.
+  :class:`shared.platform.errors.PermanentError` with a message meant for the user.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ import numpy as np
 
 from services.retrieval.chunking import document_spans
 from services.retrieval.documents import SUPPORTED_SUFFIXES, parse_document
-from shared.errors import PermanentError
-from shared.text import short_hash, terms, text_hash
+from shared.platform.errors import PermanentError
+from shared.research.text import short_hash, terms, text_hash
 
 __all__ = [
     "CORPUS_NAME_RE",
@@ -60,7 +60,7 @@ __all__ = [
 CORPUS_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 # 2: per-file stamps, chunk spans and terms kept for incremental re-index; PDF pages.
-# 3: terms are Snowball stems (shared.text.terms); a format-2 index holds the old
+# 3: terms are Snowball stems (shared.research.text.terms); a format-2 index holds the old
 # stems, which queries would silently miss, so it is re-parsed and never searched.
 # 4: "-ator" nouns keep their own stem ("generator" no longer meets "generates").
 INDEX_FORMAT = 4

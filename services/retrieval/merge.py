@@ -3,7 +3,7 @@ and research iterations.
 
 Guarantees:
 
-* One :class:`~shared.envelope.Source` per URL; a document's URL is
+* One :class:`~shared.research.envelope.Source` per URL; a document's URL is
   ``corpus://<corpus>/<percent-encoded relpath>`` and its id ``src-<12 hex>`` is derived
   from the URL, so the same document gets the same id in every job and iteration.
 * ``relevance_score`` is in 0..1: a hit's BM25 score divided by the best score of the
@@ -35,7 +35,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsp
 
 from services.retrieval.excerpt import excerpt_window
 from services.retrieval.search import ChunkHit
-from shared.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
+from shared.research.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
 
 
 def corpus_url(corpus: str, relpath: str) -> str:

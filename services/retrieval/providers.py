@@ -6,7 +6,7 @@ Guarantees:
 * **Selection**: a request's ``providers`` list wins; without one, every configured
   provider runs. A requested provider that is not configured is reported (an event and
   ``envelope.provider_errors``), never silently skipped. No provider able to run is a
-  :class:`~shared.errors.PermanentError` naming what to configure.
+  :class:`~shared.platform.errors.PermanentError` naming what to configure.
 * **Fan-out**: every (provider, query) search of the iteration runs concurrently, at
   most ``RESEARCH_RETRIEVAL_CONCURRENCY`` at a time, each bounded by
   ``RESEARCH_PROVIDER_TIMEOUT_S`` and retried on transient errors with backoff
@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from services.retrieval.search_cache import SearchCache, cache_key
-from shared.envelope import RetrievalMethod, SearchQuery, Source
-from shared.errors import PermanentError, ResearchError, TransientError
-from shared.text import normalize_query
-from shared.textstore import TextStore
+from shared.research.envelope import RetrievalMethod, SearchQuery, Source
+from shared.platform.errors import PermanentError, ResearchError, TransientError
+from shared.research.text import normalize_query
+from shared.stores.textstore import TextStore
 
 __all__ = [
     "Outcome",

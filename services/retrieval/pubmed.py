@@ -37,11 +37,11 @@ import httpx
 from services.retrieval.domains import classify
 from services.retrieval.merge import source_id
 from services.retrieval.providers import rank_relevance
-from shared.dates import retry_after_s
-from shared.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
-from shared.errors import PermanentError, TransientError
-from shared.text import canonicalize
-from shared.textstore import TextStore
+from shared.platform.dates import retry_after_s
+from shared.research.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
+from shared.platform.errors import PermanentError, TransientError
+from shared.research.text import canonicalize
+from shared.stores.textstore import TextStore
 
 __all__ = ["EutilsError", "PubMedClient", "PubMedProvider", "PubMedRecord", "parse_efetch", "parse_esearch", "pubmed_url"]
 

@@ -33,7 +33,7 @@ from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
 from shared import subjects
-from shared.kv import compare_and_set
+from shared.stores.kv import compare_and_set
 
 __all__ = ["SAFETY_MARGIN", "KvRateLimiter", "ncbi_rate"]
 

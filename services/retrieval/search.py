@@ -1,6 +1,6 @@
 """Search over the local corpora: BM25 over the chunks :mod:`services.retrieval.index` stored.
 
-Queries are tokenized with the same :func:`shared.text.terms` as the index. A corpus is
+Queries are tokenized with the same :func:`shared.research.text.terms` as the index. A corpus is
 loaded on first use and reloaded when its manifest is replaced, so a re-index is seen
 without a restart and a reader never sees a half-written generation.
 """
@@ -18,8 +18,8 @@ import bm25s
 import numpy as np
 
 from services.retrieval.index import INDEX_FORMAT, MANIFEST, generation_files, list_corpora
-from shared.errors import PermanentError
-from shared.text import terms
+from shared.platform.errors import PermanentError
+from shared.research.text import terms
 
 __all__ = ["ChunkHit", "LocalSearcher"]
 

@@ -3,7 +3,7 @@ stage) does not pay for the same web or PubMed search twice.
 
 Entries live in JetStream key-value (``subjects.SEARCH_CACHE_BUCKET``), whose TTL is
 ``RESEARCH_SEARCH_CACHE_TTL_S``. The key is a hash of the provider, the query's
-identity (:func:`shared.text.normalize_query`) and every parameter that changes the
+identity (:func:`shared.research.text.normalize_query`) and every parameter that changes the
 answer (result count, search depth...), so a changed setting never serves stale
 shapes. The value is the provider's normalized sources; their full texts are already in
 the object store under ``text_hash`` (kept 30 days, longer than any allowed TTL).
@@ -24,8 +24,8 @@ from nats.js.kv import KeyValue
 from pydantic import TypeAdapter, ValidationError
 
 from shared import subjects
-from shared.envelope import Source
-from shared.text import normalize_query
+from shared.research.envelope import Source
+from shared.research.text import normalize_query
 
 __all__ = ["SearchCache", "cache_key"]
 

@@ -42,12 +42,12 @@ from services.retrieval.ratelimit import KvRateLimiter, ncbi_rate
 from services.retrieval.search import ChunkHit, LocalSearcher
 from services.retrieval.search_cache import SearchCache
 from services.retrieval.web import WebProvider, make_tavily_client
-from shared import topology
-from shared.envelope import ContextHit, JobEnvelope, ResearchRequest, RetrievalMethod, Source
-from shared.errors import PermanentError, TransientError
-from shared.events import ProviderResults, TraceQuery
+from shared.stores import topology
+from shared.research.envelope import ContextHit, JobEnvelope, ResearchRequest, RetrievalMethod, Source
+from shared.platform.errors import PermanentError, TransientError
+from shared.research.events import ProviderResults, TraceQuery
 from shared.settings import DigestSettings, StageSettings
-from shared.stage import StageContext, stage_app
+from shared.runtime.stage import StageContext, stage_app
 from shared.subjects import Stage
 
 settings = StageSettings()
@@ -149,7 +149,7 @@ def _local_search(query: str, request: ResearchRequest) -> Search:
     return Search(RetrievalMethod.RAG, query, run, retry=False)
 
 
-@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
+@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/runtime/routing.py
 async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     plan = envelope.plan
     if envelope.phase == "context":

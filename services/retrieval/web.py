@@ -40,12 +40,12 @@ from services.retrieval.providers import (
     QueryRejected,
     score_relevance,
 )
-from shared.dates import parse_date
-from shared.envelope import EXCERPT_MAX_CHARS, RetrievalMethod, Source
-from shared.errors import PermanentError, ResearchError, TransientError
+from shared.platform.dates import parse_date
+from shared.research.envelope import EXCERPT_MAX_CHARS, RetrievalMethod, Source
+from shared.platform.errors import PermanentError, ResearchError, TransientError
 from shared.settings import StageSettings
-from shared.text import canonicalize
-from shared.textstore import TextStore
+from shared.research.text import canonicalize
+from shared.stores.textstore import TextStore
 
 __all__ = ["WebProvider", "excerpt_of", "make_tavily_client"]
 

@@ -5,7 +5,7 @@ scoring pass where the last of them got some). The model reads those claims, eac
 with its evidence (the exact quotations behind it, with ids ``e1``, ``e2``...), and
 answers claims that cite evidence ids, as in claim extraction. The quotations it can
 cite are the underlying claims' own quotes, so the verification every claim passes
-(services/scoring/model_claims.py, shared/grounding.py) checks them unchanged: each
+(services/scoring/model_claims.py, shared/verification/grounding.py) checks them unchanged: each
 quote against its archived source text, and the sentence against its quotes. What
 fails is rejected with the reason, like any claim.
 
@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 
 from services.scoring.model_claims import MODEL, Snippet, Verifier, check_model_claims, verify_offline_claims
 from services.scoring.schemas import ClaimsAnswer
-from shared.envelope import Claim, Plan, RejectedClaim, ScoredSource, StepKind, SubQuestion
-from shared.llm import JobLLM, LLMInvalidOutput
-from shared.prompting import block
-from shared.steps import analysis_claim_id, claims_by_step, mark_ran, ready_steps
+from shared.research.envelope import Claim, Plan, RejectedClaim, ScoredSource, StepKind, SubQuestion
+from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.prompting import block
+from shared.research.steps import analysis_claim_id, claims_by_step, mark_ran, ready_steps
 
 __all__ = ["ANALYSIS_TOOL", "CARRIED", "MAX_ANALYSIS_CLAIMS_PER_JOB", "StepsOutcome", "carried_claims",
            "run_dependent_steps"]

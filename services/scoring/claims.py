@@ -14,7 +14,7 @@ Guarantees:
   numbers).
 * Indices point into the ``scored_sources`` list given; a source never both supports
   and contradicts the same claim, and contradicts it only with a sentence on the same
-  subject that shared.meaning.contradicts finds states the opposite.
+  subject that shared.verification.meaning.contradicts finds states the opposite.
 * At most ``max_claims`` claims, ids ``cl1``, ``cl2``... best first.
 * Each claim's ``checklist_item_ids`` are the items it answers by the coverage rule
   (:func:`claim_matches_item`), the same rule :func:`assess_coverage` applies, so a
@@ -23,7 +23,7 @@ Guarantees:
 Candidates are a source's digest snippets and, when the excerpt's place in the
 canonical text is known, the excerpt's own sentences: the excerpt is the passage the
 search matched, the digest the best sentences of the whole document. Terms are
-shared.text.terms (Snowball stems: "processes" and "process" meet).
+shared.research.text.terms (Snowball stems: "processes" and "process" meet).
 """
 
 from __future__ import annotations
@@ -33,16 +33,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from shared.claims import META_TERMS, answering_claims, claim_matches_item, item_terms
-from shared.envelope import ChecklistItem, Citation, Claim, CoverageStatus, ScoredSource
-from shared.locators import locate
-from shared.meaning import contradicts
-from shared.text import STOPWORDS, has_negation, is_statement, jaccard, sentence_spans, terms, words
+from shared.research.claims import META_TERMS, answering_claims, claim_matches_item, item_terms
+from shared.research.envelope import ChecklistItem, Citation, Claim, CoverageStatus, ScoredSource
+from shared.research.locators import locate
+from shared.verification.meaning import contradicts
+from shared.research.text import STOPWORDS, has_negation, is_statement, jaccard, sentence_spans, terms, words
 
 MAX_CLAIMS = 20
 DUPLICATE_JACCARD = 0.5
 SAME_SUBJECT_JACCARD = 0.35
-# shared.meaning.contradicts takes milliseconds a pair: it is asked about the chosen
+# shared.verification.meaning.contradicts takes milliseconds a pair: it is asked about the chosen
 # claims only, and at most this many times for each, so the cost follows the claims kept.
 CONTRADICTION_CHECKS = 8  # groups checked against each chosen claim, the most alike first
 MEMBER_CHECKS = 8  # distinct sentences of a chosen group checked against its representative
@@ -195,7 +195,7 @@ def _representative(group: _Group, scored_sources: Sequence[ScoredSource]) -> _C
 def _drop_opposites(group: _Group, rep: _Candidate) -> None:
     """Near-duplicates share most terms, not always their meaning ("Latency increases
     under load" and "Latency decreases under load"): a member that
-    shared.meaning.contradicts finds states the opposite of the representative leaves
+    shared.verification.meaning.contradicts finds states the opposite of the representative leaves
     the group, and its source, unless another member of it stays, contradicts the claim."""
     texts = list(dict.fromkeys(m.text for m in group.members if m.text != rep.text))[:MEMBER_CHECKS]
     opposite = {t for t in texts if contradicts(rep.text, t) is not None}
@@ -210,7 +210,7 @@ def _drop_opposites(group: _Group, rep: _Candidate) -> None:
 def _mark_contradictions(groups: list[_Group], reps: list[_Candidate], chosen: Sequence[int]) -> None:
     """Each chosen group against the groups sharing its subject (term Jaccard >= 0.35,
     either polarity), the most alike first, at most CONTRADICTION_CHECKS of them: when
-    shared.meaning.contradicts finds that one states the opposite of the other, each
+    shared.verification.meaning.contradicts finds that one states the opposite of the other, each
     one's supporting sources (those not supporting both) become the other's
     contradicting sources."""
     checked: set[tuple[int, int]] = set()

@@ -5,7 +5,7 @@ and text): satisfied, partial or open, with the claim ids that answer it and a
 one-line reason. Without one (or when its answer is invalid) the offline engine's
 term-matching rule answers. Either way a deterministic rule has the last word: an
 item's evidence is only the claims named for it that exist and answer it by the
-coverage rule (shared.claims.answering_claims: they share enough of its subject
+coverage rule (shared.research.claims.answering_claims: they share enough of its subject
 terms), and it is never satisfied without one. An item judged satisfied with none
 left becomes partial when claims were named for it (ones that do not exist, or that
 do not answer it; the reason says which), else open. A partial or open judgement
@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from services.scoring import prompts
 from services.scoring.claims import assess_coverage
 from services.scoring.schemas import CoverageAnswer, ItemJudgement
-from shared.claims import answering_claims
-from shared.envelope import ChecklistItem, Claim, CoverageStatus
-from shared.llm import JobLLM, LLMInvalidOutput
-from shared.prompting import block
+from shared.research.claims import answering_claims
+from shared.research.envelope import ChecklistItem, Claim, CoverageStatus
+from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.prompting import block
 
 log = logging.getLogger(__name__)
 

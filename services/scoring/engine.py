@@ -1,5 +1,5 @@
 """The scoring engine: source scores and claim scores (the job's confidence, which
-synthesis reports too, is shared.claims.JobConfidenceCalculator).
+synthesis reports too, is shared.research.claims.JobConfidenceCalculator).
 
 The formulas are written out in docs/research-method.md ("Sources and their scores",
 "Claim scores and job confidence"); every score this module returns lies in [0, 1].
@@ -15,8 +15,8 @@ import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from shared.claims import clamp, valid_indices
-from shared.envelope import TIER_SCORES, Claim, ScoredSource, Source
+from shared.research.claims import clamp, valid_indices
+from shared.research.envelope import TIER_SCORES, Claim, ScoredSource, Source
 
 RECENCY_DECAY_DAYS = 180.0
 UNKNOWN_RECENCY = 0.5

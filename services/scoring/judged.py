@@ -1,7 +1,7 @@
 """The entailment judge over the claims scoring kept.
 
 Claims that passed the deterministic checks but are not quotes (level ``supported``)
-go to the verifier model in batches (``shared.judge``). An ``entailed`` verdict makes
+go to the verifier model in batches (``shared.verification.judge``). An ``entailed`` verdict makes
 the claim ``entailed``; any other verdict vetoes it: the claim moves to the rejected
 claims with its reason (category ``judge``). An unjudged claim (no model, a spent
 budget, a failed call) stays ``supported``, and so is never a Verified Finding.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from shared.envelope import Claim, RejectedClaim
-from shared.events import TraceJudge
-from shared.judge import Judge, JudgeItem
+from shared.research.envelope import Claim, RejectedClaim
+from shared.research.events import TraceJudge
+from shared.verification.judge import Judge, JudgeItem
 
 __all__ = ["judge_claims"]
 

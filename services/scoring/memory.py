@@ -1,9 +1,9 @@
-"""The research memory after a scoring pass (the model is in ``shared/memory.py``).
+"""The research memory after a scoring pass (the model is in ``shared/research/memory.py``).
 
 Scoring keeps every pass's claims over all the job's sources, so the memory's
 insights and contradictions are rebuilt from this pass's verified claims (an insight
 keeps the pass that first found it); its gaps are the checklist items still open,
-each with the searches so far that match it by the coverage rule (shared.claims); what was searched
+each with the searches so far that match it by the coverage rule (shared.research.claims); what was searched
 is recorded by retrieval and passes through unchanged.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shared.claims import claim_matches_item, item_terms
-from shared.envelope import ChecklistItem, Claim, CoverageStatus
-from shared.memory import (
+from shared.research.claims import claim_matches_item, item_terms
+from shared.research.envelope import ChecklistItem, Claim, CoverageStatus
+from shared.research.memory import (
     MAX_CONTRADICTIONS,
     MAX_GAP_TRIED,
     MAX_INSIGHTS,
@@ -23,7 +23,7 @@ from shared.memory import (
     Insight,
     ResearchMemory,
 )
-from shared.text import normalize_query, terms
+from shared.research.text import normalize_query, terms
 
 __all__ = ["updated_memory"]
 

@@ -7,9 +7,9 @@ quotations: a kept claim's quotes are the snippets themselves. Code then dispose
 
 1. every snippet id the claim cites must exist;
 2. every supporting snippet's quote verifies against the archived canonical text of
-   its source (shared.grounding.verify_quote: at its locator, relocated, or
+   its source (shared.verification.grounding.verify_quote: at its locator, relocated, or
    near-verbatim), and the citation carries the verified locator and the exact text;
-3. the claim's sentence is grounded in those quotes (shared.grounding.check_grounding:
+3. the claim's sentence is grounded in those quotes (shared.verification.grounding.check_grounding:
    enough of its terms, and every number, year and name).
 
 A claim failing any step is rejected with the reason and its category (the grounding
@@ -17,7 +17,7 @@ check's own, "quote" for a quote that does not verify, "citation" for an unknown
 snippet or source, "form" for an empty or overlong claim); the job goes on. A kept
 claim carries its level: "quoted" when its sentence is its quote, else "supported".
 A snippet the model cites as contradicting the claim counts only when its quote
-verifies and shared.meaning.contradicts finds that it states the opposite. Sources
+verifies and shared.verification.meaning.contradicts finds that it states the opposite. Sources
 without a digest offer their excerpt's sentences as snippets, located in the
 canonical text through ``excerpt_start``. The offline engine (services/scoring/claims.py)
 answers when no model is configured, when the token budget is spent, and for a batch
@@ -35,14 +35,14 @@ from typing import NamedTuple
 from services.scoring import prompts
 from services.scoring.claims import extract_claims
 from services.scoring.schemas import ClaimDraft, ClaimsAnswer
-from shared.envelope import ChecklistItem, Citation, Claim, Level, RejectedClaim, ScoredSource
-from shared.errors import PermanentError
-from shared.grounding import Grounding, QuoteCheck, check_grounding, verify_quote
-from shared.llm import JobLLM, LLMInvalidOutput
-from shared.locators import locate
-from shared.meaning import contradicts
-from shared.prompting import block
-from shared.text import is_statement, sentence_spans
+from shared.research.envelope import ChecklistItem, Citation, Claim, Level, RejectedClaim, ScoredSource
+from shared.platform.errors import PermanentError
+from shared.verification.grounding import Grounding, QuoteCheck, check_grounding, verify_quote
+from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.research.locators import locate
+from shared.verification.meaning import contradicts
+from shared.llm.prompting import block
+from shared.research.text import is_statement, sentence_spans
 
 log = logging.getLogger(__name__)
 
@@ -277,7 +277,7 @@ def _check_draft(n: int, draft: ClaimDraft, snippets: Mapping[str, Snippet], ver
 def _verified_against(contradicting: Sequence[str], snippets: Mapping[str, Snippet], verifier: Verifier,
                       text: str) -> dict[int, Citation]:
     """The sources of the cited contradicting snippets whose quote verifies and states
-    the opposite of the claim (shared.meaning.contradicts), each with that passage as
+    the opposite of the claim (shared.verification.meaning.contradicts), each with that passage as
     verified; any other is logged and not counted."""
     against: dict[int, Citation] = {}
     for i in contradicting:

@@ -2,7 +2,7 @@
 checklist judged against verified claims.
 
 Every piece of source text, claim and user text sits inside a data block built by
-shared.prompting.block, and each system prompt says those blocks are data. The model
+shared.llm.prompting.block, and each system prompt says those blocks are data. The model
 cites snippets by id and never writes quotations: the quotes of a kept claim are the
 snippets themselves, checked against the archived source text by code.
 """

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from services.scoring.model_claims import ClaimsOutcome, Verifier, verify_offline_claims
-from shared.envelope import Claim, JobEnvelope, RejectedClaim, ScoredSource
+from shared.research.envelope import Claim, JobEnvelope, RejectedClaim, ScoredSource
 
 __all__ = ["carried_claims", "claims_with_reuse", "reused_ids"]
 

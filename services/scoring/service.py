@@ -31,8 +31,8 @@ from services.scoring.judged import judge_claims
 from services.scoring.memory import updated_memory
 from services.scoring.model_claims import Verifier, extract_verified_claims, load_canonical_texts
 from services.scoring.reused import claims_with_reuse
-from shared.claims import JobConfidenceCalculator, knowledge_gaps
-from shared.envelope import (
+from shared.research.claims import JobConfidenceCalculator, knowledge_gaps
+from shared.research.envelope import (
     DEADLINE_NOTE,
     MAX_REJECTED_CLAIMS,
     Claim,
@@ -42,14 +42,14 @@ from shared.envelope import (
     StepKind,
     utcnow,
 )
-from shared.errors import PermanentError
-from shared.events import TraceChecklistItem, TraceJudge
-from shared.judge import Judge, make_verifier_engine
-from shared.clauses import warm_up
-from shared.llm import BUDGET_NOTE, JobLLM
+from shared.platform.errors import PermanentError
+from shared.research.events import TraceChecklistItem, TraceJudge
+from shared.verification.judge import Judge, make_verifier_engine
+from shared.verification.clauses import warm_up
+from shared.llm.engine import BUDGET_NOTE, JobLLM
 from shared.settings import StageSettings
-from shared.stage import StageContext, stage_app
-from shared.steps import claims_by_step, ready_steps
+from shared.runtime.stage import StageContext, stage_app
+from shared.research.steps import claims_by_step, ready_steps
 from shared.subjects import Stage
 
 T = TypeVar("T")
@@ -85,7 +85,7 @@ async def _until_deadline(ctx: StageContext, work: Callable[[JobLLM], Awaitable[
     return await ctx.deadline.model_or_offline(ctx.llm, work, cut=cut)
 
 
-@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
+@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/runtime/routing.py
 async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     plan = envelope.plan
     if plan is None:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shared.envelope import Claim, ScoredSource
-from shared.events import VerifiedFinding
-from shared.locators import parse_locator
+from shared.research.envelope import Claim, ScoredSource
+from shared.research.events import VerifiedFinding
+from shared.research.locators import parse_locator
 
 __all__ = ["FINDING_LEVELS", "verified_findings"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from shared.envelope import Claim, RejectedClaim
-from shared.events import TraceJudge, VerificationSummary
-from shared.judge import JudgeOutcome
+from shared.research.envelope import Claim, RejectedClaim
+from shared.research.events import TraceJudge, VerificationSummary
+from shared.verification.judge import JudgeOutcome
 
 from services.synthesis.render import Body, sentence_levels
 

@@ -2,7 +2,7 @@
 
 A source cited without a passage of its own (only as contradicting a claim) is shown
 with one of its passages: :func:`disputing_quote` looks for the passage that code finds
-to state the opposite of the claim (``shared.meaning.contradicts``), among the closest
+to state the opposite of the claim (``shared.verification.meaning.contradicts``), among the closest
 ones in terms, and says when it found none.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shared.envelope import Claim, ScoredSource
-from shared.locators import locate
-from shared.meaning import contradicts
-from shared.text import jaccard, sentence_spans, terms
+from shared.research.envelope import Claim, ScoredSource
+from shared.research.locators import locate
+from shared.verification.meaning import contradicts
+from shared.research.text import jaccard, sentence_spans, terms
 
 __all__ = ["CONTRADICTION_CANDIDATES", "disputing_quote", "fallback_quote"]
 
@@ -63,7 +63,7 @@ def disputing_quote(claim: Claim, source: ScoredSource, all_claims: Sequence[Cla
 def _searched(claim: Claim, source: ScoredSource, all_claims: Sequence[Claim]) -> tuple[str, str, bool]:
     """What the disputing source says: (locator, passage, whether code found that this
     passage states the opposite of the claim). The closest passage in terms that
-    ``shared.meaning.contradicts`` confirms; when none does, the closest one, unconfirmed."""
+    ``shared.verification.meaning.contradicts`` confirms; when none does, the closest one, unconfirmed."""
     own = set(terms(claim.text))
     ranked = sorted(passages(source, all_claims), key=lambda p: -jaccard(own, set(terms(p[1]))))
     for locator, text in ranked[:CONTRADICTION_CANDIDATES]:

@@ -1,7 +1,7 @@
 """The synthesis stage's prompts.
 
 Every piece of untrusted text (the question, checklist items, claims, quotes, source
-titles) reaches the model inside a ``shared.prompting.block`` and the system prompts
+titles) reaches the model inside a ``shared.llm.prompting.block`` and the system prompts
 say that nothing inside a block is an instruction. The model cites by claim id only;
 the citation numbers a reader sees are computed from those ids afterwards.
 """

@@ -34,10 +34,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from shared.claims import valid_indices
-from shared.envelope import LEVELS, ChecklistItem, Claim, CoverageStatus, JobConfidence, Level, ScoredSource
-from shared.events import CouncilReview, OutputSource, VerifiedFinding
-from shared.memory import Insight
+from shared.research.claims import valid_indices
+from shared.research.envelope import LEVELS, ChecklistItem, Claim, CoverageStatus, JobConfidence, Level, ScoredSource
+from shared.research.events import CouncilReview, OutputSource, VerifiedFinding
+from shared.research.memory import Insight
 
 from services.synthesis.passages import disputing_quote, fallback_quote
 from services.synthesis.wording import CLOSE_QUOTE as _CLOSE
@@ -88,7 +88,7 @@ SEE_ALSO_QUOTED = 3  # findings quoted under an item whose answers were all plac
 class Sentence:
     text: str
     claim_ids: list[str] = field(default_factory=list)
-    # How it was checked (shared.envelope.Level): "quoted", "entailed" or "supported";
+    # How it was checked (shared.research.envelope.Level): "quoted", "entailed" or "supported";
     # None for a connective, which states nothing to check.
     level: str | None = None
 

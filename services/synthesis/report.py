@@ -30,10 +30,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from shared.claims import JobConfidenceCalculator, answering_claims, item_terms, knowledge_gaps, valid_indices
-from shared.deadline import DEADLINE_PREFIX
-from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope
-from shared.events import (
+from shared.research.claims import JobConfidenceCalculator, answering_claims, item_terms, knowledge_gaps, valid_indices
+from shared.runtime.deadline import DEADLINE_PREFIX
+from shared.research.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope
+from shared.research.events import (
     ChecklistCoverage,
     CouncilReview,
     ResearchOutput,
@@ -41,7 +41,7 @@ from shared.events import (
     VerificationSummary,
     VerifiedFinding,
 )
-from shared.text import terms
+from shared.research.text import terms
 
 from services.synthesis.findings import verified_findings
 from services.synthesis.levels import summarize

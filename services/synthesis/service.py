@@ -27,17 +27,17 @@ from services.synthesis.report import build_report, prepare
 from services.synthesis.levels import NO_MODEL, TURNED_OFF, trace_of
 from services.synthesis.writer import write_report
 from shared import subjects
-from shared.archive import Archive
-from shared.council import Council, brief_reviews_from_notes
-from shared.judge import Judge, make_verifier_engine
-from shared.clauses import warm_up
-from shared.deadline import DEADLINE_PREFIX
-from shared.envelope import DEADLINE_NOTE, JobEnvelope, ScoredSource
-from shared.errors import PermanentError
-from shared.events import CouncilReview, CouncilReviewed, JobCompleted, ResearchResult
-from shared.llm import BUDGET_NOTE
+from shared.stores.archive import Archive
+from shared.llm.council import Council, brief_reviews_from_notes
+from shared.verification.judge import Judge, make_verifier_engine
+from shared.verification.clauses import warm_up
+from shared.runtime.deadline import DEADLINE_PREFIX
+from shared.research.envelope import DEADLINE_NOTE, JobEnvelope, ScoredSource
+from shared.platform.errors import PermanentError
+from shared.research.events import CouncilReview, CouncilReviewed, JobCompleted, ResearchResult
+from shared.llm.engine import BUDGET_NOTE
 from shared.settings import StageSettings
-from shared.stage import StageContext, stage_app
+from shared.runtime.stage import StageContext, stage_app
 from shared.subjects import Stage
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ def offline_report(envelope: JobEnvelope, ctx: StageContext, reviews: Sequence[C
                         findings_max=settings.research_verified_findings_max, council=reviews, fallback_reason=why)
 
 
-@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/routing.py
+@runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/runtime/routing.py
 async def synthesize_job(envelope: JobEnvelope, ctx: StageContext) -> JobCompleted:
     archived = await archive_for_verification(envelope, ctx)
     reviews = brief_reviews_from_notes(envelope.notes)

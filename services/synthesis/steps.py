@@ -4,7 +4,7 @@ when it ran. Iterations are counted from 1, as in the rest of the report."""
 
 from __future__ import annotations
 
-from shared.envelope import Plan, StepKind, SubQuestion
+from shared.research.envelope import Plan, StepKind, SubQuestion
 
 __all__ = ["step_lines"]
 

@@ -7,7 +7,7 @@ re-ask, and the entailment judge (when one runs) does not veto it:
   else, so nothing a model writes renders as a live link or markup.
 * A sentence that cites claim ids must cite claims that exist, at most
   ``MAX_CLAIMS_PER_SENTENCE`` of them, and rest on those claims' quotes alone
-  (``shared.grounding.check_grounding``: anchored to the quote it restates, and the
+  (``shared.verification.grounding.check_grounding``: anchored to the quote it restates, and the
   same polarity, quantifiers, certainty, direction, roles, figures, names and
   conditions as that quote). Its level is ``quoted`` when it is one of those quotes,
   else ``supported``, and ``entailed`` once the judge agrees.
@@ -32,12 +32,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from shared.envelope import Claim
-from shared.grounding import check_grounding
-from shared.judge import Judge, JudgeItem, JudgeOutcome
-from shared.llm import JobLLM, LLMInvalidOutput
-from shared.prompting import block
-from shared.text import terms, words
+from shared.research.envelope import Claim
+from shared.verification.grounding import check_grounding
+from shared.verification.judge import Judge, JudgeItem, JudgeOutcome
+from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.prompting import block
+from shared.research.text import terms, words
 
 from services.synthesis import prompts
 from services.synthesis.render import Sentence, plain, strip_markers

@@ -18,11 +18,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from shared.envelope import JobEnvelope
-from shared.events import CouncilReview, ResearchResult
-from shared.judge import Judge
-from shared.llm import JobLLM, LLMInvalidOutput
-from shared.prompting import block
+from shared.research.envelope import JobEnvelope
+from shared.research.events import CouncilReview, ResearchResult
+from shared.verification.judge import Judge
+from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.prompting import block
 
 from services.synthesis import prompts
 from services.synthesis.render import Body, Section, Sentence

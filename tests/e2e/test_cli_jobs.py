@@ -22,7 +22,7 @@ import pypdf
 import pytest
 from rich.console import Console
 
-from services.cli_jobs import Gateway, follow
+from services.cli.jobs import Gateway, follow
 from tests.conftest import FIXTURE_CORPUS
 from tests.integration.harness import System
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from services.cli_config import mask
-from services.cli_trace import trace_lines
-from services.cli_view import JobView, plain_line, render_to_text
+from services.cli.config import mask
+from services.cli.trace import trace_lines
+from services.cli.view import JobView, plain_line, render_to_text
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,7 @@ import httpx
 import nats
 import psutil
 
-from shared.servers import free_port
+from shared.platform.servers import free_port
 
 
 def _env(data_dir: Path, **extra: str) -> dict[str, str]:
@@ -230,7 +230,7 @@ def _orphans_of_killed_parent(inner: str) -> list[psutil.Process]:
 
 def test_a_service_whose_supervisor_vanished_stops_itself_without_pdeathsig(tmp_root: Path) -> None:
     """The portable half: no PR_SET_PDEATHSIG here, only the parent-pid watch."""
-    code = "import os, time; from shared.lifeline import watch_parent; watch_parent(os.getppid(), grace_s=2, interval_s=0.1); time.sleep(60)"
+    code = "import os, time; from shared.platform.lifeline import watch_parent; watch_parent(os.getppid(), grace_s=2, interval_s=0.1); time.sleep(60)"
     orphans = _orphans_of_killed_parent(f"{sys.executable} -c '{code}'")
     _, alive = psutil.wait_procs(orphans, timeout=5)
     assert not alive
@@ -238,14 +238,14 @@ def test_a_service_whose_supervisor_vanished_stops_itself_without_pdeathsig(tmp_
 
 def test_the_lifeline_wrapper_signals_its_server_when_its_parent_vanishes(tmp_root: Path) -> None:
     """How non-Linux systems start nats-server and PostgreSQL: under the wrapper."""
-    orphans = _orphans_of_killed_parent(f"{sys.executable} -m shared.lifeline $$ {int(signal.SIGTERM)} -- sleep 300")
+    orphans = _orphans_of_killed_parent(f"{sys.executable} -m shared.platform.lifeline $$ {int(signal.SIGTERM)} -- sleep 300")
     assert any(p.name() == "sleep" for p in orphans), orphans  # the "server" below the wrapper
     _, alive = psutil.wait_procs(orphans, timeout=10)
     assert not alive, alive
 
 
 def test_restart_delays_double_up_to_the_cap_and_a_long_run_resets_them() -> None:
-    from services.supervisor import ServiceState, Supervisor
+    from services.cli.supervisor import ServiceState, Supervisor
 
     sup = Supervisor({}, names=(), backoff_s=1.0, backoff_max_s=60.0)
     st = ServiceState(started=0.0)

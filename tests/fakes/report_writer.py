@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.claims import answering_claims
-from shared.envelope import ChecklistItem, Claim
+from shared.research.claims import answering_claims
+from shared.research.envelope import ChecklistItem, Claim
 from tests.fakes.llm import RecordedRequest, Step, ToolCall, schema_responder
 
 __all__ = ["INVENTED", "ReportTools", "ReportWriter", "blocks", "claims_of", "sections_of"]

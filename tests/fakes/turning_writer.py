@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from lemminflect import getAllLemmas
 
-from shared.judge import JUDGE_TOOL
+from shared.verification.judge import JUDGE_TOOL
 from tests.fakes.llm import RecordedRequest, Step, ToolCall, schema_responder
 from tests.fakes.report_writer import ReportTools, blocks, claims_of, sections_of
 

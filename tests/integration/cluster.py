@@ -20,7 +20,7 @@ import nats
 from nats.errors import Error as NatsError
 from nats.js.api import StreamInfo
 
-from shared.servers import LOOPBACK, _stop, _wait_for_port, free_port, nats_server_binary
+from shared.platform.servers import LOOPBACK, _stop, _wait_for_port, free_port, nats_server_binary
 
 __all__ = ["NatsCluster", "NatsNode"]
 

@@ -19,9 +19,9 @@ import httpx
 import nats
 
 from services.retrieval.index import index_corpus
-from services.supervisor import SERVICES, Supervisor, service_command, wait_ready
+from services.cli.supervisor import SERVICES, Supervisor, service_command, wait_ready
 from shared import subjects
-from shared.servers import NatsServer, PostgresServer, free_port
+from shared.platform.servers import NatsServer, PostgresServer, free_port
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.tavily import FakeTavily
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from shared.judge import JUDGE_TOOL
+from shared.verification.judge import JUDGE_TOOL
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.report_writer import ReportWriter
 from tests.fakes.turning_writer import CONNECTIVES, EVIL_URL, Connector, MeaningTurner, approve_all_judge, routed

@@ -15,11 +15,13 @@ import nats
 import pytest
 from pydantic import BaseModel, Field
 
-from shared import subjects, topology
-from shared.envelope import Usage
-from shared.llm import make_engine
+from shared import subjects
+
+from shared.stores import topology
+from shared.research.envelope import Usage
+from shared.llm.engine import make_engine
 from shared.settings import StageSettings
-from shared.stage import KvSpendLedger
+from shared.runtime.stage import KvSpendLedger
 from tests.conftest import FIXTURE_CORPUS
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import Delay

@@ -10,7 +10,7 @@ import time
 import uuid
 
 from shared import subjects
-from shared.control import ControlWatch, is_cancelled, stop_run, stopped_through
+from shared.stores.control import ControlWatch, is_cancelled, stop_run, stopped_through
 
 
 def test_a_value_names_the_last_run_it_stops() -> None:

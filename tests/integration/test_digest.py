@@ -20,9 +20,9 @@ from services.digest.cache import DigestCache, LocalCache, SharedCache
 from services.digest.digestor import ARCHIVE_LINK, Digestor
 from services.digest.evidence import build_digest, parse_locator, verify_snippet
 from services.digest.metrics import DigestMetrics
-from shared.archive import Archive, check_snippet
-from shared import topology
-from shared.envelope import (
+from shared.stores.archive import Archive, check_snippet
+from shared.stores import topology
+from shared.research.envelope import (
     CredibilityTier,
     JobEnvelope,
     Plan,
@@ -32,13 +32,13 @@ from shared.envelope import (
     Usage,
     utcnow,
 )
-from shared.errors import TransientError
-from shared.llm import AnthropicProvider, LLMEngine
-from shared.servers import NatsServer, free_port
+from shared.platform.errors import TransientError
+from shared.llm.engine import AnthropicProvider, LLMEngine
+from shared.platform.servers import NatsServer, free_port
 from shared.settings import DigestSettings
 from shared.subjects import Stage
-from shared.text import canonicalize
-from shared.textstore import TextStore
+from shared.research.text import canonicalize
+from shared.stores.textstore import TextStore
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import Delay, Fail, RecordedRequest, ToolCall
 
@@ -297,7 +297,7 @@ async def test_a_slow_digest_is_skipped_and_the_batch_goes_on(js: Any, fake: Ant
 
 
 async def test_a_rejected_api_key_fails_the_job(js: Any, fake: AnthropicFake) -> None:
-    from shared.llm import LLMAuthError
+    from shared.llm.engine import LLMAuthError
 
     source = await make_source(js, BIG)
     fake.script(Fail(401))

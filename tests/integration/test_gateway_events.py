@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from shared import subjects
-from shared.envelope import StageUsage, Usage
-from shared.events import ProgressEvent, StageEvent, StageState
-from shared.stage import MSG_ID
+from shared.research.envelope import StageUsage, Usage
+from shared.research.events import ProgressEvent, StageEvent, StageState
+from shared.runtime.stage import MSG_ID
 from shared.subjects import Stage
 from tests.integration.gateways import Gateways, completed_result, publish_completed, submit
 

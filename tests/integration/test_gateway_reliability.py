@@ -21,10 +21,11 @@ import nats
 import pytest
 
 from services.gateway import db, jobs, outbox
-from shared import subjects, topology
-from shared.events import JobStatus
+from shared import subjects
+from shared.stores import topology
+from shared.research.events import JobStatus
 from shared.settings import GatewaySettings
-from shared.stage import MSG_ID
+from shared.runtime.stage import MSG_ID
 from tests.integration.gateways import Gateways, completed_result, publish_completed, submit
 
 
@@ -223,7 +224,7 @@ def test_a_transition_committed_without_announcing_is_published_by_the_relay(gw:
 
 
 def _status(status: str, job_id: str):  # noqa: ANN202
-    from shared.events import JobStatusChanged
+    from shared.research.events import JobStatusChanged
 
     return JobStatusChanged(job_id=job_id, status=JobStatus(status), reason="duplicate check")
 

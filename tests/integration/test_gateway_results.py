@@ -15,8 +15,8 @@ from alembic import command
 from alembic.config import Config
 
 from services.gateway.db import ALEMBIC_INI
-from shared.envelope import Citation, Claim, RejectedClaim
-from shared.events import VerificationSummary
+from shared.research.envelope import Citation, Claim, RejectedClaim
+from shared.research.events import VerificationSummary
 from tests.integration.gateways import Gateways, completed_result, publish_completed, submit
 from tests.integration.harness import new_database, run_sql
 

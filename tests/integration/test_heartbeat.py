@@ -14,7 +14,7 @@ import nats.errors
 import pytest
 from nats.js.api import ConsumerConfig, StorageType, StreamConfig
 
-from shared.heartbeat import heartbeat
+from shared.runtime.heartbeat import heartbeat
 
 ACK_WAIT_S = 1.0
 

@@ -17,9 +17,9 @@ import nats
 import pytest
 
 from shared import subjects
-from shared.events import StageEvent, StageState, StageTrace, TraceQuery
+from shared.research.events import StageEvent, StageState, StageTrace, TraceQuery
 from shared.subjects import Stage
-from shared.text import normalize_query
+from shared.research.text import normalize_query
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import RecordedRequest, Step, ToolCall
 from tests.fakes.report_writer import blocks

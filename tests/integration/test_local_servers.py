@@ -15,8 +15,8 @@ import asyncpg
 import nats
 import pytest
 
-from shared.errors import ConfigurationError
-from shared.servers import CREDENTIALS_FILE, Credentials, NatsServer, PostgresServer, _postgres_bin_dir, ensure_servers
+from shared.platform.errors import ConfigurationError
+from shared.platform.servers import CREDENTIALS_FILE, Credentials, NatsServer, PostgresServer, _postgres_bin_dir, ensure_servers
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from shared.metrics import PORT_OFFSETS
+from shared.platform.metrics import PORT_OFFSETS
 from tests.fakes.anthropic import AnthropicFake
 from tests.integration.conftest import running_system
 from tests.integration.harness import System

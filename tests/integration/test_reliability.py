@@ -18,7 +18,7 @@ import nats
 import pytest
 
 from shared import subjects
-from shared.stage import MSG_ID
+from shared.runtime.stage import MSG_ID
 from tests.integration.conftest import running_system
 from tests.integration.harness import TERMINAL, System
 
@@ -146,7 +146,7 @@ def test_a_malformed_command_fails_its_job_instead_of_vanishing(broken: System) 
 
 
 def test_self_started_servers_leave_nothing_running(tmp_root: Path) -> None:
-    from shared.servers import ensure_servers
+    from shared.platform.servers import ensure_servers
 
     data = tmp_root / "own"
     with ensure_servers(data_dir=data, nats_url=None, database_url=None) as (nats_url, dsn):

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shared.servers import PostgresServer
+from shared.platform.servers import PostgresServer
 from tests.fakes.eutils import Article, FakeEutils
 from tests.fakes.tavily import FakeTavily, Page
 from tests.integration.conftest import running_system

@@ -16,10 +16,12 @@ import pytest
 from faststream.nats import NatsBroker
 from nats.js.errors import NotFoundError
 
-from shared import subjects, topology
-from shared.envelope import JobEnvelope, ResearchRequest, utcnow
+from shared import subjects
+
+from shared.stores import topology
+from shared.research.envelope import JobEnvelope, ResearchRequest, utcnow
 from shared.settings import CommonSettings
-from shared.stage import StageContext, StageRunner
+from shared.runtime.stage import StageContext, StageRunner
 from shared.subjects import Stage
 
 

@@ -23,12 +23,14 @@ from faststream.nats import NatsBroker
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from shared import subjects, topology
-from shared.envelope import JobEnvelope, ResearchRequest, utcnow
-from shared.events import ProgressEvent, StageEvent, StageState
-from shared.publishing import StagePublisher
+from shared import subjects
+
+from shared.stores import topology
+from shared.research.envelope import JobEnvelope, ResearchRequest, utcnow
+from shared.research.events import ProgressEvent, StageEvent, StageState
+from shared.runtime.publishing import StagePublisher
 from shared.settings import CommonSettings
-from shared.stage import StageContext, StageRunner
+from shared.runtime.stage import StageContext, StageRunner
 from shared.subjects import Stage
 
 

@@ -15,9 +15,11 @@ from pathlib import Path
 import nats
 import pytest
 
-from shared import subjects, topology
+from shared import subjects
+
+from shared.stores import topology
 from shared.settings import CommonSettings
-from shared.stage import ControlWatch
+from shared.runtime.stage import ControlWatch
 from tests.integration.conftest import running_system
 from tests.integration.harness import System
 
@@ -114,7 +116,7 @@ async def test_an_existing_durable_gets_the_new_ack_wait_and_keeps_its_position(
     from faststream.nats import NatsBroker
     from nats.js.api import ConsumerConfig, DeliverPolicy
 
-    from shared.stage import StageRunner
+    from shared.runtime.stage import StageRunner
     from shared.subjects import Stage
 
     nc = await nats.connect(nats_url)
@@ -142,7 +144,7 @@ async def test_an_existing_durable_gets_the_new_ack_wait_and_keeps_its_position(
 
 
 async def test_the_control_watch_is_made_again_when_its_consumer_disappears(nats_url: str) -> None:
-    from shared.stage import WATCH_CHECK_S
+    from shared.runtime.stage import WATCH_CHECK_S
 
     nc = await nats.connect(nats_url)
     watch = ControlWatch()

@@ -16,8 +16,8 @@ from typing import Any
 import nats
 import pytest
 
-from shared.locators import parse_locator
-from shared.textstore import TextStore
+from shared.research.locators import parse_locator
+from shared.stores.textstore import TextStore
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import RecordedRequest, Step, ToolCall, schema_responder
 from tests.integration.conftest import KEYS, running_system

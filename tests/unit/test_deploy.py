@@ -16,9 +16,9 @@ import pytest
 import yaml
 from pydantic_settings import BaseSettings
 
-from services.supervisor import SERVICES, STAGE_SERVICES
+from services.cli.supervisor import SERVICES, STAGE_SERVICES
 from shared import settings as settings_module
-from shared.servers import nats_server_binary
+from shared.platform.servers import nats_server_binary
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"

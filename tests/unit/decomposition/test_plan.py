@@ -17,7 +17,7 @@ from services.decomposition.plan import (
     refine_question,
     refinement_queries,
 )
-from shared.envelope import (
+from shared.research.envelope import (
     ChecklistItem,
     CoverageStatus,
     Plan,
@@ -27,7 +27,7 @@ from shared.envelope import (
     StepKind,
     SubQuestion,
 )
-from shared.text import normalize_query
+from shared.research.text import normalize_query
 
 Q = "What are the trade-offs between threads and processes?"
 

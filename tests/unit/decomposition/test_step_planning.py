@@ -14,7 +14,7 @@ import pytest
 from services.decomposition.hybrid import hybrid_queries, offline_step_queries
 from services.decomposition.plan import first_plan
 from services.decomposition.planner import plan_first
-from shared.envelope import (
+from shared.research.envelope import (
     ChecklistItem,
     Citation,
     Claim,
@@ -29,11 +29,11 @@ from shared.envelope import (
     Usage,
     utcnow,
 )
-from shared.llm import make_engine
+from shared.llm.engine import make_engine
 from shared.settings import StageSettings
-from shared.steps import mark_ran
+from shared.research.steps import mark_ran
 from shared.subjects import Stage
-from shared.text import normalize_query
+from shared.research.text import normalize_query
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import text_of
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import uuid
 
-from shared.envelope import CredibilityTier, RetrievalMethod, Source
-from shared.text import text_hash
+from shared.research.envelope import CredibilityTier, RetrievalMethod, Source
+from shared.research.text import text_hash
 
 
 def make_source(text: str = "", *, chars: int | None = None, tier: CredibilityTier = CredibilityTier.AUTHORITATIVE,

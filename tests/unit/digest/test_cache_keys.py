@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from services.digest.cache import LocalCache, cache_key, config_hash, kv_key
-from shared.envelope import DigestPayload
+from shared.research.envelope import DigestPayload
 
 
 def payload(n: int) -> DigestPayload:

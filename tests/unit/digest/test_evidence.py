@@ -10,8 +10,8 @@ from services.digest.evidence import (
     parse_locator,
     verify_snippet,
 )
-from shared.envelope import EvidenceSnippet
-from shared.text import canonicalize, short_hash, text_hash, words
+from shared.research.envelope import EvidenceSnippet
+from shared.research.text import canonicalize, short_hash, text_hash, words
 
 # -- locators --------------------------------------------------------------------
 

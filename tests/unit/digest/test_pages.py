@@ -13,9 +13,9 @@ from services.digest.evidence import (
     verify_snippet,
     with_pages,
 )
-from shared.archive import ArchivedText, check_snippet
-from shared.envelope import EvidenceSnippet
-from shared.text import canonicalize, text_hash
+from shared.stores.archive import ArchivedText, check_snippet
+from shared.research.envelope import EvidenceSnippet
+from shared.research.text import canonicalize, text_hash
 
 PAGES = [
     "Title page of the lighthouse report.",

@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from shared.envelope import DigestPayload, Source
+from shared.research.envelope import DigestPayload, Source
 
 # The reference digest/v1 example (a "DigestPayload Structure" section), verbatim.
 REFERENCE_EXAMPLE = """{

@@ -9,8 +9,8 @@ from services.digest.policy import (
     quality_score,
     select,
 )
-from shared.envelope import CredibilityTier
-from shared.events import DigestSkipReason
+from shared.research.envelope import CredibilityTier
+from shared.research.events import DigestSkipReason
 from tests.unit.digest.helpers import make_source
 
 T = CredibilityTier

@@ -10,7 +10,7 @@ from services.digest.compress import DigestLimits, finalize
 from services.digest.evidence import verify_snippet
 from services.digest.relocate import Match, locate
 from services.digest.schemas import DigestDraft, DraftEvidence
-from shared.text import canonicalize, short_hash, text_hash
+from shared.research.text import canonicalize, short_hash, text_hash
 
 TEXT = canonicalize(
     "Lighthouses were automated during the twentieth century. "

@@ -4,7 +4,7 @@ import pytest
 
 from shared.subjects import overall_progress
 from services.gateway.service import check_bind
-from shared.errors import ConfigurationError
+from shared.platform.errors import ConfigurationError
 from shared.settings import GatewaySettings
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from services.gateway.mcp import loopback_url, overall_progress
 from services.gateway.mcp_backend import _corpora_of
-from shared.errors import PermanentError
+from shared.platform.errors import PermanentError
 
 
 def _progress(stage: str, iteration: int, within: float) -> dict:

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from services.gateway.models import Job
 from services.gateway.reuse import covers, question_similarity, same_scope
-from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope, Plan, ResearchRequest, SubQuestion, utcnow
+from shared.research.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope, Plan, ResearchRequest, SubQuestion, utcnow
 from shared.subjects import Stage
 
 

@@ -7,8 +7,8 @@ import json
 from types import SimpleNamespace
 
 from services.gateway.traces import assemble, trace_events, traced
-from shared.events import ProgressEvent, StageEvent, StageState, StageTrace
-from shared.memory import ResearchMemory
+from shared.research.events import ProgressEvent, StageEvent, StageState, StageTrace
+from shared.research.memory import ResearchMemory
 from shared.subjects import Stage
 
 

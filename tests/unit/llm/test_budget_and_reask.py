@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from pydantic import BaseModel, Field
 
-from shared.envelope import StageUsage, Usage
-from shared.llm import BUDGET_NOTE, LLMInvalidOutput, LLMUnavailable, MIN_OUTPUT_TOKENS, estimate_tokens, make_engine
+from shared.research.envelope import StageUsage, Usage
+from shared.llm.engine import BUDGET_NOTE, LLMInvalidOutput, LLMUnavailable, MIN_OUTPUT_TOKENS, estimate_tokens, make_engine
 from shared.settings import StageSettings
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import Delay, ToolCall
@@ -123,7 +123,7 @@ async def test_no_tool_call_is_asked_again_and_a_second_failure_raises(anthropic
 
 
 def _envelope():  # noqa: ANN202
-    from shared.envelope import JobEnvelope, ResearchRequest, utcnow
+    from shared.research.envelope import JobEnvelope, ResearchRequest, utcnow
     from shared.subjects import Stage
 
     return JobEnvelope(job_id="j1", user_id="u", stage=Stage.SCORE, request=ResearchRequest(question="Why?"),

@@ -10,7 +10,7 @@ import pytest
 
 from services.decomposition.plan import first_plan
 from services.decomposition.planner import clarifying_questions, plan_first, plan_refinement
-from shared.envelope import (
+from shared.research.envelope import (
     ChecklistItem,
     Claim,
     CoverageStatus,
@@ -24,11 +24,11 @@ from shared.envelope import (
     Usage,
     utcnow,
 )
-from shared.errors import ConfigurationError, TransientError
-from shared.llm import BUDGET_NOTE, LLMAuthError, LLMEngine, LLMError, LLMUnavailable, make_engine
+from shared.platform.errors import ConfigurationError, TransientError
+from shared.llm.engine import BUDGET_NOTE, LLMAuthError, LLMEngine, LLMError, LLMUnavailable, make_engine
 from shared.settings import StageSettings
 from shared.subjects import Stage
-from shared.text import normalize_query
+from shared.research.text import normalize_query
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import Delay, Fail, ToolCall
 from tests.fakes.openai import OpenAIFake

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from nats.js import JetStreamContext
 
-from shared import topology
+from shared.stores import topology
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from services.retrieval.domains import (
     configured_table,
     load_table,
 )
-from shared.envelope import CredibilityTier as T
-from shared.errors import ConfigurationError
+from shared.research.envelope import CredibilityTier as T
+from shared.platform.errors import ConfigurationError
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from services.retrieval.excerpt import excerpt_window
 from services.retrieval.chunking import chunk_spans
 from services.retrieval.search import ChunkHit
 from services.retrieval.merge import merge_hits
-from shared.envelope import EXCERPT_MAX_CHARS, CredibilityTier
+from shared.research.envelope import EXCERPT_MAX_CHARS, CredibilityTier
 
 TIER = CredibilityTier.AUTHORITATIVE
 

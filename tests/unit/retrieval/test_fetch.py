@@ -34,7 +34,7 @@ from services.retrieval.fetch import (
     fetch_document,
 )
 from shared.settings import StageSettings
-from shared.text import canonicalize, text_hash
+from shared.research.text import canonicalize, text_hash
 from tests.fixtures.pdf import make_pdf
 
 MIB = 1024 * 1024

@@ -13,9 +13,9 @@ from services.retrieval.documents import html_to_text, load_document
 from services.retrieval.index import index_corpus, list_corpora, validate_corpus_name
 from services.retrieval.merge import merge_hits
 from services.retrieval.search import LocalSearcher
-from shared.envelope import CredibilityTier
-from shared.errors import PermanentError
-from shared.text import canonicalize, text_hash
+from shared.research.envelope import CredibilityTier
+from shared.platform.errors import PermanentError
+from shared.research.text import canonicalize, text_hash
 from tests.fixtures.pdf import make_pdf
 
 HTML_PAGE = """<!doctype html>

@@ -14,7 +14,7 @@ from services.retrieval.merge import (
     merge_hits,
     normalize_doi,
 )
-from shared.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
+from shared.research.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
 
 TIER = CredibilityTier.AUTHORITATIVE
 

@@ -19,8 +19,8 @@ from services.retrieval.providers import (
     select_providers,
 )
 from services.retrieval.merge import merge_sources
-from shared.envelope import CredibilityTier, RetrievalMethod, SearchQuery, Source
-from shared.errors import PermanentError, TransientError
+from shared.research.envelope import CredibilityTier, RetrievalMethod, SearchQuery, Source
+from shared.platform.errors import PermanentError, TransientError
 
 WEB, PUBMED, RAG = RetrievalMethod.WEB, RetrievalMethod.PUBMED, RetrievalMethod.RAG
 

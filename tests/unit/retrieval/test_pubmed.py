@@ -21,10 +21,10 @@ from services.retrieval.pubmed import (
     parse_esearch,
 )
 from services.retrieval.ratelimit import KvRateLimiter
-from shared.envelope import CredibilityTier, RetrievalMethod
-from shared.errors import TransientError
-from shared.text import text_hash
-from shared.textstore import TextStore
+from shared.research.envelope import CredibilityTier, RetrievalMethod
+from shared.platform.errors import TransientError
+from shared.research.text import text_hash
+from shared.stores.textstore import TextStore
 from tests.fakes.eutils import DOCTYPE, Article, FakeEutils, article_xml
 
 BEES = Article(

@@ -14,10 +14,11 @@ from nats.js import JetStreamContext
 from services.retrieval.providers import cached_search
 from services.retrieval.search_cache import SearchCache, cache_key
 from services.retrieval.web import WebProvider
-from shared import subjects, topology
-from shared.envelope import CredibilityTier, RetrievalMethod, Source
+from shared import subjects
+from shared.stores import topology
+from shared.research.envelope import CredibilityTier, RetrievalMethod, Source
 from shared.settings import StageSettings
-from shared.textstore import TextStore
+from shared.stores.textstore import TextStore
 from tests.fakes.tavily import FakeTavily, Page
 
 

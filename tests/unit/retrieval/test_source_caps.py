@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.retrieval import service
-from shared.envelope import CredibilityTier, RetrievalMethod, Source
+from shared.research.envelope import CredibilityTier, RetrievalMethod, Source
 
 
 def _src(n: int, relevance: float) -> Source:

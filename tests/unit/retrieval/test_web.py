@@ -12,11 +12,11 @@ from nats.js import JetStreamContext
 from services.retrieval.fetch import FetchedDocument, FetchFailed
 from services.retrieval.providers import ProviderUnavailable, QueryRejected
 from services.retrieval.web import WebProvider, excerpt_of, make_tavily_client
-from shared.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
-from shared.errors import PermanentError, TransientError
+from shared.research.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
+from shared.platform.errors import PermanentError, TransientError
 from shared.settings import StageSettings
-from shared.text import text_hash
-from shared.textstore import TextStore
+from shared.research.text import text_hash
+from shared.stores.textstore import TextStore
 from tests.fakes.tavily import FakeTavily, Page
 
 LONG = "\n\n".join(f"Paragraph {i}: honey bees fan their wings to move air through the hive." for i in range(60))

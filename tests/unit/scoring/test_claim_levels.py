@@ -11,7 +11,7 @@ from services.scoring.engine import ClaimScorer, SourceScorer
 from services.scoring.model_claims import Verifier, build_snippets, check_model_claims, verify_offline_claims
 from services.scoring.schemas import ClaimDraft
 from services.scoring.service import rank_claims
-from shared.envelope import (
+from shared.research.envelope import (
     ChecklistItem,
     CredibilityTier,
     DigestPayload,
@@ -20,7 +20,7 @@ from shared.envelope import (
     ScoredSource,
     Source,
 )
-from shared.text import canonicalize, sentence_spans, text_hash
+from shared.research.text import canonicalize, sentence_spans, text_hash
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 QUESTION = "How did automation change lighthouse keeping?"

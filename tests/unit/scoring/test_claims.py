@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from shared.text import terms
+from shared.research.text import terms
 
 from datetime import UTC, datetime
 
 from services.scoring.claims import assess_coverage, extract_claims
 from services.scoring.engine import ClaimScorer, SourceScorer
-from shared.claims import claim_matches_item, item_terms, knowledge_gaps
-from shared.envelope import (
+from shared.research.claims import claim_matches_item, item_terms, knowledge_gaps
+from shared.research.envelope import (
     ChecklistItem,
     Claim,
     CoverageStatus,
@@ -20,7 +20,7 @@ from shared.envelope import (
     ScoredSource,
     Source,
 )
-from shared.text import canonicalize, sentence_spans, text_hash
+from shared.research.text import canonicalize, sentence_spans, text_hash
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 QUESTION = "What are the trade-offs between threads and processes?"

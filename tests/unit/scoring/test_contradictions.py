@@ -1,5 +1,5 @@
 """A source counts against a claim only when a sentence of it states the opposite
-(shared.meaning.contradicts), in model claims and in the offline engine alike: sharing
+(shared.verification.meaning.contradicts), in model claims and in the offline engine alike: sharing
 the claim's words, or having the other polarity, is not enough."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from services.scoring.claims import CONTRADICTION_CHECKS, MEMBER_CHECKS, extract
 from services.scoring.engine import SourceScorer
 from services.scoring.model_claims import Verifier, build_snippets, check_model_claims
 from services.scoring.schemas import ClaimDraft
-from shared.envelope import (
+from shared.research.envelope import (
     Claim,
     CredibilityTier,
     DigestPayload,
@@ -23,8 +23,8 @@ from shared.envelope import (
     ScoredSource,
     Source,
 )
-from shared.meaning import contradicts
-from shared.text import canonicalize, sentence_spans, text_hash
+from shared.verification.meaning import contradicts
+from shared.research.text import canonicalize, sentence_spans, text_hash
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 QUESTION = "How do threads and processes compare, and how does latency change under heavy load?"

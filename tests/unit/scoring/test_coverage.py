@@ -10,8 +10,8 @@ import pytest
 
 from services.scoring.coverage import apply_judgements, enforce, judge_coverage, offline_coverage
 from services.scoring.schemas import ItemJudgement
-from shared.envelope import ChecklistItem, Claim, CoverageStatus, Usage
-from shared.llm import make_engine
+from shared.research.envelope import ChecklistItem, Claim, CoverageStatus, Usage
+from shared.llm.engine import make_engine
 from shared.settings import StageSettings
 from tests.fakes.anthropic import AnthropicFake
 

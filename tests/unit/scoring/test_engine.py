@@ -14,8 +14,8 @@ from services.scoring.engine import (
     ClaimScorer,
     SourceScorer,
 )
-from shared.claims import JobConfidenceCalculator
-from shared.envelope import Claim, CredibilityTier, RetrievalMethod, ScoredSource, Source
+from shared.research.claims import JobConfidenceCalculator
+from shared.research.envelope import Claim, CredibilityTier, RetrievalMethod, ScoredSource, Source
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 

@@ -27,7 +27,7 @@ from services.scoring.model_claims import (
 )
 from services.scoring.schemas import ClaimDraft, ClaimsAnswer, ItemJudgement
 from services.scoring.service import MAX_CLAIMS, merge_rejected, rank_claims
-from shared.envelope import (
+from shared.research.envelope import (
     MAX_REJECTED_CLAIMS,
     ChecklistItem,
     Citation,
@@ -44,12 +44,12 @@ from shared.envelope import (
     Source,
     Usage,
 )
-from shared.errors import PermanentError
-from shared.llm import LLMEngine, make_engine
-from shared.locators import parse_locator
+from shared.platform.errors import PermanentError
+from shared.llm.engine import LLMEngine, make_engine
+from shared.research.locators import parse_locator
 from shared.settings import DigestSettings, StageSettings
 from shared.subjects import Stage
-from shared.text import canonicalize, is_statement, sentence_spans, text_hash
+from shared.research.text import canonicalize, is_statement, sentence_spans, text_hash
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import ToolCall
 from tests.unit.shared.test_envelope_size import NATS_MAX_PAYLOAD

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from services.scoring.engine import SourceScorer
 from services.scoring.model_claims import ClaimsOutcome, Verifier
 from services.scoring.reused import carried_claims, claims_with_reuse, reused_ids
-from shared.envelope import (
+from shared.research.envelope import (
     Citation,
     Claim,
     CredibilityTier,
@@ -23,7 +23,7 @@ from shared.envelope import (
     Source,
 )
 from shared.subjects import Stage
-from shared.text import text_hash
+from shared.research.text import text_hash
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 TEXTS = {

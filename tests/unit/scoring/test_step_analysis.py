@@ -12,7 +12,7 @@ import pytest
 from services.scoring.analysis import ANALYSIS_TOOL, MAX_ANALYSIS_CLAIMS_PER_JOB, carried_claims, run_dependent_steps
 from services.scoring.engine import SourceScorer
 from services.scoring.model_claims import Verifier
-from shared.envelope import (
+from shared.research.envelope import (
     ChecklistItem,
     Citation,
     Claim,
@@ -25,10 +25,10 @@ from shared.envelope import (
     SubQuestion,
     Usage,
 )
-from shared.llm import make_engine
+from shared.llm.engine import make_engine
 from shared.settings import StageSettings
-from shared.steps import mark_ran
-from shared.text import canonicalize, text_hash
+from shared.research.steps import mark_ran
+from shared.research.text import canonicalize, text_hash
 from tests.fakes.anthropic import AnthropicFake
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)

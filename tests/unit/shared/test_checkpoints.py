@@ -1,4 +1,4 @@
-"""Checkpoints (shared.checkpoints) against a real nats-server, and the message ids of
+"""Checkpoints (shared.stores.checkpoints) against a real nats-server, and the message ids of
 a resumed job's envelope."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import nats
 import pytest
 from nats.js import JetStreamContext
 
-from shared import checkpoints
-from shared.envelope import JobEnvelope, ResearchRequest, new_job_id, utcnow
-from shared.errors import PermanentError
+from shared.stores import checkpoints
+from shared.research.envelope import JobEnvelope, ResearchRequest, new_job_id, utcnow
+from shared.platform.errors import PermanentError
 from shared.subjects import Stage
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from services.retrieval.index import MANIFEST as INDEX_MANIFEST
 from services.retrieval.index import index_corpus
-from shared.corpora import MANIFEST, read_corpora
+from shared.research.corpora import MANIFEST, read_corpora
 from tests.conftest import FIXTURE_CORPUS
 
 

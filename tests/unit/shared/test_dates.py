@@ -1,4 +1,4 @@
-"""shared.dates: the one parser of publication dates and of Retry-After."""
+"""shared.platform.dates: the one parser of publication dates and of Retry-After."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.dates import parse_date, retry_after_s
+from shared.platform.dates import parse_date, retry_after_s
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.envelope import (
+from shared.research.envelope import (
     EXCERPT_MAX_CHARS,
     Claim,
     CredibilityTier,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from shared.grounding import check_grounding, salient_tokens, verify_quote
-from shared.locators import format_locator, parse_locator
+from shared.verification.grounding import check_grounding, salient_tokens, verify_quote
+from shared.research.locators import format_locator, parse_locator
 from shared.settings import StageSettings
-from shared.text import canonicalize
+from shared.research.text import canonicalize
 
 CANON = canonicalize(
     "Lighthouses were automated during the twentieth century. "

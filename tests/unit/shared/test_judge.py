@@ -1,4 +1,4 @@
-"""The entailment judge (shared/judge.py) through the real Anthropic SDK against the
+"""The entailment judge (shared/verification/judge.py) through the real Anthropic SDK against the
 loopback fake of the Messages API: fake judges that approve, approve with an invented
 span, veto, answer junk, fail, or answer numbers not asked; batching, token counting,
 the job's budget, and the RESEARCH_VERIFIER_MODEL setting."""
@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from shared.envelope import Usage
-from shared.errors import ConfigurationError
-from shared.judge import MAX_BATCH, Judge, JudgeItem, Judgement, make_verifier_engine
-from shared.llm import JobLLM, LLMEngine, make_engine
+from shared.research.envelope import Usage
+from shared.platform.errors import ConfigurationError
+from shared.verification.judge import MAX_BATCH, Judge, JudgeItem, Judgement, make_verifier_engine
+from shared.llm.engine import JobLLM, LLMEngine, make_engine
 from shared.settings import StageSettings
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import Fail, RecordedRequest, Step, ToolCall

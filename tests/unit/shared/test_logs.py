@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from shared.logs import configure_logging, job_context
+from shared.platform.logs import configure_logging, job_context
 
 
 @pytest.fixture(autouse=True)

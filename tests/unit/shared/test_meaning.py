@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.grounding import check_grounding
-from shared.meaning import contradicts
+from shared.verification.grounding import check_grounding
+from shared.verification.meaning import contradicts
 
 QUOTE = "Deleted rows are not physically removed until VACUUM runs."
 

@@ -1,4 +1,4 @@
-"""The one object-store wrapper (shared._objects) and the two stores built on it,
+"""The one object-store wrapper (shared.stores.objects) and the two stores built on it,
 against a real nats-server."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from collections.abc import AsyncIterator
 import pytest
 from nats.js import JetStreamContext
 
-from shared import topology
-from shared._objects import HashedTexts
-from shared.archive import Archive
-from shared.errors import PermanentError
-from shared.text import text_hash
-from shared.textstore import TextStore
+from shared.stores import topology
+from shared.stores.objects import HashedTexts
+from shared.stores.archive import Archive
+from shared.platform.errors import PermanentError
+from shared.research.text import text_hash
+from shared.stores.textstore import TextStore
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 from services.decomposition import prompts as planner_prompts
 from services.digest import prompts as digest_prompts
 from services.digest.compress import DigestLimits, user_prompt
-from shared.envelope import Source
-from shared.prompting import attribute, block, defuse
+from shared.research.envelope import Source
+from shared.llm.prompting import attribute, block, defuse
 
 # Anything a model could read as a tag: "<", optional spaces and slash, a name.
 TAG_LIKE = re.compile(r"<\s*/?\s*[A-Za-z_]")

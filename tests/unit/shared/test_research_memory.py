@@ -4,8 +4,8 @@ open gaps with what was tried and contradictions rebuilt after each scoring pass
 from __future__ import annotations
 
 from services.scoring.memory import updated_memory
-from shared.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope, ResearchRequest, utcnow
-from shared.memory import MAX_SEARCHED, ResearchMemory
+from shared.research.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope, ResearchRequest, utcnow
+from shared.research.memory import MAX_SEARCHED, ResearchMemory
 from shared.subjects import Stage
 
 
@@ -71,8 +71,8 @@ def test_a_scoring_pass_rebuilds_insights_gaps_and_contradictions() -> None:
 
 
 def test_the_largest_memory_still_fits_the_largest_envelope() -> None:
-    from shared.envelope import ScoredSource
-    from shared.memory import MAX_CONTRADICTIONS, MAX_GAP_TRIED, MAX_INSIGHTS, TEXT_MAX_CHARS, Contradiction, Gap, Insight
+    from shared.research.envelope import ScoredSource
+    from shared.research.memory import MAX_CONTRADICTIONS, MAX_GAP_TRIED, MAX_INSIGHTS, TEXT_MAX_CHARS, Contradiction, Gap, Insight
     from shared.settings import DigestSettings
     from tests.unit.shared.test_envelope_size import NATS_MAX_PAYLOAD, _source
 

@@ -4,9 +4,9 @@ from datetime import timedelta
 
 import pytest
 
-from shared import routing
-from shared.envelope import JobEnvelope, ResearchRequest, utcnow
-from shared.errors import PermanentError
+from shared.runtime import routing
+from shared.research.envelope import JobEnvelope, ResearchRequest, utcnow
+from shared.platform.errors import PermanentError
 from shared.subjects import PLAN, RETRIEVE, SYNTHESIZE, Stage
 
 

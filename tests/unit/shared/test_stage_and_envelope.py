@@ -4,10 +4,10 @@ from datetime import timedelta
 
 import pytest
 
-from shared.envelope import JobEnvelope, ResearchRequest, utcnow
-from shared.errors import ConfigurationError
-from shared.events import JobStatusChanged, ProgressEvent, parse_event
-from shared.stage import parse_chaos
+from shared.research.envelope import JobEnvelope, ResearchRequest, utcnow
+from shared.platform.errors import ConfigurationError
+from shared.research.events import JobStatusChanged, ProgressEvent, parse_event
+from shared.runtime.stage import parse_chaos
 from shared.subjects import Stage, event_subject, stage_durable, stage_subject
 
 

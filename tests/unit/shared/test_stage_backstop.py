@@ -9,11 +9,11 @@ from datetime import timedelta
 
 import pytest
 
-from shared.deadline import DEADLINE_NOTE
-from shared.envelope import JobEnvelope, ResearchRequest, utcnow
-from shared.errors import JobCancelled
+from shared.runtime.deadline import DEADLINE_NOTE
+from shared.research.envelope import JobEnvelope, ResearchRequest, utcnow
+from shared.platform.errors import JobCancelled
 from shared.settings import CommonSettings
-from shared.stage import StageContext, StageRunner
+from shared.runtime.stage import StageContext, StageRunner
 from shared.subjects import Stage
 
 GRACE_S = 0.3

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.envelope import Citation, Claim, CredibilityTier, Plan, RetrievalMethod, ScoredSource, StepKind, SubQuestion
-from shared.steps import (
+from shared.research.envelope import Citation, Claim, CredibilityTier, Plan, RetrievalMethod, ScoredSource, StepKind, SubQuestion
+from shared.research.steps import (
     claims_by_step,
     default_dependencies,
     graph_problem,

@@ -1,4 +1,4 @@
-"""shared.text: the stemmer behind terms(), sentence spans, canonical text."""
+"""shared.research.text: the stemmer behind terms(), sentence spans, canonical text."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.text import canonicalize, sentence_spans, stem, terms
+from shared.research.text import canonicalize, sentence_spans, stem, terms
 
 
 def sentences(text: str) -> list[str]:

@@ -20,12 +20,12 @@ from services.scoring.engine import ClaimScorer, SourceScorer
 from services.synthesis.render import plain
 from services.synthesis.report import build_report, prepare
 from services.synthesis.writer import write_report
-from shared.claims import JobConfidenceCalculator, knowledge_gaps
-from shared.envelope import JobEnvelope, ResearchRequest, StageUsage, Usage
-from shared.events import ResearchResult
-from shared.grounding import MIN_SUPPORT, check_grounding
-from shared.judge import JUDGE_TOOL, Judge
-from shared.llm import JobLLM, make_engine
+from shared.research.claims import JobConfidenceCalculator, knowledge_gaps
+from shared.research.envelope import JobEnvelope, ResearchRequest, StageUsage, Usage
+from shared.research.events import ResearchResult
+from shared.verification.grounding import MIN_SUPPORT, check_grounding
+from shared.verification.judge import JUDGE_TOOL, Judge
+from shared.llm.engine import JobLLM, make_engine
 from shared.settings import StageSettings
 from shared.subjects import Stage
 from tests.fakes.anthropic import AnthropicFake

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from shared.archive import passages_to_verify
-from shared.council import brief_review_notes, brief_reviews_from_notes, parse_members
-from shared.envelope import Citation, DigestPayload, EvidenceSnippet
-from shared.errors import ConfigurationError
-from shared.events import CouncilReview
+from shared.stores.archive import passages_to_verify
+from shared.llm.council import brief_review_notes, brief_reviews_from_notes, parse_members
+from shared.research.envelope import Citation, DigestPayload, EvidenceSnippet
+from shared.platform.errors import ConfigurationError
+from shared.research.events import CouncilReview
 
 
 def test_members_are_provider_model_pairs() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from services.synthesis.report import build_report
-from shared.envelope import DEADLINE_NOTE, JobEnvelope, ResearchRequest, utcnow
+from shared.research.envelope import DEADLINE_NOTE, JobEnvelope, ResearchRequest, utcnow
 from shared.subjects import Stage
 
 CUTS = ["deadline: retrieve: 2 of 4 searches cut (web: 2)", "deadline: digest: 3 of 5 sources passed on undigested"]

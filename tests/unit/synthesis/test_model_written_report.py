@@ -13,10 +13,10 @@ from services.synthesis.render import OFFLINE_PART, Body, ReportFacts, Sentence,
 from services.synthesis.report import build_report, prepare
 from services.synthesis.verify import Problem, check_sentence, is_connective
 from services.synthesis.writer import write_report
-from shared.envelope import ChecklistItem, CoverageStatus, JobConfidence, StageUsage, Usage
-from shared.events import ResearchResult
-from shared.grounding import MIN_SUPPORT
-from shared.llm import make_engine
+from shared.research.envelope import ChecklistItem, CoverageStatus, JobConfidence, StageUsage, Usage
+from shared.research.events import ResearchResult
+from shared.verification.grounding import MIN_SUPPORT
+from shared.llm.engine import make_engine
 from shared.settings import StageSettings
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import ToolCall

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 from services.scoring.engine import SourceScorer
 from services.synthesis.passages import disputing_quote
-from shared.envelope import Citation, Claim, CredibilityTier, RetrievalMethod, ScoredSource, Source
-from shared.text import text_hash
+from shared.research.envelope import Citation, Claim, CredibilityTier, RetrievalMethod, ScoredSource, Source
+from shared.research.text import text_hash
 
 CLAIM = "Threads share memory with the other threads of their process."
 OPPOSITE = "Threads do not share memory with the other threads of their process."

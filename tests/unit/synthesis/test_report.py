@@ -11,8 +11,8 @@ from services.decomposition.plan import first_plan
 from services.scoring.claims import assess_coverage, extract_claims
 from services.scoring.engine import ClaimScorer, SourceScorer
 from services.synthesis.report import build_report, citation_numbers
-from shared.claims import JobConfidenceCalculator, knowledge_gaps
-from shared.envelope import (
+from shared.research.claims import JobConfidenceCalculator, knowledge_gaps
+from shared.research.envelope import (
     ChecklistItem,
     CoverageStatus,
     CredibilityTier,
@@ -25,9 +25,9 @@ from shared.envelope import (
     StageUsage,
     Usage,
 )
-from shared.events import ResearchResult
+from shared.research.events import ResearchResult
 from shared.subjects import Stage
-from shared.text import canonicalize, sentence_spans, text_hash
+from shared.research.text import canonicalize, sentence_spans, text_hash
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 QUESTION = "What are the trade-offs between threads and processes?"

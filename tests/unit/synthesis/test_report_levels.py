@@ -21,8 +21,8 @@ from services.synthesis.render import (
     sentence_levels,
 )
 from services.synthesis.report import Draft, assemble, build_report, methodology, prepare
-from shared.envelope import Citation, Claim, JobConfidence
-from shared.events import CouncilReview, VerificationSummary
+from shared.research.envelope import Citation, Claim, JobConfidence
+from shared.research.events import CouncilReview, VerificationSummary
 from tests.unit.synthesis.test_report import SOURCES, make_envelope
 
 OPEN, CLOSE = "\u201c", "\u201d"

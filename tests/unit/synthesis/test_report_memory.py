@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from services.scoring.memory import updated_memory
 from services.synthesis.report import build_report
-from shared.envelope import ChecklistItem, CoverageStatus
-from shared.memory import ResearchMemory
+from shared.research.envelope import ChecklistItem, CoverageStatus
+from shared.research.memory import ResearchMemory
 from tests.unit.synthesis.test_report import make_envelope
 
 

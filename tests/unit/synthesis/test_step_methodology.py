@@ -3,8 +3,8 @@ dependencies and iteration (counted from 1), and those that never ran last."""
 
 from __future__ import annotations
 
-from shared.envelope import Plan, StepKind, SubQuestion
-from shared.steps import mark_ran
+from shared.research.envelope import Plan, StepKind, SubQuestion
+from shared.research.steps import mark_ran
 from services.synthesis.steps import step_lines
 
 

@@ -15,7 +15,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    # What the checks did to the report and its claims (shared/events.py,
+    # What the checks did to the report and its claims (shared/research/events.py,
     # VerificationSummary): kept sentences and claims by level (quoted, entailed,
     # supported), removed sentences and refused claims by reason, and whether the
     # entailment judge ran. NULL for results stored before this revision: their levels

@@ -1,0 +1,397 @@
+"""The LLM layer: one small interface for every stage's model work.
+
+A stage asks for structured output (a pydantic model) or plain text and always passes
+the answer of the deterministic offline engine for that call. Which engine answers is
+``LLM_PROVIDER``:
+
+- ``anthropic``: the official SDK's async client; structured output by a *forced tool
+  call* whose ``input_schema`` is the model's JSON schema. The SDK's own retry loop
+  retries 408/409/429/5xx/529 and timeouts, honouring ``retry-after``
+  (``LLM_MAX_RETRIES`` times); we never match on error text, only on its typed errors.
+- ``openai``: any OpenAI-compatible chat-completions server (vLLM, Ollama, llama.cpp)
+  through the openai SDK (same retry machinery). Tool arguments arrive as a JSON
+  string; some servers ignore ``tool_choice`` and answer JSON in ``content`` or set
+  ``finish_reason`` wrongly, so neither is trusted.
+- ``offline``: no network; the caller's offline answer is returned as is.
+- ``auto`` (default): ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else ``offline``.
+
+Every model call is recorded (stage, model, tokens in/out, latency) on the job-bound
+:class:`JobLLM`, which the stage runner folds into the envelope's usage. A job's token
+budget (``RESEARCH_MAX_TOKENS_PER_JOB``) is a reservation made before each call (its
+estimated input plus its ``max_tokens``); a call that does not fit is shortened or
+answered by the offline engine and the envelope is noted, so scoring stops researching
+and synthesis reports the result as partial. The spend of every attempt is kept in a
+ledger (the ``research_usage`` bucket) so a redelivered stage counts what a crashed
+attempt spent. A structured answer that fails validation is re-asked once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from shared.platform import metrics
+from shared.llm.providers import (
+    DEFAULT_ANTHROPIC_MODEL,
+    AnthropicProvider,
+    LLMAuthError,
+    LLMError,
+    LLMInvalidOutput,
+    LLMUnavailable,
+    OpenAICompatibleProvider,
+    Provider,
+    RawAnswer,
+    Turn,
+)
+from shared.research.envelope import JobEnvelope, StageUsage, Usage
+from shared.platform.errors import ConfigurationError
+
+__all__ = [
+    "BUDGET_NOTE",
+    "DEFAULT_ANTHROPIC_MODEL",
+    "MIN_OUTPUT_TOKENS",
+    "AnthropicProvider",
+    "JobLLM",
+    "LLMAuthError",
+    "LLMCall",
+    "LLMEngine",
+    "LLMError",
+    "LLMInvalidOutput",
+    "LLMUnavailable",
+    "OpenAICompatibleProvider",
+    "Provider",
+    "RawAnswer",
+    "SpendLedger",
+    "estimate_tokens",
+    "make_engine",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+
+BUDGET_NOTE = "token budget exhausted"  # in envelope.notes once a job's budget is spent
+
+
+# -- the token budget -------------------------------------------------------------
+
+# A call's input is estimated before it is sent, from its characters. Claude and GPT
+# tokenizers give about 3.5-4 characters a token on English prose and fewer on JSON
+# schemas; 3.5 with a 15% margin errs high, which is the safe side for a bound (asking
+# the provider to count costs a round trip per call).
+CHARS_PER_TOKEN = 3.5
+ESTIMATE_MARGIN = 1.15
+REQUEST_OVERHEAD_TOKENS = 32  # role markers, tool framing
+MIN_OUTPUT_TOKENS = 256  # below this a structured answer would be cut off: skip the call
+
+
+def estimate_tokens(*texts: str) -> int:
+    """Input tokens a request made of ``texts`` is likely to be billed, erring high."""
+    chars = sum(len(t) for t in texts)
+    return math.ceil(chars / CHARS_PER_TOKEN * ESTIMATE_MARGIN) + REQUEST_OVERHEAD_TOKENS
+
+
+class SpendLedger(Protocol):
+    """Where a job's spend outlives a stage attempt (a key-value bucket in production):
+    every attempt adds to it, and a redelivered stage reads it, so tokens a crashed
+    attempt spent still count against the budget."""
+
+    async def spent(self, job_id: str) -> int: ...
+
+    async def add(self, job_id: str, tokens: int) -> None: ...
+
+
+# -- the engine and its per-job binding ------------------------------------------
+
+
+@dataclass
+class LLMCall:
+    stage: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
+    ok: bool = True
+    charged: int = 0
+    """Tokens counted against the budget for a call that failed: its input estimate,
+    since the provider may have billed the input before the error or timeout."""
+
+    @property
+    def budget_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens + self.charged
+
+
+class LLMEngine:
+    """One per process: the provider, and the cap on calls in flight."""
+
+    def __init__(self, provider: Provider | None, *, max_concurrency: int = 4, max_tokens_per_job: int = 200_000) -> None:
+        self.provider = provider
+        self.max_tokens_per_job = max_tokens_per_job
+        self._slots = asyncio.Semaphore(max_concurrency)
+
+    @property
+    def offline(self) -> bool:
+        return self.provider is None
+
+    @property
+    def label(self) -> str:
+        return "offline" if self.provider is None else f"{self.provider.name}:{self.provider.model}"
+
+    def bind(self, stage: str, usage: Usage, *, job_id: str = "", ledger: SpendLedger | None = None) -> JobLLM:
+        """The engine for one job at one stage. With a ``ledger``, call
+        :meth:`JobLLM.load` before the first call so earlier attempts' spend counts."""
+        return JobLLM(self, stage, usage, job_id=job_id, ledger=ledger)
+
+
+@dataclass
+class JobLLM:
+    """The engine bound to one job at one stage: holds the job's token budget and
+    records every call.
+
+    The budget is a reservation: before a call, its estimated input plus its
+    ``max_tokens`` are reserved against what the job has left (atomically across the
+    concurrent calls of this stage); a call that does not fit gets a smaller
+    ``max_tokens``, or is not made at all (the offline answer, and the envelope notes
+    the budget). After the call the reservation is settled with the usage the provider
+    reported; a failed or timed-out call keeps its input estimate. So a job exceeds its
+    budget only by the error of the input estimate."""
+
+    engine: LLMEngine
+    stage: str
+    base_usage: Usage
+    calls: list[LLMCall] = field(default_factory=list)
+    budget_hit: bool = False
+    job_id: str = ""
+    ledger: SpendLedger | None = None
+    prior_spent: int = 0
+    """The job's spend the ledger held when this stage took it: every earlier stage
+    and every earlier attempt of this one, failed ones included."""
+    _reserved: int = 0
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def offline(self) -> bool:
+        return self.engine.offline
+
+    @property
+    def label(self) -> str:
+        return self.engine.label
+
+    async def load(self) -> None:
+        """Read the job's spend from the ledger. A ledger that cannot be read leaves
+        the envelope's count (which misses only crashed attempts), and says so."""
+        if self.ledger is None or not self.job_id:
+            return
+        try:
+            self.prior_spent = await self.ledger.spent(self.job_id)
+        except Exception as exc:  # noqa: BLE001 - any ledger failure degrades to the envelope's count
+            log.warning("token ledger unreadable (%s: %s): the budget counts the envelope's usage only",
+                        type(exc).__name__, exc)
+
+    def tokens_used(self) -> int:
+        """Tokens the job has spent: before this stage (the ledger's count, or the
+        envelope's when that is larger) plus this stage's calls."""
+        before = max(self.prior_spent, self.base_usage.input_tokens + self.base_usage.output_tokens)
+        return before + sum(c.budget_tokens for c in self.calls)
+
+    def tokens_left(self) -> int:
+        return self.engine.max_tokens_per_job - self.tokens_used() - self._reserved
+
+    @property
+    def budget_spent(self) -> bool:
+        """The job's RESEARCH_MAX_TOKENS_PER_JOB has no room left for another call."""
+        return self.tokens_left() < MIN_OUTPUT_TOKENS + REQUEST_OVERHEAD_TOKENS
+
+    async def structured(self, schema: type[T], *, system: str, prompt: str, tool_name: str,
+                         offline: Callable[[], T], tool_description: str = "", max_tokens: int = 2048) -> T:
+        """The model's answer as ``schema``; the offline answer when no model is used or
+        the budget has no room for the call. An answer that does not validate (or no
+        call of the tool) is re-asked once, with what was wrong; a second invalid answer
+        raises :class:`LLMInvalidOutput`."""
+        provider = self.engine.provider
+        if provider is None:
+            return offline()
+        json_schema = schema.model_json_schema()
+        description = tool_description or schema.__doc__ or tool_name
+        base = estimate_tokens(system, prompt, json.dumps(json_schema), description)
+        followup: list[Turn] = []
+        problem = ""
+        for attempt in (1, 2):
+            estimate = base + (estimate_tokens(*(t for _, t in followup)) - REQUEST_OVERHEAD_TOKENS if followup else 0)
+            turns = list(followup)
+
+            def go(out: int, turns: list[Turn] = turns) -> Awaitable[RawAnswer]:
+                return provider.structured(json_schema, system=system, prompt=prompt, tool_name=tool_name,
+                                           tool_description=description, max_tokens=out, followup=turns or None)
+
+            raw = await self._call(go, estimate=estimate, max_tokens=max_tokens)
+            if raw is None:
+                if attempt == 1:
+                    return offline()
+                raise LLMInvalidOutput(f"{problem}; no budget left to ask again")
+            cut = " (output truncated at max_tokens)" if raw.truncated else ""
+            if raw.data is None:
+                problem = f"{raw.model} did not call {tool_name}{cut}"
+                summary = f"you did not call the {tool_name} tool"
+            else:
+                try:
+                    return schema.model_validate(raw.data)
+                except ValidationError as exc:
+                    problem = f"{raw.model} answered {tool_name} with invalid input{cut}: {exc.error_count()} error(s)"
+                    summary = _summarize(exc)
+            if attempt == 1:
+                log.info("%s; asking again once", problem)
+                followup = [
+                    ("assistant", _previous_answer(tool_name, raw.data)),
+                    ("user", f"Your previous answer failed validation: {summary}{cut}. "
+                             f"Answer again by calling {tool_name} with input that matches its schema."),
+                ]
+        raise LLMInvalidOutput(f"{problem} (asked twice)")
+
+    async def text(self, *, system: str, prompt: str, offline: Callable[[], str], max_tokens: int = 2048) -> str:
+        provider = self.engine.provider
+        if provider is None:
+            return offline()
+        raw = await self._call(lambda out: provider.text(system=system, prompt=prompt, max_tokens=out),
+                               estimate=estimate_tokens(system, prompt), max_tokens=max_tokens)
+        if raw is None:
+            return offline()
+        if not isinstance(raw.data, str) or not raw.data.strip():
+            raise LLMInvalidOutput(f"{raw.model} returned no text")
+        return raw.data
+
+    async def _reserve(self, estimate: int, max_tokens: int) -> int | None:
+        """Reserve ``estimate`` + output tokens; the output allowance granted (at most
+        ``max_tokens``), or None when the budget has no room for this call."""
+        async with self._lock:
+            left = self.tokens_left()
+            floor = min(max_tokens, MIN_OUTPUT_TOKENS)
+            if left < estimate + floor:
+                if not self.budget_hit:
+                    log.warning("token budget of %d: %d left, a %s call needs about %d: answering offline",
+                                self.engine.max_tokens_per_job, max(left, 0), self.stage, estimate + floor)
+                self.budget_hit = True
+                metrics.BUDGET_SKIPS.labels(self.stage).inc()
+                return None
+            out = min(max_tokens, left - estimate)
+            self._reserved += estimate + out
+            return out
+
+    async def _call(self, go: Callable[[int], Awaitable[RawAnswer]], *, estimate: int, max_tokens: int) -> RawAnswer | None:
+        out = await self._reserve(estimate, max_tokens)
+        if out is None:
+            return None
+        # The input estimate is in the ledger before the request leaves: if this process
+        # dies mid-call, the redelivered attempt still counts what may have been billed.
+        await self._record(estimate)
+        started = time.monotonic()
+        try:
+            async with self.engine._slots:
+                started = time.monotonic()
+                raw: RawAnswer = await go(out)
+        except BaseException:  # a provider error, a timeout, or the stage being cancelled
+            self._reserved -= estimate + out
+            latency = time.monotonic() - started
+            self.calls.append(LLMCall(self.stage, self.label, 0, 0, latency, ok=False, charged=estimate))
+            metrics.LLM_CALLS.labels(self.stage, self.label, "error").inc()
+            metrics.LLM_LATENCY.labels(self.stage, self.label).observe(latency)
+            raise
+        self._reserved -= estimate + out
+        latency = time.monotonic() - started
+        self.calls.append(LLMCall(self.stage, raw.model, raw.input_tokens, raw.output_tokens, latency))
+        metrics.LLM_CALLS.labels(self.stage, raw.model, "ok").inc()
+        metrics.LLM_LATENCY.labels(self.stage, raw.model).observe(latency)
+        metrics.LLM_TOKENS.labels(self.stage, raw.model, "input").inc(raw.input_tokens)
+        metrics.LLM_TOKENS.labels(self.stage, raw.model, "output").inc(raw.output_tokens)
+        await self._record(raw.input_tokens + raw.output_tokens - estimate)
+        return raw
+
+    async def _record(self, tokens: int) -> None:
+        if self.ledger is None or not self.job_id or not tokens:
+            return
+        try:
+            await self.ledger.add(self.job_id, tokens)
+        except Exception as exc:  # noqa: BLE001 - the envelope still counts this stage's calls
+            log.warning("token ledger not updated (%s: %s): a redelivery of this stage would not count %+d tokens",
+                        type(exc).__name__, exc, tokens)
+
+    # -- folding into the envelope ------------------------------------------------
+
+    def usage(self) -> Usage:
+        """The job's usage: what it had before this stage plus this stage's calls
+        (the tokens providers reported; failed calls count as calls only)."""
+        by_stage = {k: v.model_copy() for k, v in self.base_usage.by_stage.items()}
+        if self.calls:
+            mine = by_stage.setdefault(self.stage, StageUsage())
+            for c in self.calls:
+                mine.input_tokens += c.input_tokens
+                mine.output_tokens += c.output_tokens
+                mine.calls += 1
+                mine.latency_s = round(mine.latency_s + c.latency_s, 3)
+                if c.model not in mine.models:
+                    mine.models.append(c.model)
+        return Usage(by_stage=by_stage)
+
+    def apply(self, envelope: JobEnvelope) -> JobEnvelope:
+        """``envelope`` with this stage's usage (idempotent) and the budget note."""
+        notes = envelope.notes
+        if self.budget_hit and BUDGET_NOTE not in notes:
+            notes = [*notes, BUDGET_NOTE]
+        return envelope.model_copy(update={"usage": self.usage(), "notes": notes})
+
+
+def _summarize(exc: ValidationError, limit: int = 5) -> str:
+    """The first few validation errors as ``field: problem``, for the re-ask."""
+    parts = []
+    for e in exc.errors()[:limit]:
+        loc = ".".join(str(p) for p in e.get("loc", ())) or "(top level)"
+        parts.append(f"{loc}: {e.get('msg', 'invalid')}")
+    more = exc.error_count() - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _previous_answer(tool_name: str, data: Any, limit: int = 4_000) -> str:
+    """The invalid answer as the assistant turn of the re-ask (cut: a truncated answer
+    may be long, and what was wrong is said in the next turn)."""
+    if data is None:
+        return f"(I answered without calling {tool_name}.)"
+    shown = json.dumps(data, ensure_ascii=False, default=str)
+    if len(shown) > limit:
+        shown = shown[:limit] + " ..."
+    return f"I called {tool_name} with: {shown}"
+
+
+def make_engine(settings: Any) -> LLMEngine:
+    """The engine ``LLM_PROVIDER`` names (``settings`` is a StageSettings)."""
+    choice = settings.llm_provider
+    key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else ""
+    if choice == "auto":
+        choice = "anthropic" if key else "offline"
+    provider: Provider | None
+    if choice == "anthropic":
+        if not key:
+            raise ConfigurationError("LLM_PROVIDER=anthropic needs ANTHROPIC_API_KEY")
+        provider = AnthropicProvider(
+            api_key=key, model=settings.anthropic_model, base_url=settings.anthropic_base_url,
+            timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
+        )
+    elif choice == "openai":
+        if not settings.openai_model:
+            raise ConfigurationError("LLM_PROVIDER=openai needs OPENAI_MODEL (the model name the server serves)")
+        provider = OpenAICompatibleProvider(
+            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused",
+            model=settings.openai_model, base_url=settings.openai_base_url,
+            timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
+        )
+    else:
+        provider = None
+    return LLMEngine(provider, max_concurrency=settings.llm_max_concurrency,
+                     max_tokens_per_job=settings.research_max_tokens_per_job)

@@ -1,0 +1,217 @@
+"""Reading a sentence for the meaning checks: words, their lemmas, clauses.
+
+A word is matched through its stem and its lemmas (lemminflect's tables, shipped in
+its wheel), so "DELETE" meets "deleted" and "children" meets "child"; the parts of
+speech a word may take tell the checks which words may be verbs. A clause ends at
+";", ":", a dash, a comma or word that opens a contrasting or new clause, before
+"without" and at "and" before a verb. Also here: whether a sentence *is* one of its
+quotes, the names it carries, and which clauses of two sentences speak of the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from shared.verification.figures import digit_words, figures
+from shared.verification.lexicon import (
+    DIRECTIONS, EXCLUSIVE, HEDGES, NEGATIVE_PREFIXES, NEGATORS, QUANTIFIERS, RARE, STRONG,
+)
+from shared.research.text import STOPWORDS, sentence_spans, stem
+
+__all__ = ["AUX", "BE", "Clause", "Token", "aligned_pair", "clauses", "covered", "forms_of", "is_content",
+           "is_quoted", "lemmas_of", "names", "salient_tokens", "token", "warm_up"]
+
+_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|n't")
+# Where a clause ends: ";", ":", a dash, and a comma or word that opens a contrasting
+# or new clause. A plain comma does not (it may set off a condition of the clause).
+_CLAUSE_BREAK = re.compile(
+    r"\s*(?:;|:\s|\s[–—-]\s|,\s*(?:but|while|whereas|although|though|yet|so|and|or|which|whilst)\b"
+    r"|\b(?:but|whereas|although|though|whilst)\b)\s*", re.IGNORECASE)
+_FEATURE_WORDS = NEGATORS | QUANTIFIERS.keys() | RARE | EXCLUSIVE | HEDGES | STRONG | DIRECTIONS.keys()
+BE = frozenset("is are was were be been being get gets got".split())
+AUX = BE | frozenset("has have had do does did will would shall should".split())
+_FOOTNOTE = re.compile(r"\[\d+\]")
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    low: str
+    forms: frozenset[str]  # stem of the word and of its lemma(s)
+    lemma: str
+    lemmas: tuple[str, ...]
+    start: int
+    end: int
+    verb: bool  # may be a verb
+
+
+def warm_up() -> None:
+    """Load the lemma and unit tables now (a few seconds on first use): a stage calls
+    this at start-up, so that its first check does not hold up its event loop."""
+    lemmas_of("warming")
+    figures("3 ms")
+
+
+@lru_cache(maxsize=8192)
+def lemmas_of(low: str) -> tuple[tuple[str, ...], bool, bool]:
+    """(lemmas, may be a verb, may be something else)."""
+    import lemminflect  # noqa: PLC0415 - its tables load on first use
+
+    found = lemminflect.getAllLemmas(low)
+    lemmas = tuple(dict.fromkeys(lemma for group in found.values() for lemma in group)) or (low,)
+    verb = "VERB" in found or "AUX" in found
+    return lemmas, verb, bool(set(found) - {"VERB", "AUX"})
+
+
+@lru_cache(maxsize=8192)
+def token(text: str, start: int, end: int) -> Token:
+    low = text.lower().replace("’", "'")
+    lemmas, verb, _ = lemmas_of(low)
+    forms = frozenset({stem(low), *(stem(x.lower()) for x in lemmas)})
+    return Token(text, low, forms, lemmas[0].lower(), tuple(x.lower() for x in lemmas), start, end, verb)
+
+
+def _tokens(text: str) -> list[Token]:
+    out = []
+    for m in _TOKEN.finditer(text):
+        word = m.group()
+        if word.lower().endswith("n't") and word.lower() != "n't":  # "doesn't" -> "does" + "n't"
+            out.append(token(word[:-3], m.start(), m.end() - 3))
+            out.append(token("n't", m.end() - 3, m.end()))
+        else:
+            out.append(token(word, m.start(), m.end()))
+    return out
+
+
+def is_content(t: Token) -> bool:
+    return t.low not in STOPWORDS and t.low not in _FEATURE_WORDS and t.lemma not in _FEATURE_WORDS \
+        and len(t.low) > 1 and not t.low.isdigit()
+
+
+# -- clauses and their features ------------------------------------------------------------
+
+
+@dataclass
+class Clause:
+    tokens: list[Token]
+    start: int
+    end: int
+    text: str = ""  # the whole text the clause is part of (token offsets point into it)
+
+    def pause_before(self, i: int) -> bool:
+        """Punctuation stands between token ``i - 1`` and token ``i``."""
+        return i > 0 and any(c in ",;:.()" for c in self.text[self.tokens[i - 1].end:self.tokens[i].start])
+
+    @property
+    def content(self) -> list[Token]:
+        return [t for t in self.tokens if is_content(t)]
+
+    @property
+    def forms(self) -> set[str]:
+        return {f for t in self.tokens for f in t.forms}
+
+    def words(self) -> list[str]:
+        return [t.low for t in self.tokens]
+
+
+def clauses(text: str) -> list[Clause]:
+    """The clauses of ``text``: cut at the breaks above, before "without" (its own
+    negated clause), and at "and" before a verb ("reduced latency and increased
+    throughput"). A piece with no content word of its own ("…, which is not slower",
+    "…, but not both") stays with the clause before it, whose words it turns."""
+    tokens = _tokens(text)
+    cuts = [0] + [m.start() for m in _CLAUSE_BREAK.finditer(text)] + [len(text) + 1]
+    for i, t in enumerate(tokens[1:-1], start=1):
+        if t.low == "without" or (t.low == "and" and tokens[i + 1].verb and tokens[i + 1].low not in STOPWORDS):
+            cuts.append(t.start)
+    cuts.sort()
+    parts: list[list[Token]] = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        part = [t for t in tokens if a <= t.start < b]
+        if not part:
+            continue
+        if parts and not any(is_content(t) for t in part):
+            parts[-1] += part  # "…, which is not slower": its words turn the clause before it
+        elif parts and not any(is_content(t) for t in parts[-1]):
+            parts[-1] += part
+        else:
+            parts.append(part)
+    out = [Clause(part, part[0].start, part[-1].end, text) for part in parts]
+    return out or [Clause([], 0, 0, text)]
+
+
+def _normal(text: str) -> str:
+    text = _FOOTNOTE.sub("", text).replace("“", '"').replace("”", '"').replace("’", "'").replace("–", "-")
+    return " ".join(text.split()).strip().rstrip(".!;:").strip().casefold()
+
+
+def is_quoted(sentence: str, quotes: Sequence[str]) -> bool:
+    """The sentence is one of its quotes, or a whole sentence of one."""
+    said = _normal(sentence)
+    if not said:
+        return False
+    for quote in quotes:
+        if _normal(quote) == said or any(_normal(quote[a:b]) == said for a, b in sentence_spans(quote)):
+            return True
+    return False
+
+
+# Where a new sentence (or a clause that starts like one) begins: its first word is
+# capitalized by grammar, not because it is a name.
+_CLAUSE_START = re.compile(r"(?:^|[.!?:]\s+|\n)[\"'(\[“‘]*")
+_NAME_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def salient_tokens(sentence: str) -> list[str]:
+    """The sentence's proper names and acronyms: capitalized words that do not open a
+    sentence or clause, and anywhere a word with a capital after its first letter
+    ("NASA", "mRNA"). Single letters are left out."""
+    starts = {m.end() for m in _CLAUSE_START.finditer(sentence)}
+    out: list[str] = []
+    for m in _NAME_TOKEN.finditer(sentence):
+        word = m.group()
+        if len(word) < 2 or not any(c.isalpha() for c in word):
+            continue
+        inner_capital = any(c.isupper() for c in word[1:])
+        if inner_capital or (word[0].isupper() and m.start() not in starts):
+            out.append(word)
+    return list(dict.fromkeys(out))
+
+
+def names(sentence: str) -> list[str]:
+    """Proper names and acronyms (:func:`salient_tokens`) and words with digits ("SHA-256")."""
+    return list(dict.fromkeys([*salient_tokens(sentence), *sorted(digit_words(sentence))]))
+
+
+def covered(t: Token, forms: set[str] | frozenset[str]) -> bool:
+    """``t`` (or, for "unsafe", its stem "safe": polarity is checked apart) is among ``forms``."""
+    if t.forms & forms:
+        return True
+    for prefix in NEGATIVE_PREFIXES:
+        rest = t.low[len(prefix):]
+        if t.low.startswith(prefix) and len(rest) >= 4 and token(rest, 0, 0).forms & forms:
+            return True
+    return False
+
+
+def forms_of(cls: Sequence[Clause]) -> set[str]:
+    return {f for c in cls for t in c.tokens for f in t.forms}
+
+
+def aligned_pair(a: str, b: str) -> tuple[Clause, Clause] | None:
+    """The clauses of ``a`` and ``b`` that speak of the same thing (at least two shared
+    content words, and half of the shorter clause's), best aligned first; None when
+    no clause pair does."""
+    best: tuple[int, Clause, Clause] | None = None
+    for x in clauses(a):
+        xs = {min(t.forms) for t in x.content}
+        for y in clauses(b):
+            ys = {min(t.forms) for t in y.content}
+            y_forms = forms_of([y])
+            size = len({min(t.forms) for t in x.content if covered(t, y_forms)})
+            if size >= 2 and size * 2 >= min(len(xs), len(ys)) and (best is None or size > best[0]):
+                best = (size, x, y)
+    return None if best is None else (best[1], best[2])

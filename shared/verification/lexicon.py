@@ -1,0 +1,127 @@
+"""The words the meaning checks read: negators, quantifiers, hedges, directions, scope openers.
+
+Each list is a small closed class of English function words and markers, the part
+of a sentence that turns its meaning while leaving its subject words alone ("are
+removed" / "are not removed", "some" / "all", "may reduce" / "reduces", "increases"
+/ "reduces"). Open-class words (nouns, verbs, adjectives) are matched through their
+lemma and stem instead (``shared.verification.meaning``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CAUSAL",
+    "CONVERSES",
+    "CONDITION_OPENERS",
+    "CORRELATIONAL",
+    "DIRECTIONS",
+    "EXCLUSIVE",
+    "HEDGES",
+    "NEGATIVE_PREFIXES",
+    "NEGATORS",
+    "QUANTIFIERS",
+    "RARE",
+    "STRONG",
+]
+
+# Words that negate their clause. "not only" is not a negation (handled by the reader),
+# and "no" before a comparative ("no more than") bounds a figure rather than negates.
+NEGATORS = frozenset("""
+    not no never none nothing nobody nowhere neither nor without cannot can't won't
+    doesn't isn't aren't don't didn't wasn't weren't hasn't haven't hadn't shouldn't
+    wouldn't couldn't mustn't n't lacks lack lacked lacking fails fail failed failing
+    unable absent
+""".split())
+
+# Prefixes that negate the word they open ("unsafe", "inconsistent", "non-blocking"):
+# a sentence that says "unsafe" where its quote says "safe" flips it.
+NEGATIVE_PREFIXES = ("non-", "non", "un", "in", "im", "il", "ir", "dis")
+
+# Quantifiers and frequency adverbs by strength: 1 some, 2 many/often, 3 most/usually,
+# 4 all/always. A sentence may say less than its quote, never more.
+QUANTIFIERS: dict[str, int] = {
+    **dict.fromkeys("some several certain sometimes occasionally partly partially".split(), 1),
+    **dict.fromkeys("many often frequently commonly numerous widely".split(), 2),
+    **dict.fromkeys("most usually typically generally mostly largely mainly normally majority "
+                    "predominantly primarily".split(), 3),
+    **dict.fromkeys("all every each always invariably universally everything everyone everybody".split(), 4),
+}
+# The low end, "rarely" and "few", is a claim of its own: it neither strengthens nor weakens "often".
+RARE = frozenset("rarely seldom few hardly scarcely barely minority".split())
+# "only X": the sentence excludes everything else.
+EXCLUSIVE = frozenset("only solely exclusively sole alone".split())
+
+# Certainty: a hedge (1) is weaker than a plain statement (2), which is weaker than a
+# strong one (3). "can" states a possibility: "a thread can crash the process" does not
+# say that it does.
+HEDGES = frozenset("""
+    may might could can possibly perhaps likely probably potentially suggest suggests
+    suggested suggesting appear appears appeared seem seems seemed unclear uncertain
+    presumably plausibly tend tends tended possible possibly potential risk
+""".split())
+STRONG = frozenset("""
+    must definitely certainly conclusively conclusive undoubtedly unquestionably prove
+    proves proved proven proof establish establishes established guarantee guarantees
+    guaranteed always invariably demonstrate demonstrates demonstrated definitive
+""".split())
+# Cause and effect is more than association.
+CAUSAL = frozenset("cause causes caused causing leads lead led result results resulted "
+                   "because drives drove".split())
+CORRELATIONAL = frozenset("associated association correlated correlation correlates linked link "
+                          "related".split())
+
+# Directional words: lemma -> (axis, sign). Words on one axis agree or disagree; words
+# on different axes are not compared (that would need world knowledge).
+_UP, _DOWN = 1, -1
+DIRECTIONS: dict[str, tuple[str, int]] = {
+    **{w: ("magnitude", _UP) for w in """increase raise rise grow boost gain expand exceed amplify
+        maximize maximise double triple more higher greater larger bigger longer heavier
+        wider taller above upward high large big long maximum increased lengthen widen deepen extend
+        growth""".split()},
+    **{w: ("magnitude", _DOWN) for w in """decrease reduce lower cut decline drop fall shrink
+        diminish lessen minimize minimise halve less fewer smaller shorter lighter narrower
+        below downward low small short minimum reduced decreased shorten narrow
+        reduction""".split()},
+    **{w: ("speed", _UP) for w in "faster quicker fast quick speed accelerate sooner".split()},
+    **{w: ("speed", _DOWN) for w in "slower slow slowly decelerate delay".split()},
+    **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen benefit help
+        outperform superior best""".split()},
+    **{w: ("quality", _DOWN) for w in """worse worsen degrade deterioration impair weaken harm hurt hinder
+        underperform inferior worst""".split()},
+    **{w: ("time", _UP) for w in "before earlier prior precede preceded precedes previously".split()},
+    **{w: ("time", _DOWN) for w in "after later afterwards subsequently".split()},
+    **{w: ("cost", _UP) for w in "costlier costly pricier pricey expensive dearer".split()},
+    **{w: ("cost", _DOWN) for w in "cheaper cheap inexpensive cheapest".split()},
+    # Particles of phrasal verbs: "bring up" is not "bring down"; compared only when both have one.
+    **{w: ("particle", _UP) for w in ("up",)},
+    **{w: ("particle", _DOWN) for w in ("down",)},
+    **{w: ("presence", _UP) for w in "add enable allow permit include keep retain".split()},
+    **{w: ("presence", _DOWN) for w in "remove disable prevent forbid exclude drop delete block".split()},
+}
+
+# Words that open a condition or qualifier of a statement ("in patients over 75",
+# "within a partition", "by default", "when the cache is cold"). Dropping one
+# generalises the statement beyond what its quote says.
+CONDITION_OPENERS = frozenset("""
+    if unless when whenever provided once within among under during except excluding
+    only per where
+""".split())
+
+# Words whose counterpart names the other party or the other way ("reads" / "writes",
+# "client" / "server", "lends" / "borrows"): a sentence that says one where its quote
+# says the other has swapped what the quote is about while keeping its shape.
+_PAIRS = """read/write reader/writer input/output client/server send/receive sender/receiver
+    upload/download import/export encrypt/decrypt encryption/decryption compress/decompress
+    compression/decompression buy/sell buyer/seller lend/borrow lender/borrower parent/child
+    inbound/outbound upstream/downstream ingress/egress push/pull producer/consumer
+    leader/follower primary/replica primary/secondary host/guest local/remote internal/external
+    synchronous/asynchronous sync/async static/dynamic public/private success/failure
+    accept/reject allow/deny win/lose left/right first/last start/end begin/end inner/outer
+    encode/decode serialize/deserialize import/export debit/credit import/export male/female
+    positive/negative acidic/alkaline benign/malignant inhibit/activate agonist/antagonist
+    upregulate/downregulate""".split()
+CONVERSES: dict[str, frozenset[str]] = {}
+for _pair in _PAIRS:
+    _a, _b = _pair.split("/")
+    CONVERSES[_a] = CONVERSES.get(_a, frozenset()) | {_b}
+    CONVERSES[_b] = CONVERSES.get(_b, frozenset()) | {_a}

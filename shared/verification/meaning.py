@@ -1,0 +1,229 @@
+"""Whether a sentence means what its quotes say: deterministic meaning checks.
+
+Sharing words is not agreeing: "rows are removed" and "rows are not removed" share
+every content word. So a sentence is read clause by clause, each clause is anchored
+to the one quote it restates, and it must agree with the clause of that quote it
+aligns with in:
+
+* **anchoring** ("merge", "number", "name", "terms"): the clause's content words,
+  figures and names come from its anchor quote, not assembled from several quotes
+  (a list "X and Y both..." may draw each member from its own quote); enough of the
+  sentence's content words occur in its quotes;
+* **polarity** ("negation"): the same parity of negation (not, never, without,
+  cannot, fails to, lacks, un-/in-/dis- words against their stems);
+* **quantity** ("quantifier"): no stronger quantifier or frequency than the quote's
+  (some < many/often < most/usually < all/always), a limiting one not dropped, no
+  "only" the quote lacks, "rarely"/"few" on both sides or neither;
+* **certainty** ("modality"): no more certain than the quote (a hedge such as
+  may/might/can/suggests is not dropped; "proves", "must", "conclusively" are not
+  added; association does not become cause);
+* **direction** ("comparative"): directional words (increases/reduces,
+  faster/slower, better/worse, before/after, adds/removes) agree on their axis, and a
+  comparison is not stated where the quote states none;
+* **roles** ("role"): who does what to whom around the shared verb or "than" is
+  kept (a passive restatement flips it back);
+* **scope** ("scope"): a condition of the quote ("within a partition", "in patients
+  over 75", "by default", "when the cache is cold") is not dropped.
+
+Sentences are read into words and clauses by :mod:`shared.verification.clauses` (words matched by
+stem and lemma, so "DELETE" meets "deleted"), each clause's features by
+:mod:`shared.verification.clause_reading`, anchored by :mod:`shared.verification.meaning_anchor`,
+and their figures read with units by :mod:`shared.verification.figures`. A sentence that is one of
+its quotes (or a whole sentence of one) is ``quoted`` and needs no check.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from shared.verification.clause_reading import (
+    bound_sign,
+    certainty,
+    conditions,
+    direction_flipped,
+    direction_of,
+    directions,
+    hits,
+    negations,
+    not_only,
+    parts,
+    prefix_flips,
+    quantity,
+    role_parts,
+    same_verb,
+    subject,
+    swapped,
+    verbness,
+)
+from shared.verification.clauses import Clause, aligned_pair
+from shared.verification.figures import figures, same_figure
+from shared.verification.lexicon import CAUSAL, CONVERSES, CORRELATIONAL, QUANTIFIERS
+
+__all__ = ["compare", "contradicts"]
+
+
+# -- the assessment ------------------------------------------------------------------------
+
+
+def compare(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+    """(category, reason) of the first way clause ``said`` departs from ``source``, the
+    clause of its quote it aligns with (``whole``: that entire quote)."""
+    for check in (_polarity, _quantifiers, _modality, _direction, _converse, _roles, _scope):
+        problem = check(said, source, whole) if check in (_direction, _roles) else check(said, source)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
+    flips = prefix_flips(said, source)
+    if (negations(said) + flips - negations(source)) % 2 or not_only(said) != not_only(source):
+        return "negation", "it negates what its quote affirms, or affirms what its quote negates"
+    return None
+
+
+# Universal words that say the same ("each server", "every server", "all servers").
+_UNIVERSAL = {"each": "every", "all": "every", "invariably": "always", "universally": "always"}
+
+
+def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
+    (mine, my_often, my_rare, my_only) = quantity(said)
+    (theirs, their_often, their_rare, their_only) = quantity(source)
+    if my_only and not their_only:
+        return "quantifier", 'it says "only" where its quote does not'
+    if my_rare != their_rare:
+        return "quantifier", "it changes how rare or common its quote says this is"
+    if mine is not None and mine > (theirs if theirs is not None else 3):
+        return "quantifier", "it generalises beyond its quote's quantifier"
+    extra = Counter(_UNIVERSAL.get(w, w) for w in parts(said) if QUANTIFIERS.get(w) == 4) \
+        - Counter(_UNIVERSAL.get(w, w) for w in parts(source) if QUANTIFIERS.get(w) == 4)
+    if extra:
+        return "quantifier", f'it says "{min(extra)}" more often than its quote does'
+    if my_often is not None and my_often > (their_often if their_often is not None else 3):
+        return "quantifier", "it says this happens more often than its quote does"
+    limiting, _, _, _ = quantity(source, subject_only=True)
+    if mine is None and limiting is not None and limiting < 4:
+        return "quantifier", "it drops the quote's limiting quantifier (some, many, most...)"
+    if my_often is None and their_often is not None and their_often < 4:
+        return "quantifier", "it drops the quote's frequency (sometimes, often, usually...)"
+    return None
+
+
+def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
+    if certainty(said) > certainty(source):
+        return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
+    mine, theirs = set(said.words()), set(source.words())
+    changes = any(direction_of(t) and verbness(said, i) >= 2 for i, t in enumerate(said.tokens))
+    if (mine & CAUSAL or changes) and not theirs & CAUSAL and theirs & CORRELATIONAL and not mine & CORRELATIONAL:
+        return "modality", "it states as cause what its quote states as association"
+    return None
+
+
+_COMPARATIVE_AXES = frozenset({"magnitude", "speed", "quality", "cost"})
+
+
+def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+    """Each directional word of ``said`` agrees with the quote's word bound to the same
+    thing, else with the aligned clause's words on its axis (on an axis that clause does
+    not speak of, the whole quote's, ``whole``); a comparison is not stated where the quote
+    states none, nor more of them than it states, nor without the quote's "than"."""
+    theirs, everywhere = hits(source), hits(whole) if whole is not None else hits(source)
+    mine = hits(said)
+    for i, axis, sign, weak in mine:
+        bound = bound_sign(said, i, axis, whole or source, weak=weak)
+        if bound == sign:
+            continue
+        lemmas = set(said.tokens[i].lemmas)
+        pool = [h for h in theirs if h[1] == axis and (weak or not h[3])] \
+            or [h for h in everywhere if h[1] == axis and (weak or not h[3])
+                and (h[2] != sign or lemmas & set((whole or source).tokens[h[0]].lemmas))]
+        if bound is None and sign in {h[2] for h in pool}:
+            continue
+        if bound is not None or pool:
+            if swapped(said, source) and "than" in said.words():
+                continue  # "Y is slower than X" restates "X is faster than Y"
+            return "comparative", f"it reverses the direction ({axis}) its quote states"
+        if axis in _COMPARATIVE_AXES and not weak:
+            return "comparative", f"it states a direction ({axis}) its quote does not"
+    stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3]]
+    quoted = max(len([h for h in found if h[1] in _COMPARATIVE_AXES and not h[3]]) for found in (theirs, everywhere))
+    if quoted and len(stated) > quoted:
+        return "comparative", "it states more comparisons than its quote does"
+    if "than" in source.words() and "than" not in said.words() and stated:
+        return "comparative", "it drops or changes what its quote compares it with"
+    return None
+
+
+def _converse(said: Clause, source: Clause) -> tuple[str, str] | None:
+    """A word whose counterpart (``CONVERSES``: reads/writes, client/server) stands in
+    the quote's clause where the sentence has the word itself."""
+    mine = {x for t in said.tokens for x in t.lemmas}
+    theirs = {x for t in source.tokens for x in t.lemmas}
+    for word in sorted(mine - theirs):
+        other = CONVERSES.get(word, frozenset()) & (theirs - mine)
+        if other:
+            return "comparative", f'it says "{word}" where its quote says "{min(other)}"'
+    return None
+
+
+def _roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+    parts = role_parts(said, source)
+    if parts is None:
+        return None
+    ss, so, qs, qo, clean = parts
+    if bool((ss & qo) - qs) and bool((so & qs) - qo):
+        if said.words().count("than") and directions(said) and direction_flipped(said, source):
+            return None  # "Y is slower than X" restates "X is faster than Y"
+        return "role", "it swaps who does what to whom in its quote"
+    if not clean:
+        return None
+    quote_forms = (whole or source).forms
+    for mine, theirs, other, what in ((ss, qs, qo, "subject"), (so, qo, qs, "object")):
+        stray = {f for f in mine - theirs - other if f in quote_forms}
+        if mine and theirs and not mine & theirs and stray:
+            return "role", f"its {what} is another of its quote's than the one the quote gives this verb"
+    return None
+
+
+def _scope(said: Clause, source: Clause) -> tuple[str, str] | None:
+    mine = said.forms
+    for condition in conditions(source):
+        if not any(t.forms & mine for t in condition):
+            words = " ".join(t.text for t in condition)
+            return "scope", f'it drops its quote\'s condition ("{words}")'
+    return None
+
+
+def contradicts(statement: str, other: str) -> str | None:
+    """The reason (a category: "negation", "quantifier", "comparative", "role",
+    "number") when ``other`` states the opposite of ``statement`` about the same
+    subject; None when it does not (unrelated, or agreeing)."""
+    for a, b in ((statement, other), (other, statement)):
+        pair = aligned_pair(a, b)
+        if pair is None:
+            continue
+        said, source = pair
+        same_subject = bool(subject(said) & subject(source))
+        if _polarity(said, source) and same_subject and same_verb(said, source):
+            return "negation"  # the same subject, the same verb, one of them negated
+        problem = _direction(said, source) or _roles(said, source)
+        if problem and problem[0] in ("comparative", "role") and directions(source) and same_subject:
+            return problem[0]
+        (mine, my_often, _, _), (theirs, their_often, _, _) = quantity(said), quantity(source)
+        if (mine == 4 and theirs is not None and theirs < 4) or \
+                (my_often == 4 and their_often is not None and their_often < 4):
+            return "quantifier"
+        if _figures_disagree(a, b):
+            return "number"
+    return None
+
+
+def _figures_disagree(a: str, b: str) -> bool:
+    """Both state a figure in the same unit, and no figure of one restates any of the other."""
+    fa, fb = figures(a), figures(b)
+    units = {f.unit for f in fa if f.unit} & {f.unit for f in fb if f.unit}
+    if not units:
+        return False
+    return not any(same_figure(x, y) for x in fa for y in fb if x.unit in units)
+
+

@@ -1,0 +1,165 @@
+"""Anchoring: which quote, and which clause of it, each clause of a sentence restates.
+
+A clause is anchored to the quote that holds most of its content words. Its figures
+and names must come from that quote, and so must its other content words, except
+new words (synonyms, which only the overall share of supported words limits) and the
+members of a list ("X and Y both reduce latency") that each come from a quote saying
+the same of them. A word that only another quote has is a sign of a merge: a
+sentence assembled from the subject of one quote and the predicate of another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shared.verification.figures import Figure, figures, same_figure
+from shared.verification.clauses import Clause, Token, clauses, covered, forms_of, names, token
+
+__all__ = ["Anchored", "Failure", "anchor_all"]
+
+# Content words a sentence may bring that none of its quotes has: room for rewording
+# ("lowered" for "reduced", "held" for "kept"), not for new matter.
+MAX_NEW_TERMS = 2
+_COORDINATORS = frozenset({"and", "or", "both", "either", "nor", "as", "well", "plus"})
+
+
+@dataclass(frozen=True)
+class Failure:
+    category: str  # "empty", "terms", "number", "name", "merge"
+    reason: str
+    support: float = 0.0
+    missing: tuple[str, ...] = ()
+
+
+def _fail(category: str, reason: str, support: float = 0.0, missing: Sequence[str] = ()) -> Failure:
+    return Failure(category, reason, support, tuple(missing))
+
+
+@dataclass
+class Anchored:
+    # For each of the sentence's clauses, the readings it may have: (the clause, the
+    # quote clause it restates, that whole quote as one clause), one per quote that
+    # holds as many of its words as any (a clause that two quotes share rests on
+    # whichever of them it agrees with).
+    pairs: list[list[tuple[Clause, Clause, Clause]]]
+    support: float
+
+
+def _coordinated(clause: Clause, t: Token) -> bool:
+    """``t`` is a member of a list in the clause ("X and Y", "X, Y or Z", "both X and Y")."""
+    words = clause.words()
+    i = next((n for n, u in enumerate(clause.tokens) if u is t), None)
+    if i is None:
+        return False
+    near = words[max(0, i - 2):i] + words[i + 1:i + 3]
+    return any(w in _COORDINATORS for w in near)
+
+
+def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> Anchored | Failure:
+    """Each clause of ``sentence`` with its anchor quote's aligned clause, or the
+    failed assessment (figures, names, merge, terms)."""
+    quote_clauses = [clauses(q) for q in quotes]
+    quote_forms = [forms_of(c) for c in quote_clauses]
+    every = set().union(*quote_forms)
+    said = [c for c in clauses(sentence) if c.content]
+    if not said:
+        return _fail("empty", "no content words to check")
+    content = {min(t.forms): t for c in said for t in c.content}
+    unsupported = sorted(t.low for t in content.values() if not covered(t, every))
+    support = round(1 - len(unsupported) / len(content), 3)
+    sentence_figures = figures(sentence)
+    pairs: list[list[tuple[Clause, Clause, Clause]]] = []
+    for clause in said:
+        problem = _anchor(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support)
+        if isinstance(problem, Failure):
+            return problem
+        pairs.append(problem)
+    if support < min_support:
+        return _fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
+                              f" not found: {', '.join(unsupported[:8])}", support, unsupported)
+    if len(unsupported) > MAX_NEW_TERMS:
+        return _fail("terms", f"{len(unsupported)} of its terms are in none of its quotes (at most {MAX_NEW_TERMS}"
+                              f" may reword them): {', '.join(unsupported[:8])}", support, unsupported)
+    return Anchored(pairs, support)
+
+
+def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
+            quote_forms: Sequence[set[str]], sentence_figures: Sequence[Figure], support: float,
+            ) -> list[tuple[Clause, Clause, Clause]] | Failure:
+    """The clause's readings (see :class:`Anchored`), or why it has no anchor."""
+    keys = clause.content
+    covers = [[t for t in keys if covered(t, forms)] for forms in quote_forms]
+    best = max(range(len(quotes)), key=lambda i: (len(covers[i]), -i))
+    helpers = {best}
+    for t in keys:
+        if covered(t, quote_forms[best]):
+            continue
+        others = [j for j, forms in enumerate(quote_forms) if j != best and covered(t, forms)]
+        if not others:
+            continue  # a new word: counted by the share of supported terms
+        parallel = [j for j in others if _coordinated(clause, t) and len(covers[j]) >= len(keys) - 2]
+        if not parallel:
+            return _fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
+        helpers.add(parallel[0])
+    problem = _figures_bound(clause, quotes, quote_clauses, helpers, sentence_figures, support)
+    if problem is None:
+        problem = _names_bound(sentence, clause, quotes, quote_forms, helpers, support)
+    if problem is not None:
+        return problem
+    tied = [best, *(i for i in range(len(quotes)) if i != best and len(covers[i]) == len(covers[best]))]
+    readings = []
+    for i in tied:
+        held = [_alignment(keys, qc) for qc in quote_clauses[i]]
+        tied = [qc for qc, n in zip(quote_clauses[i], held, strict=True) if n == max(held)]
+        aligned = tied[0] if len(tied) == 1 else Clause([t for c in tied for t in c.tokens], tied[0].start,
+                                                         tied[-1].end, tied[0].text)
+        whole = quote_clauses[i]
+        readings.append((clause, aligned, Clause([t for c in whole for t in c.tokens], whole[0].start, whole[-1].end,
+                                                 aligned.text)))
+    return readings
+
+
+def _alignment(keys: Sequence[Token], quote_clause: Clause) -> int:
+    """How many of a sentence clause's content words a quote clause holds. The clauses
+    that hold most are its aligned clause (together, when several tie: a sentence that
+    spans them is read against all of them)."""
+    forms = forms_of([quote_clause])
+    return len([t for t in keys if covered(t, forms)])
+
+
+def _figures_bound(clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]], helpers: set[int],
+                   sentence_figures: Sequence[Figure], support: float) -> Failure | None:
+    for fig in sentence_figures:
+        if not clause.start <= fig.start < clause.end + 1:
+            continue
+        if any(same_figure(fig, q) for i in helpers for q in figures(quotes[i])):
+            continue
+        elsewhere = any(same_figure(fig, q) for i, quote in enumerate(quotes) if i not in helpers
+                        for q in figures(quote))
+        why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
+        return _fail("number", f"the figure {fig.surface} {why}", support, [fig.surface])
+    # Digits the quantity parser did not read as a figure ("C++17", "version 3 of"):
+    # each must stand in the clause's own quotes as written.
+    spans = [(f.start, f.end) for f in sentence_figures]
+    own = {t.low for i in helpers for c in quote_clauses[i] for t in c.tokens}
+    for t in clause.tokens:
+        if t.low.isdigit() and not any(a <= t.start < b for a, b in spans) and t.low not in own:
+            return _fail("number", f"the figure {t.text} is not in its quotes", support, [t.text])
+    return None
+
+
+def _names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_forms: Sequence[set[str]],
+                 helpers: set[int], support: float) -> Failure | None:
+    inside = sentence[clause.start:clause.end]
+    for name in names(sentence):
+        if name not in inside:
+            continue
+        word = token(name.lower(), 0, 0)
+        own = any(covered(word, quote_forms[i]) or name.lower() in quotes[i].lower() for i in helpers)
+        if own:
+            continue
+        elsewhere = any(covered(word, f) for f in quote_forms)
+        why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
+        return _fail("merge" if elsewhere else "name", f"the name {name} {why}", support, [name])
+    return None
