@@ -61,7 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as `python bench/adversarial.py` from a checkout
     sys.path.insert(0, str(ROOT))
 
-from bench.pipeline import SAMPLE_CORPUS, SAMPLE_CORPUS_NAME, remove_unless_kept  # noqa: E402
+from bench.jobs import SAMPLE_CORPUS, SAMPLE_CORPUS_NAME, remove_unless_kept  # noqa: E402
 from bench.quality import FAKE_TOKEN_BUDGET, _headers, _mean, _offline, run_question  # noqa: E402
 from shared.verification.judge import JUDGE_TOOL  # noqa: E402
 from tests.fakes.anthropic import AnthropicFake  # noqa: E402

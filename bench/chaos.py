@@ -52,8 +52,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as `python bench/chaos.py` from a checkout
     sys.path.insert(0, str(ROOT))
 
-from bench.pipeline import QUESTIONS as PIPELINE_QUESTIONS  # noqa: E402
-from bench.pipeline import SAMPLE_CORPUS, remove_unless_kept  # noqa: E402
+from bench.jobs import QUESTIONS as PIPELINE_QUESTIONS  # noqa: E402
+from bench.jobs import SAMPLE_CORPUS, remove_unless_kept  # noqa: E402
 from services.cli.supervisor import STAGE_SERVICES  # noqa: E402
 from shared.platform.servers import PostgresServer  # noqa: E402
 from shared.settings import CommonSettings  # noqa: E402

@@ -14,28 +14,24 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 
-from bench.pipeline import (
-    QUESTIONS,
-    SAMPLE_CORPUS,
+from bench.jobs import (
     SAMPLE_CORPUS_NAME,
     JobRun,
-    _fmt,
-    _headers,
-    _table,
-    _timestamp,
+    fmt,
     follow,
+    headers,
+    job_runs,
     percentile,
+    sample_system_folder,
     submit,
+    table,
+    timestamp,
 )
 
 __all__ = ["Hop", "event_path_figures", "event_path_timings", "jetstream_floor", "print_hops"]
@@ -134,17 +130,17 @@ async def event_path_timings(nats_url: str, job_ids: set[str]) -> tuple[list[Hop
         if event["type"] == "stage" and event.get("state") == "started" and event.get("delivery", 1) == 1:
             sent = stored.pop((job_id, event["stage"], int(event.get("iteration", 0))), None)
             if sent is not None:
-                hops.append(Hop(event["stage"], _timestamp(event) - sent[0], sent[1]))
+                hops.append(Hop(event["stage"], timestamp(event) - sent[0], sent[1]))
         elif event["type"] == "completed":
             completed_at.setdefault(job_id, msg.metadata.timestamp.timestamp())
         elif event["type"] == "status" and event.get("status") == "COMPLETED" and job_id in completed_at:
-            lags.append(_timestamp(event) - completed_at.pop(job_id))
+            lags.append(timestamp(event) - completed_at.pop(job_id))
     return hops, lags
 
 
 async def run_in_waves(url: str, runs: list[JobRun], corpora: list[str] | None, in_flight: int, timeout_s: float) -> None:
     """Run the jobs ``in_flight`` at a time: submit that many, follow them to the end."""
-    async with httpx.AsyncClient(base_url=url, headers=_headers(), timeout=30) as client:
+    async with httpx.AsyncClient(base_url=url, headers=headers(), timeout=30) as client:
         for start in range(0, len(runs), in_flight):
             wave = runs[start:start + in_flight]
             for run in wave:
@@ -172,42 +168,32 @@ def print_hops(floor: list[float], hops: list[Hop], title: str = "event path (of
     for stage in dict.fromkeys(h.stage for h in hops):
         into = [h for h in hops if h.stage == stage]
         rows.append([stage, str(len(into)), _mean_ms([h.seconds for h in into]),
-                     _fmt(percentile([h.seconds for h in into], 50) * 1000),
+                     fmt(percentile([h.seconds for h in into], 50) * 1000),
                      f"{sum(h.command_bytes for h in into) / len(into) / 1024:.1f}"])
-    print("\n".join(_table(["hop into", "n", "mean ms", "p50 ms", "command KiB"], rows)))
+    print("\n".join(table(["hop into", "n", "mean ms", "p50 ms", "command KiB"], rows)))
 
 
 def event_path_figures(jobs: int, timeout_s: float) -> int:
     """Start a system of its own (offline engine, sample corpus) and print the JetStream
     floor, the mean stage-to-stage hop and its ratio to the floor, and the completion
     lag with 1 and 3 jobs in flight; 0 when every job completed."""
-    from services.retrieval.index import index_corpus
     from services.cli.supervisor import running_system
 
-    data_dir = Path(tempfile.mkdtemp(prefix="deepresearch-bench-events-"))
-    saved = dict(os.environ)
-    os.environ.update(RESEARCH_DATA_DIR=str(data_dir), RESEARCH_RATE_LIMIT_MAX="100000",
-                      RESEARCH_MAX_CONCURRENCY=str(max(LAG_LEVELS)))
     levels: dict[int, list[JobRun]] = {}
-    try:
-        index_corpus(SAMPLE_CORPUS, name=SAMPLE_CORPUS_NAME, corpora_dir=data_dir / "corpora")
+    with sample_system_folder("deepresearch-bench-events-", {"RESEARCH_MAX_CONCURRENCY": str(max(LAG_LEVELS))}) as data_dir:
         print(f"event path: starting a system, {jobs} jobs at each of {LAG_LEVELS} in flight...", file=sys.stderr, flush=True)
         with running_system(data_dir=data_dir, nats_url=None, database_url=None, quiet=True) as system:
             nats_url = system.env["NATS_URL"]
             floor = asyncio.run(jetstream_floor(nats_url))
             timings = {}
             for level in LAG_LEVELS:
-                runs = levels[level] = [JobRun(i + 1, QUESTIONS[i % len(QUESTIONS)]) for i in range(jobs)]
+                runs = levels[level] = job_runs(jobs)
                 asyncio.run(run_in_waves(system.url, runs, [SAMPLE_CORPUS_NAME], level, timeout_s))
                 timings[level] = asyncio.run(event_path_timings(nats_url, {r.job_id for r in runs if r.job_id}))
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        shutil.rmtree(data_dir, ignore_errors=True)
     print_hops(floor, [h for level in LAG_LEVELS for h in timings[level][0]])
     rows = [[str(level), str(len(timings[level][1])), _mean_ms(timings[level][1]),
-             _fmt(percentile(timings[level][1], 95) * 1000), _fmt(max(timings[level][1], default=math.nan) * 1000)]
+             fmt(percentile(timings[level][1], 95) * 1000), fmt(max(timings[level][1], default=math.nan) * 1000)]
             for level in LAG_LEVELS]
     print("completion lag (completed event stored to COMPLETED in PostgreSQL, ms; target: under 100 at 3 in flight)")
-    print("\n".join(_table(["jobs in flight", "n", "mean", "p95", "max"], rows)))
+    print("\n".join(table(["jobs in flight", "n", "mean", "p95", "max"], rows)))
     return 0 if all(r.status == "COMPLETED" for runs in levels.values() for r in runs) else 1

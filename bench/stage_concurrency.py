@@ -12,13 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
-from bench.pipeline import QUESTIONS, SAMPLE_CORPUS, SAMPLE_CORPUS_NAME, JobRun, _table, report, run_bench
+from bench.jobs import SAMPLE_CORPUS, SAMPLE_CORPUS_NAME, job_runs, report, run_bench, sample_system_folder, table
 
 __all__ = ["io_bound_fakes", "jobs_per_minute", "stage_concurrency_comparison"]
 
@@ -52,28 +49,19 @@ def jobs_per_minute(stage_concurrency: int, jobs: int, timeout_s: float, env: di
     """Start a system of its own (one process per stage) with RESEARCH_STAGE_CONCURRENCY
     = ``stage_concurrency``, run ``jobs`` jobs, print the usual report; return
     (completed jobs per minute of wall time, completed jobs)."""
-    from services.retrieval.index import index_corpus
     from services.cli.supervisor import running_system
 
-    data_dir = Path(tempfile.mkdtemp(prefix=f"deepresearch-bench-sc{stage_concurrency}-"))
-    saved = dict(os.environ)
-    os.environ.update(env)
-    os.environ.update(RESEARCH_DATA_DIR=str(data_dir), RESEARCH_RATE_LIMIT_MAX="100000",
-                      RESEARCH_STAGE_CONCURRENCY=str(stage_concurrency))
-    os.environ.setdefault("RESEARCH_MAX_CONCURRENCY", COMPARE_MAX_CONCURRENCY)
-    runs = [JobRun(i + 1, QUESTIONS[i % len(QUESTIONS)]) for i in range(jobs)]
-    try:
-        index_corpus(SAMPLE_CORPUS, name=SAMPLE_CORPUS_NAME, corpora_dir=data_dir / "corpora")
+    # COMPARE_MAX_CONCURRENCY only where neither the caller's environment nor ``env`` sets it.
+    system_env = {"RESEARCH_MAX_CONCURRENCY": os.environ.get("RESEARCH_MAX_CONCURRENCY", COMPARE_MAX_CONCURRENCY),
+                  **env, "RESEARCH_STAGE_CONCURRENCY": str(stage_concurrency)}
+    runs = job_runs(jobs)
+    with sample_system_folder(f"deepresearch-bench-sc{stage_concurrency}-", system_env) as data_dir:
         print(f"RESEARCH_STAGE_CONCURRENCY={stage_concurrency}: starting a system, {jobs} jobs...", file=sys.stderr, flush=True)
         with running_system(data_dir=data_dir, nats_url=None, database_url=None, quiet=True) as system:
             url = system.url
             wall, max_conc = asyncio.run(run_bench(url, runs, [SAMPLE_CORPUS_NAME], timeout_s))
         print(report(url, runs, wall, max_conc, f"RESEARCH_STAGE_CONCURRENCY={stage_concurrency}", started_own=True))
         print()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        shutil.rmtree(data_dir, ignore_errors=True)
     completed = sum(r.status == "COMPLETED" for r in runs)
     return (completed / wall * 60 if wall > 0 else 0.0), completed
 
@@ -94,7 +82,7 @@ def stage_concurrency_comparison(jobs: int, timeout_s: float) -> int:
         ("RESEARCH_MAX_CONCURRENCY", COMPARE_MAX_CONCURRENCY), ("LLM_MAX_CONCURRENCY", "default"),
         ("DIGEST_MAX_CONCURRENT", "default")))
     print(f"stage concurrency (model {MODEL_DELAY_S:g} s a call, search {SEARCH_DELAY_S:g} s; one process per stage; {limits})")
-    print("\n".join(_table(["RESEARCH_STAGE_CONCURRENCY", "jobs", "completed", "jobs/min"], rows)))
+    print("\n".join(table(["RESEARCH_STAGE_CONCURRENCY", "jobs", "completed", "jobs/min"], rows)))
     one, best = results[1][0], results[default][0]
     print(f"ratio {default} / 1: {best / one:.2f}x (target: at least 2x)" if one > 0 else "ratio: - (no job completed one at a time)")
     return 0 if all(done == jobs for _, done in results.values()) else 1

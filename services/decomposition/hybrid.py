@@ -19,7 +19,8 @@ from services.decomposition import prompts
 from services.decomposition.offline import key_terms
 from services.decomposition.plan import balanced_pubmed, clean_texts, queries_for
 from shared.research.envelope import Claim, JobEnvelope, Plan, RetrievalMethod, SearchQuery, StepKind, SubQuestion
-from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.engine import JobLLM
+from shared.llm.providers import LLMInvalidOutput
 from shared.llm.prompting import block
 from shared.research.steps import claims_by_step, mark_ran, ready_steps
 from shared.research.text import normalize_query, terms

@@ -44,7 +44,8 @@ from shared.research.envelope import (
     StepKind,
     SubQuestion,
 )
-from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.engine import JobLLM
+from shared.llm.providers import LLMInvalidOutput
 from shared.llm.prompting import block
 from shared.research.steps import graph_problem
 from shared.research.text import normalize_query

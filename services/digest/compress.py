@@ -4,7 +4,7 @@ The model is asked, with the source inside a delimited block, for a summary, key
 and verbatim evidence (``record_digest``); the offline engine's digest is its
 ``offline=`` answer (used when no model is configured or the job's token budget is
 spent) and its fallback when the model's answer does not validate. A model quote goes
-through :func:`services.digest.relocate.locate`: relocated into the canonical text or
+through :func:`shared.research.relocate.locate`: relocated into the canonical text or
 dropped, so every emitted locator verifies whichever engine answered.
 """
 
@@ -16,17 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.digest import prompts
-from services.digest.evidence import (
-    KEY_POINTS,
-    build_digest,
-    cut_end,
-    format_locator,
-    verify_snippet,
-)
-from services.digest.relocate import locate
+from services.digest.evidence import KEY_POINTS, build_digest, cut_end, verify_snippet
+from shared.research.locators import format_locator
+from shared.research.relocate import locate
 from services.digest.schemas import DigestDraft, DraftEvidence
 from shared.research.envelope import DigestPayload, EvidenceSnippet, Source
-from shared.llm.engine import LLMInvalidOutput
+from shared.llm.providers import LLMInvalidOutput
 from shared.llm.prompting import block
 from shared.research.text import hash_label, sentence_spans, short_hash
 

@@ -37,11 +37,11 @@ from shared.research.events import (
     DigestCompleted,
     DigestError,
     DigestPdfExtractError,
-    DigestSkipped,
     DigestSkipReason,
+    DigestSkipped,
     DigestStarted,
 )
-from shared.llm.engine import LLMAuthError
+from shared.llm.providers import LLMAuthError
 from shared.research.text import hash_label, short_hash
 
 log = logging.getLogger(__name__)

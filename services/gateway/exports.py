@@ -10,11 +10,14 @@ from __future__ import annotations
 import enum
 import html
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from services.gateway.export_docx import to_docx
 from services.gateway.export_pdf import to_pdf
 from services.gateway.report_markdown import blocks, to_markdown_it
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 __all__ = ["MEDIA_TYPES", "REPORT_RESPONSES", "Export", "ReportFormat", "export", "to_html"]
 

@@ -43,7 +43,7 @@ from shared.research.events import (
 )
 from shared.platform.logs import job_context
 from shared.settings import GatewaySettings
-from shared.runtime.stage import MSG_ID
+from shared.runtime.publishing import MSG_ID
 from shared.subjects import Stage
 
 __all__ = ["LOOP_CONNECTIONS", "Lifecycle", "coalesce", "is_outage"]

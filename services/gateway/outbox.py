@@ -22,7 +22,7 @@ from services.gateway.models import OutboxMessage
 from shared import subjects
 from shared.research.envelope import utcnow
 from shared.research.events import JobStatusChanged
-from shared.runtime.stage import MSG_ID
+from shared.runtime.publishing import MSG_ID
 
 __all__ = ["RELAY_LOCK", "enqueue", "enqueue_status", "relay_once"]
 

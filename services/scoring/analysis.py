@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from services.scoring.model_claims import MODEL, Snippet, Verifier, check_model_claims, verify_offline_claims
 from services.scoring.schemas import ClaimsAnswer
 from shared.research.envelope import Claim, Plan, RejectedClaim, ScoredSource, StepKind, SubQuestion
-from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.engine import JobLLM
+from shared.llm.providers import LLMInvalidOutput
 from shared.llm.prompting import block
 from shared.research.steps import analysis_claim_id, claims_by_step, mark_ran, ready_steps
 

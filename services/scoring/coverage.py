@@ -24,7 +24,8 @@ from services.scoring.claims import assess_coverage
 from services.scoring.schemas import CoverageAnswer, ItemJudgement
 from shared.research.claims import answering_claims
 from shared.research.envelope import ChecklistItem, Claim, CoverageStatus
-from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.engine import JobLLM
+from shared.llm.providers import LLMInvalidOutput
 from shared.llm.prompting import block
 
 log = logging.getLogger(__name__)

@@ -38,7 +38,8 @@ from services.scoring.schemas import ClaimDraft, ClaimsAnswer
 from shared.research.envelope import ChecklistItem, Citation, Claim, Level, RejectedClaim, ScoredSource
 from shared.platform.errors import PermanentError
 from shared.verification.grounding import Grounding, QuoteCheck, check_grounding, verify_quote
-from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.engine import JobLLM
+from shared.llm.providers import LLMInvalidOutput
 from shared.research.locators import locate
 from shared.verification.meaning import contradicts
 from shared.llm.prompting import block

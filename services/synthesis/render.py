@@ -44,7 +44,6 @@ from services.synthesis.wording import CLOSE_QUOTE as _CLOSE
 from services.synthesis.wording import OPEN_QUOTE as _OPEN
 from services.synthesis.wording import (
     LEVEL_MARK,
-    citation_numbers,
     escape,
     pct,
     plain,
@@ -58,7 +57,6 @@ from services.synthesis.wording import (
 
 __all__ = [
     "LEVEL_LEGEND",
-    "LEVEL_MARK",
     "OFFLINE_PART",
     "PLAN_NOTE",
     "Body",
@@ -67,15 +65,11 @@ __all__ = [
     "ReportFacts",
     "Section",
     "Sentence",
-    "citation_numbers",
-    "escape",
     "level_counts",
     "level_of",
     "levels_phrase",
-    "plain",
     "render",
     "sentence_levels",
-    "strip_markers",
 ]
 
 SEE_ALSO_QUOTED = 3  # findings quoted under an item whose answers were all placed elsewhere

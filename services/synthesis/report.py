@@ -46,26 +46,20 @@ from shared.research.text import terms
 from services.synthesis.findings import verified_findings
 from services.synthesis.levels import summarize
 from services.synthesis.render import (
-    LEVEL_MARK,
     Body,
     ReportFacts,
     Section,
     Sentence,
-    citation_numbers,
-    escape,
     level_counts,
     level_of,
     levels_phrase,
-    plain,
-    plural,
-    query_text,
     render,
     sentence_levels,
 )
+from services.synthesis.wording import LEVEL_MARK, escape, plain, plural, query_text
 from services.synthesis.steps import step_lines
 
-__all__ = ["ENGINE", "OFFLINE_NOTE", "Draft", "assemble", "build_report", "citation_numbers", "offline_body",
-           "prepare"]
+__all__ = ["ENGINE", "OFFLINE_NOTE", "Draft", "assemble", "build_report", "offline_body", "prepare"]
 
 ENGINE = "offline"
 OFFLINE_NOTE = (

@@ -35,12 +35,14 @@ from dataclasses import dataclass
 from shared.research.envelope import Claim
 from shared.verification.grounding import check_grounding
 from shared.verification.judge import Judge, JudgeItem, JudgeOutcome
-from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.engine import JobLLM
+from shared.llm.providers import LLMInvalidOutput
 from shared.llm.prompting import block
 from shared.research.text import terms, words
 
 from services.synthesis import prompts
-from services.synthesis.render import Sentence, plain, strip_markers
+from services.synthesis.render import Sentence
+from services.synthesis.wording import plain, strip_markers
 from services.synthesis.schemas import SentenceFixes
 
 __all__ = ["MAX_CLAIMS_PER_SENTENCE", "Problem", "Verdict", "check_sentence", "claims_block", "is_connective",

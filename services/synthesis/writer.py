@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from shared.research.envelope import JobEnvelope
 from shared.research.events import CouncilReview, ResearchResult
 from shared.verification.judge import Judge
-from shared.llm.engine import JobLLM, LLMInvalidOutput
+from shared.llm.engine import JobLLM
+from shared.llm.providers import LLMInvalidOutput
 from shared.llm.prompting import block
 
 from services.synthesis import prompts

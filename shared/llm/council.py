@@ -27,10 +27,9 @@ from pydantic import BaseModel, Field
 from shared.research.envelope import Claim, JobEnvelope, Plan
 from shared.platform.errors import ConfigurationError
 from shared.research.events import CouncilReview
-from shared.llm.engine import (
+from shared.llm.engine import JobLLM, LLMEngine
+from shared.llm.providers import (
     AnthropicProvider,
-    JobLLM,
-    LLMEngine,
     LLMError,
     LLMInvalidOutput,
     LLMUnavailable,

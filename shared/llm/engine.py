@@ -40,12 +40,8 @@ from pydantic import BaseModel, ValidationError
 
 from shared.platform import metrics
 from shared.llm.providers import (
-    DEFAULT_ANTHROPIC_MODEL,
     AnthropicProvider,
-    LLMAuthError,
-    LLMError,
     LLMInvalidOutput,
-    LLMUnavailable,
     OpenAICompatibleProvider,
     Provider,
     RawAnswer,
@@ -56,19 +52,10 @@ from shared.platform.errors import ConfigurationError
 
 __all__ = [
     "BUDGET_NOTE",
-    "DEFAULT_ANTHROPIC_MODEL",
     "MIN_OUTPUT_TOKENS",
-    "AnthropicProvider",
     "JobLLM",
-    "LLMAuthError",
     "LLMCall",
     "LLMEngine",
-    "LLMError",
-    "LLMInvalidOutput",
-    "LLMUnavailable",
-    "OpenAICompatibleProvider",
-    "Provider",
-    "RawAnswer",
     "SpendLedger",
     "estimate_tokens",
     "make_engine",

@@ -41,7 +41,15 @@ from shared.research.envelope import DEADLINE_NOTE, JobEnvelope, Usage, utcnow
 from shared.llm.engine import JobLLM, LLMEngine
 from shared.subjects import Stage
 
-__all__ = ["DEADLINE_NOTE", "DEADLINE_PREFIX", "Deadline", "Window", "backstop_at", "deadline_notes", "hand_on_stage", "with_cuts"]
+__all__ = [
+    "DEADLINE_PREFIX",
+    "Deadline",
+    "Window",
+    "backstop_at",
+    "deadline_notes",
+    "hand_on_stage",
+    "with_cuts",
+]
 
 log = logging.getLogger(__name__)
 

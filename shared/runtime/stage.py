@@ -64,7 +64,7 @@ from shared.platform import metrics
 from shared.runtime import routing
 
 from shared.stores import checkpoints
-from shared.stores.control import CANCEL_POLL_S, CANCEL_READ_S, WATCH_CHECK_S, ControlWatch, is_cancelled
+from shared.stores.control import CANCEL_POLL_S, CANCEL_READ_S, ControlWatch
 from shared.runtime.deadline import Deadline, backstop_at, hand_on_stage, with_cuts
 from shared.research.envelope import JobEnvelope, Usage
 from shared.platform.errors import JobCancelled, PermanentError, TransientError
@@ -75,17 +75,13 @@ from shared.runtime.faults import inject, parse_chaos
 from shared.runtime.heartbeat import heartbeat as beat
 from shared.llm.engine import JobLLM, LLMEngine, make_engine
 from shared.platform.logs import job_context
-from shared.runtime.publishing import MSG_ID, StagePublisher, publish_event, publish_json
+from shared.runtime.publishing import MSG_ID, StagePublisher, publish_event
 from shared.settings import CommonSettings
 from shared.stores.spend import KvSpendLedger
 from shared.subjects import Stage
 from shared.stores.textstore import TextStore
 
-__all__ = [
-    "MSG_ID", "WORKER", "StageContext", "StageRunner", "Work", "parse_chaos", "publish_event", "publish_json", "stage_app",
-    # Kept importable from here for callers written before they had modules of their own.
-    "WATCH_CHECK_S", "ControlWatch", "KvSpendLedger", "is_cancelled",
-]
+__all__ = ["WORKER", "StageContext", "StageRunner", "Work", "stage_app"]
 
 log = logging.getLogger(__name__)
 

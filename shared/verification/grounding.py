@@ -30,22 +30,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from shared.research.locators import locate as locate_span
-from shared.verification.clauses import is_quoted, salient_tokens
+from shared.verification.clauses import is_quoted
 from shared.verification.meaning import compare
 from shared.verification.meaning_anchor import Failure, anchor_all
 from shared.research.locators import page_of, parse_locator
 from shared.research.relocate import Match
 from shared.research.relocate import locate as relocate
 
-__all__ = [
-    "MIN_SUPPORT",
-    "QUOTE_MIN_JACCARD",
-    "Grounding",
-    "QuoteCheck",
-    "check_grounding",
-    "salient_tokens",
-    "verify_quote",
-]
+__all__ = ["MIN_SUPPORT", "QUOTE_MIN_JACCARD", "Grounding", "QuoteCheck", "check_grounding", "verify_quote"]
 
 QUOTE_MIN_JACCARD = 0.8
 # Share of a sentence's content terms that must occur in its quotes. A faithful

@@ -32,7 +32,8 @@ from pydantic import BaseModel, Field
 
 from shared.llm.council import make_provider, parse_members
 from shared.platform.errors import ConfigurationError
-from shared.llm.engine import JobLLM, LLMEngine, LLMError, LLMInvalidOutput, LLMUnavailable
+from shared.llm.engine import JobLLM, LLMEngine
+from shared.llm.providers import LLMError, LLMInvalidOutput, LLMUnavailable
 from shared.llm.prompting import block
 
 __all__ = ["MAX_BATCH", "Judge", "JudgeItem", "JudgeOutcome", "Judgement", "Verdict", "make_verifier_engine"]

@@ -22,7 +22,7 @@ from shared import subjects
 from shared.research.envelope import JobConfidence, StageUsage, Usage
 from shared.research.events import ChecklistCoverage, JobCompleted, ResearchOutput, ResearchResult
 from shared.platform.servers import NatsServer, free_port
-from shared.runtime.stage import MSG_ID
+from shared.runtime.publishing import MSG_ID
 from tests.integration.harness import new_database, process_env, read_stream, run_sql, spawn_logged, tail_logs
 
 __all__ = ["Gateways", "completed_result", "publish_completed", "submit"]

@@ -4,12 +4,14 @@ five stages as real OS processes, and a small indexed corpus."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,10 +19,12 @@ from typing import Any
 import asyncpg
 import httpx
 import nats
+from nats.js import JetStreamContext
 
 from services.retrieval.index import index_corpus
 from services.cli.supervisor import SERVICES, Supervisor, service_command, wait_ready
 from shared import subjects
+from shared.stores import topology
 from shared.platform.servers import NatsServer, PostgresServer, free_port
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.tavily import FakeTavily
@@ -119,6 +123,20 @@ def read_stream(nats_url: str, subject: str, *, stream: str = subjects.EVENTS_ST
             await nc.close()
 
     return asyncio.run(read())
+
+
+@contextlib.asynccontextmanager
+async def jetstream_with_topology(nats_url: str, *, ttl_s: float = 600) -> AsyncIterator[JetStreamContext]:
+    """JetStream on a connection of its own, with the streams and buckets a system
+    makes at start already there, so that a test can drive the pieces without one;
+    the connection is closed however the test ends."""
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        await topology.ensure_topology(js, ttl_s=ttl_s)
+        yield js
+    finally:
+        await nc.close()
 
 
 @dataclass

@@ -17,15 +17,14 @@ from pydantic import BaseModel, Field
 
 from shared import subjects
 
-from shared.stores import topology
 from shared.research.envelope import Usage
 from shared.llm.engine import make_engine
 from shared.settings import StageSettings
-from shared.runtime.stage import KvSpendLedger
+from shared.stores.spend import KvSpendLedger
 from tests.conftest import FIXTURE_CORPUS
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.llm import Delay
-from tests.integration.harness import System
+from tests.integration.harness import System, jetstream_with_topology
 
 BUDGET = 3000
 
@@ -58,10 +57,7 @@ async def _ask(llm) -> Finding:  # noqa: ANN001
 
 
 async def test_a_redelivered_stage_counts_the_spend_of_the_attempt_that_crashed(nats_url: str, claude: AnthropicFake) -> None:
-    nc = await nats.connect(nats_url)
-    try:
-        js = nc.jetstream()
-        await topology.ensure_topology(js, ttl_s=600)
+    async with jetstream_with_topology(nats_url) as js:
         ledger, job_id = KvSpendLedger(js), uuid.uuid4().hex
         claude.reset()
         claude.tool(VALID).script(Delay(30))
@@ -93,23 +89,16 @@ async def test_a_redelivered_stage_counts_the_spend_of_the_attempt_that_crashed(
         assert answer.statement == "offline" and tight.budget_hit and len(claude.requests) == 2
         blind = _engine(claude, billed + in_flight + 400).bind("score", Usage())  # what the stage did before
         assert (await _ask(blind)).statement != "offline"
-    finally:
-        await nc.close()
 
 
 async def test_concurrent_writers_of_the_ledger_lose_nothing(nats_url: str) -> None:
-    nc = await nats.connect(nats_url)
-    try:
-        js = nc.jetstream()
-        await topology.ensure_topology(js, ttl_s=600)
+    async with jetstream_with_topology(nats_url) as js:
         ledgers = [KvSpendLedger(js) for _ in range(4)]
         job_id = uuid.uuid4().hex
         await asyncio.gather(*(ledgers[i % 4].add(job_id, 10) for i in range(40)))
         assert await ledgers[0].spent(job_id) == 400
         kv = await js.key_value(subjects.USAGE_BUCKET)
         assert (await kv.get(job_id)).value == b"400"
-    finally:
-        await nc.close()
 
 
 def _long_corpus(root: Path) -> Path:

@@ -18,7 +18,8 @@ from pydantic import BaseModel
 from services.digest.breaker import CircuitBreaker
 from services.digest.cache import DigestCache, LocalCache, SharedCache
 from services.digest.digestor import ARCHIVE_LINK, Digestor
-from services.digest.evidence import build_digest, parse_locator, verify_snippet
+from services.digest.evidence import build_digest, verify_snippet
+from shared.research.locators import parse_locator
 from services.digest.metrics import DigestMetrics
 from shared.stores.archive import Archive, check_snippet
 from shared.stores import topology
@@ -33,7 +34,8 @@ from shared.research.envelope import (
     utcnow,
 )
 from shared.platform.errors import TransientError
-from shared.llm.engine import AnthropicProvider, LLMEngine
+from shared.llm.engine import LLMEngine
+from shared.llm.providers import AnthropicProvider
 from shared.platform.servers import NatsServer, free_port
 from shared.settings import DigestSettings
 from shared.subjects import Stage
@@ -297,7 +299,7 @@ async def test_a_slow_digest_is_skipped_and_the_batch_goes_on(js: Any, fake: Ant
 
 
 async def test_a_rejected_api_key_fails_the_job(js: Any, fake: AnthropicFake) -> None:
-    from shared.llm.engine import LLMAuthError
+    from shared.llm.providers import LLMAuthError
 
     source = await make_source(js, BIG)
     fake.script(Fail(401))

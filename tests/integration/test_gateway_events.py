@@ -17,7 +17,7 @@ import pytest
 from shared import subjects
 from shared.research.envelope import StageUsage, Usage
 from shared.research.events import ProgressEvent, StageEvent, StageState
-from shared.runtime.stage import MSG_ID
+from shared.runtime.publishing import MSG_ID
 from shared.subjects import Stage
 from tests.integration.gateways import Gateways, completed_result, publish_completed, submit
 

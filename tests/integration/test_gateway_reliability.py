@@ -25,7 +25,7 @@ from shared import subjects
 from shared.stores import topology
 from shared.research.events import JobStatus
 from shared.settings import GatewaySettings
-from shared.runtime.stage import MSG_ID
+from shared.runtime.publishing import MSG_ID
 from tests.integration.gateways import Gateways, completed_result, publish_completed, submit
 
 

@@ -7,7 +7,7 @@ import re
 import httpx
 
 from services.retrieval.search import LocalSearcher
-from services.synthesis.report import citation_numbers
+from services.synthesis.wording import citation_numbers
 from tests.integration.harness import System
 
 ALICE, BOB, CAROL = "key-alice", "key-bob", "key-carol"

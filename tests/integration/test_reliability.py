@@ -18,7 +18,7 @@ import nats
 import pytest
 
 from shared import subjects
-from shared.runtime.stage import MSG_ID
+from shared.runtime.publishing import MSG_ID
 from tests.integration.conftest import running_system
 from tests.integration.harness import TERMINAL, System
 

@@ -7,21 +7,20 @@ per-process watch of the control bucket that tells in-flight work to stop."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
-import nats
 import pytest
 
 from shared import subjects
 
-from shared.stores import topology
 from shared.settings import CommonSettings
-from shared.runtime.stage import ControlWatch
+from shared.stores.control import ControlWatch
 from tests.integration.conftest import running_system
-from tests.integration.harness import System
+from tests.integration.harness import System, jetstream_with_topology
 
 DEFAULT_ACK_WAIT_S = CommonSettings.model_fields["research_ack_wait_s"].default
 WORK_S = DEFAULT_ACK_WAIT_S * 1.5
@@ -73,12 +72,19 @@ def test_the_other_process_takes_over_within_ten_seconds_and_the_job_completes_o
     assert s.sql("SELECT count(*) AS n FROM research_results WHERE job_id = $1", job_id)[0]["n"] == 1
 
 
-async def test_the_control_watch_sees_a_cancellation_and_survives_losing_its_watch(nats_url: str) -> None:
-    nc = await nats.connect(nats_url)
+@contextlib.asynccontextmanager
+async def _control_watch() -> AsyncIterator[ControlWatch]:
+    """A watch for the test to start when it is ready, stopped however the test ends
+    so that its task does not outlive the connection it reads."""
     watch = ControlWatch()
     try:
-        js = nc.jetstream()
-        await topology.ensure_topology(js, ttl_s=600)
+        yield watch
+    finally:
+        await watch.stop()
+
+
+async def test_the_control_watch_sees_a_cancellation_and_survives_losing_its_watch(nats_url: str) -> None:
+    async with jetstream_with_topology(nats_url) as js, _control_watch() as watch:
         kv = await js.key_value(subjects.CONTROL_BUCKET)
         before = uuid.uuid4().hex
         await kv.put(before, b"CANCELLED")  # stopped before the process started
@@ -100,9 +106,6 @@ async def test_the_control_watch_sees_a_cancellation_and_survives_losing_its_wat
         later = uuid.uuid4().hex
         await kv.put(later, b"EXPIRED")
         await _until(lambda: later in watch._stopped, within=1.0)
-    finally:
-        await watch.stop()
-        await nc.close()
 
 
 async def _until(condition: Callable[[], bool], within: float = 5.0) -> None:
@@ -119,10 +122,7 @@ async def test_an_existing_durable_gets_the_new_ack_wait_and_keeps_its_position(
     from shared.runtime.stage import StageRunner
     from shared.subjects import Stage
 
-    nc = await nats.connect(nats_url)
-    try:
-        js = nc.jetstream()
-        await topology.ensure_topology(js, ttl_s=600)
+    async with jetstream_with_topology(nats_url) as js:
         durable = subjects.stage_durable(Stage.SYNTHESIZE)
         # A durable left by an older version, with a message already consumed.
         await js.add_consumer(subjects.JOBS_STREAM, config=ConsumerConfig(
@@ -139,18 +139,12 @@ async def test_an_existing_durable_gets_the_new_ack_wait_and_keeps_its_position(
         assert info.config.ack_wait == DEFAULT_ACK_WAIT_S
         assert info.delivered.stream_seq >= 1 and info.num_ack_pending == 0 and info.num_pending == 0
         await runner.update_durable(js)  # nothing to change: no update
-    finally:
-        await nc.close()
 
 
 async def test_the_control_watch_is_made_again_when_its_consumer_disappears(nats_url: str) -> None:
-    from shared.runtime.stage import WATCH_CHECK_S
+    from shared.stores.control import WATCH_CHECK_S
 
-    nc = await nats.connect(nats_url)
-    watch = ControlWatch()
-    try:
-        js = nc.jetstream()
-        await topology.ensure_topology(js, ttl_s=600)
+    async with jetstream_with_topology(nats_url) as js, _control_watch() as watch:
         watch.start(js)
         await _until(lambda: watch.live)
         first = watch._watcher
@@ -161,6 +155,3 @@ async def test_the_control_watch_is_made_again_when_its_consumer_disappears(nats
         job = uuid.uuid4().hex
         await kv.put(job, b"CANCELLED")
         await _until(lambda: job in watch._stopped, within=1.0)
-    finally:
-        await watch.stop()
-        await nc.close()

@@ -8,6 +8,8 @@
   top-level modules imports only what ``LAYERS`` allows it.
 - No module of the repository (services, shared, bench, tests) takes part in an import
   circle, whether the imports run at load time or inside a function.
+- Each name has one home: a name taken from a module of ``shared`` or ``services`` is
+  taken from the module that defines it, not from one that imports it from elsewhere.
 """
 
 from __future__ import annotations
@@ -171,6 +173,43 @@ def test_no_import_circles_anywhere() -> None:
     assert not circles(graph)
 
 
+def top_level_names(path: Path) -> tuple[set[str], set[str]]:
+    """The names a module defines at its top level, and the names it imports there."""
+    defined: set[str] = set()
+    imported: set[str] = set()
+    for node in ast.parse(path.read_text(), filename=str(path)).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.update(n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            imported.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return defined, imported
+
+
+def borrowed_names(path: Path) -> list[str]:
+    """``module.name`` for each name ``path`` imports from a project module that does not
+    define it but imports it itself."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
+            continue
+        source = ROOT.joinpath(*node.module.split(".")).with_suffix(".py")
+        if node.module.split(".")[0] not in ("shared", "services") or not source.exists():
+            continue
+        defined, imported = top_level_names(source)
+        out.extend(f"{node.module}.{alias.name}" for alias in node.names
+                   if alias.name in imported and alias.name not in defined)
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(p for d in ("services", "shared", "bench", "tests")
+                                        for p in (ROOT / d).rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_names_are_imported_from_their_home(path: Path) -> None:
+    assert not borrowed_names(path), f"{path.relative_to(ROOT)} imports names their module only re-exports"
+
+
 def test_the_checks_see_what_they_guard(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("from services.digest.archive import Archive\nimport services.scoring.engine\n"
@@ -180,3 +219,6 @@ def test_the_checks_see_what_they_guard(tmp_path: Path) -> None:
     assert shared_parts_imported(module) == {"runtime", "subjects"}
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert circles({"a": {"b"}, "b": set()}) == []
+    borrowing = tmp_path / "b.py"
+    borrowing.write_text("from shared.runtime.stage import StageRunner, MSG_ID\n")
+    assert borrowed_names(borrowing) == ["shared.runtime.stage.MSG_ID"]

@@ -4,12 +4,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.digest.evidence import (
-    build_digest,
-    format_locator,
-    parse_locator,
-    verify_snippet,
-)
+from services.digest.evidence import build_digest, verify_snippet
+from shared.research.locators import format_locator, parse_locator
 from shared.research.envelope import EvidenceSnippet
 from shared.research.text import canonicalize, short_hash, text_hash, words
 

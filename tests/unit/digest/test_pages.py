@@ -5,14 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.digest.evidence import (
-    build_digest,
-    page_map_problem,
-    page_of,
-    parse_locator,
-    verify_snippet,
-    with_pages,
-)
+from services.digest.evidence import build_digest, page_map_problem, verify_snippet, with_pages
+from shared.research.locators import page_of, parse_locator
 from shared.stores.archive import ArchivedText, check_snippet
 from shared.research.envelope import EvidenceSnippet
 from shared.research.text import canonicalize, text_hash

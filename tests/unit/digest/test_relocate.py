@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from services.digest.compress import DigestLimits, finalize
 from services.digest.evidence import verify_snippet
-from services.digest.relocate import Match, locate
+from shared.research.relocate import Match, locate
 from services.digest.schemas import DigestDraft, DraftEvidence
 from shared.research.text import canonicalize, short_hash, text_hash
 

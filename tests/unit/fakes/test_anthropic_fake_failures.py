@@ -5,7 +5,6 @@ responders and concurrency are in `test_anthropic_fake.py`."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 
 import anthropic

@@ -18,7 +18,7 @@ from services.digest import prompts as digest_prompts
 from services.digest.schemas import DigestDraft
 from services.scoring import prompts as scoring_prompts
 from shared.verification.grounding import check_grounding
-from shared.llm.engine import AnthropicProvider
+from shared.llm.providers import AnthropicProvider
 from shared.llm.prompting import block
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.research_model import BOGUS_SNIPPET, HONEST_CLAIMS, STRAY_WORDS, ResearchModel

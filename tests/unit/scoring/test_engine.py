@@ -9,11 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.scoring.engine import (
-    TIER_SCORES,
-    ClaimScorer,
-    SourceScorer,
-)
+from services.scoring.engine import ClaimScorer, SourceScorer
+from shared.research.envelope import TIER_SCORES
 from shared.research.claims import JobConfidenceCalculator
 from shared.research.envelope import Claim, CredibilityTier, RetrievalMethod, ScoredSource, Source
 

@@ -51,7 +51,6 @@ from shared.settings import DigestSettings, StageSettings
 from shared.subjects import Stage
 from shared.research.text import canonicalize, is_statement, sentence_spans, text_hash
 from tests.fakes.anthropic import AnthropicFake
-from tests.fakes.llm import ToolCall
 from tests.unit.shared.test_envelope_size import NATS_MAX_PAYLOAD
 from tests.unit.shared.test_envelope_size import _source as _largest_source
 

@@ -8,7 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from shared.runtime.deadline import DEADLINE_NOTE, Deadline, backstop_at, hand_on_stage, with_cuts
+from shared.research.envelope import DEADLINE_NOTE
+from shared.runtime.deadline import Deadline, backstop_at, hand_on_stage, with_cuts
 from shared.research.envelope import JobEnvelope, ResearchRequest, utcnow
 from shared.subjects import Stage
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.verification.grounding import check_grounding, salient_tokens, verify_quote
+from shared.verification.clauses import salient_tokens
+from shared.verification.grounding import check_grounding, verify_quote
 from shared.research.locators import format_locator, parse_locator
 from shared.settings import StageSettings
 from shared.research.text import canonicalize

@@ -7,7 +7,7 @@ import pytest
 from shared.research.envelope import JobEnvelope, ResearchRequest, utcnow
 from shared.platform.errors import ConfigurationError
 from shared.research.events import JobStatusChanged, ProgressEvent, parse_event
-from shared.runtime.stage import parse_chaos
+from shared.runtime.faults import parse_chaos
 from shared.subjects import Stage, event_subject, stage_durable, stage_subject
 
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from shared.runtime.deadline import DEADLINE_NOTE
+from shared.research.envelope import DEADLINE_NOTE
 from shared.research.envelope import JobEnvelope, ResearchRequest, utcnow
 from shared.platform.errors import JobCancelled
 from shared.settings import CommonSettings

@@ -17,7 +17,7 @@ import pytest
 from services.decomposition.plan import first_plan
 from services.scoring.claims import assess_coverage, extract_claims
 from services.scoring.engine import ClaimScorer, SourceScorer
-from services.synthesis.render import plain
+from services.synthesis.wording import plain
 from services.synthesis.report import build_report, prepare
 from services.synthesis.writer import write_report
 from shared.research.claims import JobConfidenceCalculator, knowledge_gaps

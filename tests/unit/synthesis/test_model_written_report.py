@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from services.synthesis.render import OFFLINE_PART, Body, ReportFacts, Sentence, citation_numbers, render, strip_markers
+from services.synthesis.render import OFFLINE_PART, Body, ReportFacts, Sentence, render
+from services.synthesis.wording import citation_numbers, strip_markers
 from services.synthesis.report import build_report, prepare
 from services.synthesis.verify import Problem, check_sentence, is_connective
 from services.synthesis.writer import write_report

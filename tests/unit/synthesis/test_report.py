@@ -10,7 +10,8 @@ import pytest
 from services.decomposition.plan import first_plan
 from services.scoring.claims import assess_coverage, extract_claims
 from services.scoring.engine import ClaimScorer, SourceScorer
-from services.synthesis.report import build_report, citation_numbers
+from services.synthesis.report import build_report
+from services.synthesis.wording import citation_numbers
 from shared.research.claims import JobConfidenceCalculator, knowledge_gaps
 from shared.research.envelope import (
     ChecklistItem,

@@ -9,17 +9,16 @@ import re
 
 from services.synthesis.render import (
     LEVEL_LEGEND,
-    LEVEL_MARK,
     PLAN_NOTE,
     Body,
     ReportFacts,
     Section,
     Sentence,
     level_of,
-    plain,
     render,
     sentence_levels,
 )
+from services.synthesis.wording import LEVEL_MARK, plain
 from services.synthesis.report import Draft, assemble, build_report, methodology, prepare
 from shared.research.envelope import Citation, Claim, JobConfidence
 from shared.research.events import CouncilReview, VerificationSummary
