@@ -20,9 +20,11 @@ Guarantees:
   (:func:`claim_matches_item`), the same rule :func:`assess_coverage` applies, so a
   SATISFIED item always has claims that answer it.
 
-Candidates are a source's digest snippets and, when the excerpt's place in the
-canonical text is known, the excerpt's own sentences: the excerpt is the passage the
-search matched, the digest the best sentences of the whole document. Terms are
+Candidates are a source's digest snippets, the sentences of the passages chosen from
+its whole canonical text for the job's questions (:mod:`services.scoring.passages`) and,
+when the excerpt's place in the canonical text is known, the excerpt's own sentences:
+the excerpt is the passage the search matched, the digest the best sentences of the
+whole document for the question, the passages the best for each question still open. Terms are
 shared.research.text.terms (Snowball stems: "processes" and "process" meet).
 """
 
@@ -30,10 +32,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from shared.research.claims import META_TERMS, answering_claims, claim_matches_item, item_terms
+from services.scoring.passages import Passage, heading_before
+from shared.research.claims import META_TERMS, answering_claims, claim_matches_item, item_terms, leans_on_context
 from shared.research.envelope import ChecklistItem, Citation, Claim, CoverageStatus, ScoredSource
 from shared.research.locators import locate
 from shared.verification.meaning import contradicts
@@ -103,34 +106,29 @@ def _may_answer(claim_terms: set[str], item: set[str]) -> bool:
     return bool(item) and len(claim_terms & item) >= min(2, len(item))
 
 
-def _heading_before(text: str, start: int) -> str:
-    """The heading a sentence at ``start`` opens the section of: the paragraph right
-    before it when that is a short line without final punctuation (a title, a
-    glossary term, a definition-list term); "" when the sentence does not start a
-    paragraph or nothing heads it."""
-    before = text[:start].rstrip(" ")
-    if start and not before.endswith("\n"):
-        return ""
-    paragraph = before.rstrip("\n").rsplit("\n\n", 1)[-1].strip()
-    line = paragraph.rsplit("\n", 1)[-1].strip().lstrip("#").strip()
-    if not line or len(line.split()) > 8 or line.rstrip("¶ ").endswith((".", "!", "?", ":", ";", ",")):
-        return ""
-    return line
-
-
-def _pieces(source: ScoredSource) -> list[tuple[str, str, float, str]]:
+def _pieces(source: ScoredSource, passages: Sequence[Passage] = ()) -> list[tuple[str, str, float, str]]:
     """(quote, locator, relevance, heading) of a source's candidate sentences: its
-    digest snippets, then the sentences of its excerpt (located through the excerpt's
-    offset; without that offset, only a source without digest offers them, unlocated),
-    each with the heading it opens the section of, when the excerpt shows it."""
+    digest snippets, the sentences of the passages chosen for the job's questions from
+    its whole text, then the sentences of its excerpt (located through the excerpt's
+    offset; without that offset, only a source with neither digest nor passages offers
+    them, unlocated), each with the heading it opens the section of, when known."""
     at = source.excerpt_start
     snippets = source.digest.evidence_snippets if source.digest is not None else []
     excerpt = [(source.text[s:e], s) for s, e in sentence_spans(source.text)]
-    headings = {quote: _heading_before(source.text, s) for quote, s in excerpt}
+    headings = {quote: heading_before(source.text, s) for quote, s in excerpt}
     pieces = [(e.text, e.locator, e.relevance_score, headings.get(e.text, "")) for e in snippets]
-    if snippets and at is None:
-        return pieces
     seen = {e.text for e in snippets}
+    for passage in passages:
+        for n, (s, e) in enumerate(sentence_spans(passage.text)):
+            quote = passage.text[s:e]
+            if quote in seen or not is_statement(quote):
+                continue
+            seen.add(quote)
+            start = passage.start + s
+            pieces.append((quote, locate(start, start + len(quote), source.page_starts),
+                           source.relevance_score, passage.heading if n == 0 else ""))
+    if (snippets or passages) and at is None:
+        return pieces
     for quote, s in excerpt:
         if quote in seen or not is_statement(quote):
             continue
@@ -147,10 +145,10 @@ def _looks_like_code(text: str) -> bool:
     return plain < 0.93 * len(text)
 
 
-def _candidates(scored_sources: Sequence[ScoredSource]) -> list[_Candidate]:
+def _candidates(scored_sources: Sequence[ScoredSource], passages: Mapping[int, Sequence[Passage]]) -> list[_Candidate]:
     out: list[_Candidate] = []
     for index, source in enumerate(scored_sources):
-        for quote, locator, relevance, heading in _pieces(source):
+        for quote, locator, relevance, heading in _pieces(source, passages.get(index, ())):
             text = claim_text(quote)
             n_words = len(words(text))
             if n_words < MIN_WORDS or n_words > MAX_WORDS:
@@ -244,6 +242,14 @@ _STATES = re.compile(r"\b(?:is|are|was|were|means|refers to|allows?|provides?|le
                      r"returns?|uses?|runs?|can|must|will|does|do)\b", re.IGNORECASE)
 
 
+LEANING_PENALTY = 0.75  # below a plain statement's opening bonus plus most of a share of the subject
+
+
+def _leaning(text: str) -> float:
+    """How much a sentence leans on its context (:func:`leans_on_context`): a penalty."""
+    return LEANING_PENALTY * leans_on_context(text)
+
+
 def _idf(candidates: Sequence[frozenset[str]]) -> dict[str, float]:
     """Inverse document frequency of every term over the candidate sentences: a term
     in every sentence ("python" in Python's docs) tells little about any of them."""
@@ -270,14 +276,15 @@ def _relevance(rep: _Candidate, support: int, source_relevance: float, wanted: s
       one that mentions everything;
     * a bonus when it names a wanted term in its first words and states something of
       it ("Tuples are immutable", "A context manager is an object that...");
-    * the search relevance of its source, and a little for each further source.
+    * the search relevance of its source, and a little for each further source;
+    * less for a sentence that leans on its context (:func:`_leaning`).
     """
     q_share = _weight(rep.about & question, idf) / (_weight(question, idf) or 1.0)
     density = _weight(rep.about & wanted, idf) / (_weight(wanted, idf) or 1.0) / math.sqrt(len(rep.terms))
     opening = rep.text.split(" ")[:4]
     leads = bool(set(terms(" ".join(opening))) & wanted) and bool(_STATES.search(" ".join(rep.text.split(" ")[:8])))
     return (2 * q_share + 3 * density + (0.5 if leads else 0.0) + 0.5 * source_relevance
-            + 0.1 * (support - 1))
+            + 0.1 * (support - 1) - _leaning(rep.text))
 
 
 # Words that answer a kind of item: how something works is told with calls, methods
@@ -321,9 +328,9 @@ def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float],
     else:
         opens = 0.0
     if cue is None:
-        return 2 * share + opens
+        return 2 * share + opens - _leaning(rep.text)
     said = {m.group(0).lower() for m in cue.finditer(rep.text)}
-    return 2 * share + opens / 2 + min(1.5, 0.5 * len(said))
+    return 2 * share + opens / 2 + min(1.5, 0.5 * len(said)) - _leaning(rep.text)
 
 
 _ACRONYM_WORDS = (3, 4)  # words an acronym stands for: "GIL", "TCP/IP" aside
@@ -367,8 +374,12 @@ def extract_claims(
     scored_sources: Sequence[ScoredSource],
     *,
     max_claims: int = MAX_CLAIMS,
+    passages: Mapping[int, Sequence[Passage]] | None = None,
 ) -> list[Claim]:
     """Claims from the sources' evidence, unscored (ClaimScorer scores them).
+    ``passages``: by source index, the passages chosen from each source's whole text
+    for the job's questions (:mod:`services.scoring.passages`), offered with its digest
+    snippets and excerpt.
 
     A claim is kept when it shares a subject term (META_TERMS aside) with the question
     or a sub-question. Each checklist item first gets its own best answers (claims
@@ -377,7 +388,7 @@ def extract_claims(
     is answered; the remaining places go to the most relevant claims. Claims are then
     listed best first; ties keep extraction order.
     """
-    candidates = _candidates(scored_sources)
+    candidates = _candidates(scored_sources, passages or {})
     groups = _group(candidates)
     reps = [_representative(g, scored_sources) for g in groups]
 

@@ -17,9 +17,10 @@ check's own, "quote" for a quote that does not verify, "citation" for an unknown
 snippet or source, "form" for an empty or overlong claim); the job goes on. A kept
 claim carries its level: "quoted" when its sentence is its quote, else "supported".
 A snippet the model cites as contradicting the claim counts only when its quote
-verifies and shared.verification.meaning.contradicts finds that it states the opposite. Sources
-without a digest offer their excerpt's sentences as snippets, located in the
-canonical text through ``excerpt_start``. The offline engine (services/scoring/claims.py)
+verifies and shared.verification.meaning.contradicts finds that it states the opposite. Besides
+its digest's snippets, every source offers the passages chosen from its whole canonical
+text for the job's questions (:mod:`services.scoring.passages`); a source with neither
+offers its excerpt's sentences, located in the canonical text through ``excerpt_start``. The offline engine (services/scoring/claims.py)
 answers when no model is configured, when the token budget is spent, and for a batch
 whose model answer is invalid; its claims, being quotes, pass the same check.
 """
@@ -34,8 +35,9 @@ from typing import NamedTuple
 
 from services.scoring import prompts
 from services.scoring.claims import extract_claims
+from services.scoring.passages import Passage, passages_by_source
 from services.scoring.schemas import ClaimDraft, ClaimsAnswer
-from shared.research.envelope import ChecklistItem, Citation, Claim, Level, RejectedClaim, ScoredSource
+from shared.research.envelope import ChecklistItem, Citation, Claim, CoverageStatus, Level, RejectedClaim, ScoredSource
 from shared.platform.errors import PermanentError
 from shared.verification.grounding import Grounding, QuoteCheck, check_grounding, verify_quote
 from shared.llm.engine import JobLLM
@@ -93,13 +95,18 @@ class Snippet:
     locator: str  # "" when the source does not know where its excerpt starts
 
 
-def build_snippets(scored: Sequence[ScoredSource], *, per_source: int = MAX_SNIPPETS_PER_SOURCE) -> dict[str, Snippet]:
+def build_snippets(scored: Sequence[ScoredSource], passages: Mapping[int, Sequence[Passage]] | None = None, *,
+                   per_source: int = MAX_SNIPPETS_PER_SOURCE) -> dict[str, Snippet]:
     """Every source's snippets by id, in source order: its digest's evidence snippets,
-    or (no digest) its excerpt's statement sentences."""
+    then the passages chosen from its whole text for the job's questions; a source with
+    neither offers its excerpt's statement sentences."""
     out: dict[str, Snippet] = {}
+    passages = passages or {}
     for index, source in enumerate(scored):
-        if source.digest is not None and source.digest.evidence_snippets:
-            pieces = [(e.text, e.locator) for e in source.digest.evidence_snippets]
+        digest = [(e.text, e.locator) for e in source.digest.evidence_snippets] if source.digest is not None else []
+        chosen = [(p.text, p.locator) for p in passages.get(index, ()) if p.text not in {text for text, _ in digest}]
+        if digest or chosen:
+            pieces = digest + chosen
         else:
             at = source.excerpt_start
             pieces = [(source.text[s:e], locate(at + s, at + e, source.page_starts) if at is not None else "")
@@ -349,10 +356,12 @@ class ClaimsOutcome:
 
 
 def _offline_for(question: str, sub_questions: Sequence[str], checklist: Sequence[ChecklistItem],
-                 scored: Sequence[ScoredSource], batch: Sequence[int]) -> list[Claim]:
+                 scored: Sequence[ScoredSource], batch: Sequence[int],
+                 passages: Mapping[int, Sequence[Passage]]) -> list[Claim]:
     """The offline engine over a subset of the sources, indices mapped back to the whole list."""
     subset = [scored[i] for i in batch]
-    claims = extract_claims(question, sub_questions, checklist, subset)
+    claims = extract_claims(question, sub_questions, checklist, subset,
+                            passages={j: passages[i] for j, i in enumerate(batch) if i in passages})
     return [c.model_copy(update={
         "supporting_indices": [batch[i] for i in c.supporting_indices],
         "contradicting_indices": [batch[i] for i in c.contradicting_indices],
@@ -370,10 +379,12 @@ class _Extraction:
     llm: JobLLM
     verifier: Verifier
     iteration: int
+    passages: Mapping[int, Sequence[Passage]]
     snippets: dict[str, Snippet]
 
     async def offline_for(self, batch: list[int]) -> list[Claim]:
-        return await asyncio.to_thread(_offline_for, self.question, self.sub_questions, self.checklist, self.scored, batch)
+        return await asyncio.to_thread(_offline_for, self.question, self.sub_questions, self.checklist, self.scored,
+                                       batch, self.passages)
 
     async def batch(self, batch: list[int]) -> tuple[list[Claim], list[Claim], list[RejectedClaim], str | None]:
         """(model claims, offline claims, rejected, why this batch went offline)."""
@@ -421,13 +432,16 @@ async def extract_verified_claims(
     # Extraction and the quote checks are CPU work over whole canonical texts: they run in
     # a thread so the event loop keeps sending the command's heartbeats (a loop blocked
     # past the ack wait would have JetStream hand the command to another process).
+    asked = [question, *sub_questions, *(i.description for i in checklist if i.status is not CoverageStatus.SATISFIED)]
+    passages = await asyncio.to_thread(passages_by_source, scored, verifier.texts, asked)
     if llm.offline:
         def offline_all() -> tuple[list[Claim], list[RejectedClaim]]:
-            return verify_offline_claims(extract_claims(question, sub_questions, checklist, scored),
+            return verify_offline_claims(extract_claims(question, sub_questions, checklist, scored, passages=passages),
                                          verifier, iteration=iteration)
         kept, rejected = await asyncio.to_thread(offline_all)
         return ClaimsOutcome(kept, rejected)
-    step = _Extraction(question, sub_questions, checklist, scored, llm, verifier, iteration, build_snippets(scored))
+    step = _Extraction(question, sub_questions, checklist, scored, llm, verifier, iteration, passages,
+                       build_snippets(scored, passages))
     groups = batches(step.snippets)
     results = await asyncio.gather(*(step.batch(b) for b in groups))
     return await _combine(groups, results, verifier, iteration=iteration)

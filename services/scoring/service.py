@@ -29,6 +29,7 @@ from services.scoring.coverage import judge_coverage
 from services.scoring.engine import ClaimScorer, SourceScorer
 from services.scoring.judged import judge_claims
 from services.scoring.memory import updated_memory
+from services.scoring.contradictions import cross_contradictions
 from services.scoring.model_claims import Verifier, extract_verified_claims, load_canonical_texts
 from services.scoring.reused import claims_with_reuse
 from shared.research.claims import JobConfidenceCalculator, knowledge_gaps
@@ -107,7 +108,8 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         outcome.claims, None if llm.offline or verifier_engine is None else Judge(llm, verifier_engine),
         iteration=envelope.iteration), cut="score: the entailment judge (claims left as checked by code)")
     outcome.rejected = [*outcome.rejected, *vetoed]
-    claims = rank_claims(ClaimScorer().score_all(judged, scored))
+    # Batches never meet: two claims of different batches that disagree are paired here.
+    claims = rank_claims(ClaimScorer().score_all(cross_contradictions(judged, scored), scored))
     steps = await _until_deadline(ctx, lambda llm: run_dependent_steps(
         envelope.request.question, plan, claims, scored, envelope.analysis_claims, llm, verifier,
         iteration=envelope.iteration), cut="score: dependent steps' analysis (combined offline instead)")

@@ -5,8 +5,12 @@ A finding is a claim whose check level is ``quoted`` (its text is its quote) or
 judged its quotes to entail it): a claim checked by code alone is never shown here.
 Its every shown quote carries a locator into its source's canonical text (so ``GET …/sources/{id}/verify`` can re-check it), whose supporting
 sources are real, and which no source contradicts (a disputed claim belongs in the
-Contradictions section, not among the findings a reader can rely on). The strongest
-``RESEARCH_VERIFIED_FINDINGS_MAX`` by confidence are kept, earliest first on ties. The
+Contradictions section, not among the findings a reader can rely on). Only claims
+that answer the question or a checklist item are candidates (the caller's choice,
+:mod:`services.synthesis.relevance`), and the ``RESEARCH_VERIFIED_FINDINGS_MAX`` kept are
+chosen to cover the checklist: each item in turn gets its most squarely answering
+candidate (relevance to the item, then confidence), round after round; places left go
+to the candidates answering the question most squarely, then the most confident. The
 model never sees this selection as something to edit: it is built from the claims
 alone, so it is the same whatever the model writes elsewhere.
 """
@@ -15,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shared.research.envelope import Claim, ScoredSource
+from services.synthesis.relevance import addresses, relevance
+from shared.research.envelope import ChecklistItem, Claim, ScoredSource
 from shared.research.events import VerifiedFinding
 from shared.research.locators import parse_locator
 
@@ -38,18 +43,36 @@ def _located(claim: Claim, source_ids: set[str]) -> list:
     return out
 
 
-def verified_findings(claims: Sequence[Claim], sources: Sequence[ScoredSource], *, limit: int) -> list[VerifiedFinding]:
-    """Up to ``limit`` findings, strongest first."""
+def verified_findings(claims: Sequence[Claim], sources: Sequence[ScoredSource], *, limit: int,
+                      checklist: Sequence[ChecklistItem] = (), question: str = "") -> list[VerifiedFinding]:
+    """Up to ``limit`` findings, covering the checklist first (see the module doc)."""
     source_ids = {s.id for s in sources}
-    candidates: list[VerifiedFinding] = []
+    candidates: dict[str, tuple[Claim, VerifiedFinding]] = {}
     for claim in claims:
         if claim.contradiction_flag or claim.level not in FINDING_LEVELS:
             continue
         citations = _located(claim, source_ids)
         if not citations:
             continue
-        candidates.append(VerifiedFinding(
+        candidates[claim.id] = (claim, VerifiedFinding(
             claim_id=claim.id, text=claim.text, confidence=claim.confidence_score, citations=citations,
         ))
-    candidates.sort(key=lambda f: -f.confidence)  # stable: extraction order on ties
-    return candidates[:max(0, limit)]
+    order = _covering(list(c for c, _ in candidates.values()), checklist, question, max(0, limit))
+    return [candidates[claim.id][1] for claim in order]
+
+
+def _covering(claims: list[Claim], checklist: Sequence[ChecklistItem], question: str, limit: int) -> list[Claim]:
+    """Claims chosen item by item, round after round, then by relevance to the question
+    and confidence; stable (extraction order) on ties."""
+    queues = [sorted((c for c in claims if addresses(item, c)),
+                     key=lambda c, item=item: (-relevance(item.description, c), -c.confidence_score))
+              for item in checklist]
+    chosen: list[Claim] = []
+    for turn in range(max((len(q) for q in queues), default=0)):
+        for queue in queues:
+            pick = next((c for c in queue[turn:] if c not in chosen), None)
+            if pick is not None and len(chosen) < limit:
+                chosen.append(pick)
+    rest = sorted((c for c in claims if c not in chosen),
+                  key=lambda c: (-relevance(question, c) if question else 0.0, -c.confidence_score))
+    return (chosen + rest)[:limit]

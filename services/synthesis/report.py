@@ -19,10 +19,10 @@ Guarantees, whoever writes the prose:
 * The plan is the planner's wording (refined question, checklist items, queries):
   shown as the plan, never as a finding.
 
-The offline body (no model, an unusable model answer, or a spent budget) is
-extractive: each finding is a claim's text under the checklist item it answers (in
-quotation marks when it is a source's words, as the offline engine's claims are), and
-a summary paragraph of the best findings.
+The offline body (no model, an unusable model answer, a spent budget, or a model
+provider unavailable after its retries) is extractive: each finding is a claim's text
+under the checklist item it answers (in quotation marks when it is a source's words, as
+the offline engine's claims are), and a summary paragraph of the best findings.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from shared.research.claims import JobConfidenceCalculator, answering_claims, item_terms, knowledge_gaps, valid_indices
+from shared.research.claims import JobConfidenceCalculator, item_terms, knowledge_gaps, valid_indices
 from shared.runtime.deadline import DEADLINE_PREFIX
 from shared.research.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope
 from shared.research.events import (
@@ -44,6 +44,7 @@ from shared.research.events import (
 from shared.research.text import terms
 
 from services.synthesis.findings import verified_findings
+from services.synthesis.relevance import addresses, relevance, relevant_claims
 from services.synthesis.levels import summarize
 from services.synthesis.render import (
     Body,
@@ -81,30 +82,32 @@ UPSTREAM_OFFLINE_NOTES = ("claims:", "coverage:", "steps:")
 DEFAULT_FINDINGS_MAX = 5
 
 
-def addresses(item: ChecklistItem, claim: Claim) -> bool:
-    """The claim belongs under the item: the coverage check filed it there (the
-    evidence holds only claims checked to be about the item), or the claim names the
-    item and is about it (a model's naming alone is not enough)."""
-    if claim.id in item.evidence:
-        return True
-    return item.id in claim.checklist_item_ids and bool(answering_claims(item, [claim], judged=True))
-
-
 @dataclass
 class Prepared:
     """What every writer starts from: the citable claims and the coverage they support."""
 
     envelope: JobEnvelope
-    claims: list[Claim]
+    claims: list[Claim]  # the claims the report may show: citable, and answering the question or an item
     checklist: list[ChecklistItem]  # coverage as shown
     findings: list[VerifiedFinding]
+    kept: list[Claim] = field(default_factory=list)  # every citable claim, shown or not
+
+
+def question_of(envelope: JobEnvelope) -> str:
+    """The question the report answers: the user's, with the plan's refinement of it."""
+    refined = envelope.plan.refined_question if envelope.plan else ""
+    return f"{envelope.request.question} {refined}".strip()
 
 
 def prepare(envelope: JobEnvelope, *, findings_max: int = DEFAULT_FINDINGS_MAX) -> Prepared:
     sources = envelope.scored_sources
-    claims = [c for c in envelope.claims if valid_indices(c.supporting_indices, len(sources))]
-    checklist = [shown_coverage(item, claims) for item in (envelope.plan.checklist if envelope.plan else [])]
-    return Prepared(envelope, claims, checklist, verified_findings(claims, sources, limit=findings_max))
+    kept = [c for c in envelope.claims if valid_indices(c.supporting_indices, len(sources))]
+    plan_items = envelope.plan.checklist if envelope.plan else []
+    claims = relevant_claims(question_of(envelope), plan_items, kept)
+    checklist = [shown_coverage(item, claims) for item in plan_items]
+    findings = verified_findings(claims, sources, limit=findings_max, checklist=checklist,
+                                 question=question_of(envelope))
+    return Prepared(envelope, claims, checklist, findings, kept)
 
 
 def shown_coverage(item: ChecklistItem, claims: Sequence[Claim]) -> ChecklistItem:
@@ -141,17 +144,32 @@ def _by_confidence(claims: Sequence[Claim]) -> list[Claim]:
     return sorted(claims, key=lambda c: -c.confidence_score)  # stable on ties
 
 
+def summary_claims(prepared: Prepared, *, limit: int = SUMMARY_FINDINGS) -> list[Claim]:
+    """The claims the summary leads with: each open-to-answer item's most squarely
+    answering claim in checklist order (its relevance to the item, then confidence),
+    then the claims answering the question most squarely, up to ``limit``."""
+    chosen: list[Claim] = []
+    for item in prepared.checklist:
+        answering = [c for c in prepared.claims if addresses(item, c) and c not in chosen]
+        if answering and len(chosen) < limit:
+            chosen.append(max(answering, key=lambda c: (relevance(item.description, c), c.confidence_score)))
+    question = question_of(prepared.envelope)
+    rest = sorted((c for c in prepared.claims if c not in chosen),
+                  key=lambda c: (-relevance(question, c), -c.confidence_score))
+    return (chosen + rest)[:limit]
+
+
 def offline_summary(prepared: Prepared) -> list[list[Sentence]]:
-    claims, checklist = prepared.claims, prepared.checklist
+    checklist = prepared.checklist
     n_sources = len(prepared.envelope.scored_sources)
-    counts = [f"{plural(len(claims), 'claim')} from {plural(n_sources, 'source')} "
+    counts = [f"{plural(len(prepared.kept), 'claim')} from {plural(n_sources, 'source')} "
               f"passed the claim check."]
     if checklist:
         covered = sum(1 for i in checklist if i.status is CoverageStatus.SATISFIED)
         partly = sum(1 for i in checklist if i.status is CoverageStatus.PARTIAL)
         counts.append(f"{covered} of {len(checklist)} checklist items are covered"
                       + (f" and {partly} partly." if partly else "."))
-    best = _by_confidence(claims)[:SUMMARY_FINDINGS]
+    best = summary_claims(prepared)
     if not best:
         return [[Sentence(" ".join(counts)), Sentence("No claim relevant to the question passed the claim check.")]]
     lead = [Sentence(" ".join(counts)), Sentence("The best-supported findings follow.")]
@@ -222,6 +240,21 @@ class Draft:
     verification: VerificationSummary | None = None  # None: counted from the body (no judge ran)
 
 
+def unavailable_since(envelope: JobEnvelope) -> str | None:
+    """Where the job's model provider was found unavailable, from which point every
+    model step was done offline (shared/llm/engine.py); None: it never was."""
+    d = envelope.degraded
+    if d is None:
+        return None
+    return f"the {d.stage} stage of " + (f"iteration {d.iteration}" if d.iteration >= 0 else "the brief")
+
+
+def unavailable_part(envelope: JobEnvelope) -> list[str]:
+    """The result's offline part when the provider was unavailable (the API shows it)."""
+    since = unavailable_since(envelope)
+    return [f"every model step from {since} on (the model provider was unavailable)"] if since else []
+
+
 def _reasons(counts: dict[str, int]) -> str:
     return ", ".join(f"{reason} {n}" for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n)
 
@@ -275,8 +308,9 @@ def methodology(prepared: Prepared, draft: Draft, cited: int,
     shown_levels = sentence_levels(draft.body, prepared.claims)  # as the renderer shows them
     queries = queries_of(env)
     shown = "; ".join(f"`{query_text(q)}`" for q in queries[:6]) + ("; …" if len(queries) > 6 else "")
-    out_of_range = len(env.claims) - len(prepared.claims)
-    by_level = level_counts([level_of(c) for c in prepared.claims])
+    out_of_range = len(env.claims) - len(prepared.kept)
+    off_topic = len(prepared.kept) - len(prepared.claims)
+    by_level = level_counts([level_of(c) for c in prepared.kept])
     n_rejected = sum(v.claims_rejected.values()) or len(env.rejected_claims)
     categories = {k: n for k, n in v.claims_rejected.items() if k != "other"}
     rejected_why = (f" ({_reasons(v.claims_rejected)})" if categories
@@ -285,10 +319,12 @@ def methodology(prepared: Prepared, draft: Draft, cited: int,
         f"Searched: {plural(len(queries), 'query')} over {plural(env.iteration + 1, 'research iteration')}"
         + (f", in the planner's wording ({shown})." if queries else "."),
         f"Sources: {len(env.sources)} retrieved, {len(env.scored_sources)} scored, {cited} cited in this report.",
-        f"Claims: {plural(len(prepared.claims), 'claim')} kept"
+        f"Claims: {plural(len(prepared.kept), 'claim')} kept"
         + (f" ({levels_phrase(by_level, explain=False)})" if by_level else "")
         + f", {n_rejected} rejected by the claim check" + (rejected_why if n_rejected else "")
         + (f", {out_of_range} left out because they point at no source in range" if out_of_range else "")
+        + (f", {off_topic} left out of the report because they answer neither the question nor a checklist item "
+           "(still in the result's claims)" if off_topic else "")
         + f"; {len(prepared.findings)} shown as Verified Findings.",
     ]
     if (r := env.reused) is not None:
@@ -305,6 +341,10 @@ def methodology(prepared: Prepared, draft: Draft, cited: int,
     upstream = [n for n in env.notes if n.startswith(UPSTREAM_OFFLINE_NOTES)]
     if upstream:
         lines.append("Earlier stages: " + "; ".join(upstream) + ".")
+    if env.degraded is not None:
+        lines.append(f"The model provider was unavailable from {unavailable_since(env)} on, after its retries "
+                     f"({escape(plain(env.degraded.reason))}): the offline engine did every model step of the job "
+                     "from there.")
     if draft.writer == ENGINE:
         lines.append("Written by the offline engine: every finding is a claim's text, no sentence was generated.")
     else:
@@ -329,7 +369,10 @@ def writer_note(envelope: JobEnvelope, draft: Draft, claims: Sequence[Claim] | N
     shown = envelope.claims if claims is None else claims
     if draft.writer == ENGINE:
         offline = OFFLINE_NOTE if all(level_of(c) == "quoted" for c in shown) else OFFLINE_NOTE_MIXED
-        return offline if plan_engine == ENGINE else f"> Planned by {plan_engine}. " + offline[2:]
+        note = offline if plan_engine == ENGINE else f"> Planned by {plan_engine}. " + offline[2:]
+        since = unavailable_since(envelope)
+        return note + (f" The model provider was unavailable from {since} on: the offline engine did the rest."
+                       if since else "")
     levels = sentence_levels(draft.body, shown)
     words = {"quoted": "quoted", "entailed": "entailed", "supported": f"checked by code only ({LEVEL_MARK})"}
     by_level = ", ".join(f"{levels[lv]} {words[lv]}" for lv in words if levels.get(lv))
@@ -390,8 +433,8 @@ def assemble(prepared: Prepared, draft: Draft, *, partial_reason: str | None,
         partial_reason=partial_reason, engine=_engine(envelope, draft),
         rejected_claims=list(envelope.rejected_claims),
         verified_findings=list(prepared.findings), sentences_removed=draft.sentences_removed,
-        offline_parts=list(draft.offline_parts), council=list(council), memory=envelope.memory,
-        verification=draft.verification,
+        offline_parts=[*draft.offline_parts, *unavailable_part(envelope)], council=list(council),
+        memory=envelope.memory, verification=draft.verification,
     )
 
 

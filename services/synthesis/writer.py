@@ -9,8 +9,8 @@ re-asked once and otherwise removed. What the model left empty or lost entirely 
 written offline, and the report says which parts: a summary with no surviving
 sentence, a section for an item that claims address but the model did not answer.
 No model, no verified claim to write from, an answer that fails validation (after
-the LLM layer's one re-ask), or a spent token budget: the whole report is written
-offline, and says why.
+the LLM layer's one re-ask), a spent token budget or a model provider unavailable
+after its retries: the whole report is written offline, and says why.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from services.synthesis.render import Body, Section, Sentence
 from services.synthesis.report import (
     Draft,
     Prepared,
-    addresses,
     assemble,
     offline_body,
     offline_section,
@@ -38,6 +37,7 @@ from services.synthesis.report import (
     placement,
     prepare,
 )
+from services.synthesis.relevance import addresses
 from services.synthesis.schemas import DraftParagraph, ReportDraft
 from services.synthesis.levels import NO_MODEL, judge_status, summarize
 from services.synthesis.verify import Verdict, claims_block, verify_sentences
@@ -49,8 +49,9 @@ log = logging.getLogger(__name__)
 REPORT_TOOL = "write_report"
 REPORT_MAX_TOKENS = 8_192
 # Handed to the LLM layer as the "offline answer": it comes back only when no model
-# call was made (no provider, or the job's token budget is spent).
+# call was made (no provider, the job's token budget is spent, or the provider is unavailable).
 _NO_DRAFT = ReportDraft.model_construct(executive_summary=[], sections=[])
+JUDGE_DOWN = "not run: the model provider was unavailable (sentences are checked by code only)"
 
 
 def report_prompt(prepared: Prepared) -> str:
@@ -78,8 +79,8 @@ async def _ask(prepared: Prepared, llm: JobLLM) -> tuple[ReportDraft | None, str
     except LLMInvalidOutput as exc:
         log.warning("the model's report is unusable (%s): writing it offline", exc)
         return None, f"its answer did not validate: {exc}"
-    if draft is _NO_DRAFT:  # the LLM layer made no call: the budget has no room for it
-        return None, "the job's token budget was spent"
+    if draft is _NO_DRAFT:  # the LLM layer made no call: the budget has no room for it, or the provider is down
+        return None, "the model provider was unavailable" if llm.unavailable else "the job's token budget was spent"
     return draft, None
 
 
@@ -151,13 +152,20 @@ async def write_report(envelope: JobEnvelope, llm: JobLLM, *, partial_reason: st
         draft, why_not = None, "there was no verified claim to write from"
     else:
         draft, why_not = await _ask(prepared, llm)
+    prepared.envelope = llm.with_degraded(envelope)  # the report says if this stage found the provider unavailable
     if draft is None:
         body = offline_body(prepared)
-        return assemble(prepared, Draft(body=body, offline_parts=["the whole report"], fallback_reason=why_not),
+        # A configured judge that the provider being down kept from running says so.
+        why = JUDGE_DOWN if judge is not None else judge_off
+        unjudged = (summarize(body, envelope.claims, envelope.rejected_claims, judge=(why, None, 0, 0))
+                    if llm.unavailable else None)
+        return assemble(prepared, Draft(body=body, offline_parts=["the whole report"], fallback_reason=why_not,
+                                        verification=unjudged),
                         partial_reason=partial_reason, council=council)
     sentences, where, dropped = _flatten(draft, {i.id for i in prepared.checklist})
     verdict = await verify_sentences(sentences, prepared.claims, llm, min_support=min_support, judge=judge,
                                      parts=[part for part, _ in where])
+    prepared.envelope = llm.with_degraded(envelope)
     body, offline_parts = _body(prepared, where, verdict)
     removed = verdict.removed_by()
     if dropped:

@@ -26,6 +26,7 @@ __all__ = [
     "claim_matches_item",
     "item_terms",
     "knowledge_gaps",
+    "leans_on_context",
     "valid_indices",
 ]
 
@@ -84,6 +85,24 @@ def answering_claims(item: ChecklistItem, claims: Sequence[Claim], *, judged: bo
     if judged:
         return [c.id for c in claims if subject and len(set(terms(c.text)) & subject) >= min(2, len(subject))]
     return [c.id for c in claims if claim_matches_item(set(terms(c.text)), subject)]
+
+
+# A sentence about the text it is in rather than its subject ("This guide summarises the
+# trade-offs...", "The table below lists...") answers nothing; one that opens by pointing
+# back ("It...", "These...") or rests on "this difference" leans on a sentence the
+# reader of a finding does not see. Choosing claims and placing them in the report both
+# pass over such sentences for one that stands alone, unless nothing else says the thing.
+_ABOUT_THE_TEXT = re.compile(r"\b(?:this|the following|the next|the previous|below|above)\s+"
+                             r"(?:guide|page|article|document|section|chapter|tutorial|post|paper|manual|"
+                             r"table|figure|list)s?\b|\b(?:summari[sz]es|introduces|covers)\b", re.IGNORECASE)
+_POINTS_BACK = re.compile(r"^(?:it|this|that|these|those|they|such|its|their)\b|"
+                          r"\b(?:this|these|that|those)\s+(?:\w+\s+)?(?:difference|point|guarantee|approach|"
+                          r"problem|reason|case|way)s?\b", re.IGNORECASE)
+
+
+def leans_on_context(text: str) -> int:
+    """0, 1 or 2: whether a sentence is about its own text, and whether it points back."""
+    return int(bool(_ABOUT_THE_TEXT.search(text))) + int(bool(_POINTS_BACK.search(text)))
 
 
 def knowledge_gaps(checklist: Sequence[ChecklistItem]) -> list[str]:

@@ -11,10 +11,12 @@ import pytest
 
 import services.scoring.claims as offline_engine
 from services.scoring.claims import CONTRADICTION_CHECKS, MEMBER_CHECKS, extract_claims
+from services.scoring.contradictions import cross_contradictions
 from services.scoring.engine import SourceScorer
 from services.scoring.model_claims import Verifier, build_snippets, check_model_claims
 from services.scoring.schemas import ClaimDraft
 from shared.research.envelope import (
+    Citation,
     Claim,
     CredibilityTier,
     DigestPayload,
@@ -156,3 +158,37 @@ def test_the_checks_are_bounded_by_the_claims_kept(monkeypatch: pytest.MonkeyPat
     assert len(claims) == 5
     # Every pair shares the subject: unbounded, each kept claim would be checked against 39 others.
     assert CONTRADICTION_CHECKS <= len(calls) <= 5 * (CONTRADICTION_CHECKS + MEMBER_CHECKS)
+
+
+# -- across batches: every pair of the job's claims, each checked ----------------------------
+
+ALWAYS_CHEAPER = "Threads are always cheaper to create than processes."
+USUALLY_FASTER = "Creating a thread is usually faster than creating a process, especially on Windows."
+LESS_MEMORY = "Threads use less memory than processes, because they share code, heap and loaded libraries."
+ERLANG = "Erlang processes are lightweight and isolated."
+
+
+def _quoted_claim(cid: str, text: str, index: int, scored: list[ScoredSource]) -> Claim:
+    source = scored[index]
+    start = source.text.index(text)
+    return Claim(id=cid, text=text, supporting_indices=[index], level="quoted",
+                 citations=[Citation(source_id=source.id, locator=f"char:{start}-{start + len(text)}", quote=text)])
+
+
+def test_claims_of_different_batches_that_disagree_are_paired_with_the_disputing_passage() -> None:
+    scored = _scored(_source("a", f"{ALWAYS_CHEAPER} {ERLANG}"), _source("b", f"{USUALLY_FASTER} {LESS_MEMORY}"))
+    claims = [_quoted_claim("cl1", ALWAYS_CHEAPER, 0, scored), _quoted_claim("cl2", ERLANG, 0, scored),
+              _quoted_claim("cl3", USUALLY_FASTER, 1, scored), _quoted_claim("cl4", LESS_MEMORY, 1, scored)]
+    marked = {c.id: c for c in cross_contradictions(claims, scored)}
+    assert marked["cl1"].contradicting_indices == [1]
+    assert [c.quote for c in marked["cl1"].counter_citations] == [USUALLY_FASTER]
+    assert marked["cl3"].contradicting_indices == [0]
+    assert [c.quote for c in marked["cl3"].counter_citations] == [ALWAYS_CHEAPER]
+    # Same two things compared on different counts, or sharing one word: no dispute.
+    assert marked["cl2"].contradicting_indices == [] and marked["cl4"].contradicting_indices == []
+
+
+def test_claims_of_one_source_never_dispute_each_other() -> None:
+    scored = _scored(_source("a", f"{ALWAYS_CHEAPER} {USUALLY_FASTER}"))
+    claims = [_quoted_claim("cl1", ALWAYS_CHEAPER, 0, scored), _quoted_claim("cl2", USUALLY_FASTER, 0, scored)]
+    assert cross_contradictions(claims, scored) == claims

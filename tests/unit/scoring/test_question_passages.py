@@ -1,0 +1,72 @@
+"""Passages chosen by the job's questions from a source's whole text."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from services.scoring.claims import extract_claims
+from services.scoring.engine import SourceScorer
+from services.scoring.passages import PASSAGE_MAX_CHARS, PASSAGES_PER_SOURCE, passages_by_source, question_passages
+from shared.research.envelope import CredibilityTier, RetrievalMethod, Source
+from shared.research.locators import locate
+from shared.research.text import canonicalize, text_hash
+
+FILLER = [
+    "The scheduler keeps a queue of runnable tasks for every core.",
+    "Each task records the time it last ran and its priority.",
+    "A context switch saves the registers of the task that stops.",
+    "Interrupts arrive from devices and timers at any moment.",
+    "Memory pages are mapped on first touch by the kernel.",
+    "The page cache keeps recently read file blocks in memory.",
+]
+FACT = "Thread stacks reserve eight megabytes of address space each by default, which limits how many threads fit."
+
+
+def long_page() -> str:
+    """About sixty paragraphs of unrelated operating-system prose, the fact in the last third."""
+    paragraphs = [" ".join(FILLER[(i + j) % len(FILLER)] for j in range(3)) for i in range(60)]
+    paragraphs.insert(48, FACT)
+    return canonicalize("\n\n".join(paragraphs))
+
+
+def test_a_fact_in_the_last_third_of_a_long_page_is_offered() -> None:
+    text = long_page()
+    at = text.index(FACT)
+    assert at > 2 * len(text) / 3
+    passages = question_passages(text, ["What limits the number of threads?", "thread stack size"])
+    assert any(FACT in p.text for p in passages)
+    for p in passages:
+        assert text[p.start:p.end] == p.text and p.locator == locate(p.start, p.end)
+        assert len(p.text) <= PASSAGE_MAX_CHARS
+    assert len(passages) <= PASSAGES_PER_SOURCE
+
+
+def test_each_question_gets_its_own_best_passage_and_none_overlap() -> None:
+    text = long_page()
+    passages = question_passages(text, ["How large are thread stacks?", "What does the page cache keep?"])
+    assert any(FACT in p.text for p in passages)
+    assert any("page cache keeps recently read file blocks" in p.text for p in passages)
+    spans = sorted((p.start, p.end) for p in passages)
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))
+
+
+def test_no_question_words_no_passages() -> None:
+    assert question_passages(long_page(), ["What is it?"]) == []
+    assert question_passages("", ["threads"]) == []
+
+
+def test_the_offline_claim_step_finds_the_deep_fact_through_its_passage() -> None:
+    text = long_page()
+    excerpt = text[:800]  # what the search matched: the page's opening
+    source = Source(id="s1", text=excerpt, excerpt_start=0, url="file:///os.md", title="Operating systems",
+                    relevance_score=0.9, credibility_tier=CredibilityTier.AUTHORITATIVE, domain_authority=80,
+                    retrieval_method=RetrievalMethod.RAG, text_hash=text_hash(text), text_chars=len(text))
+    scored = [SourceScorer().score(source, now=datetime(2025, 6, 1, tzinfo=UTC))]
+    question = "What limits how many threads a process can have?"
+    without = extract_claims(question, [question], [], scored)
+    assert not any(FACT == c.text for c in without)
+    passages = passages_by_source(scored, {source.text_hash: text}, [question])
+    claims = extract_claims(question, [question], [], scored, passages=passages)
+    (claim,) = [c for c in claims if c.text == FACT]
+    (citation,) = claim.citations
+    assert text[slice(*map(int, citation.locator.removeprefix("char:").split("-")))] == FACT
