@@ -23,6 +23,19 @@ answered by the offline engine and the envelope is noted, so scoring stops resea
 and synthesis reports the result as partial. The spend of every attempt is kept in a
 ledger (the ``research_usage`` bucket) so a redelivered stage counts what a crashed
 attempt spent. A structured answer that fails validation is re-asked once.
+
+Degrade, don't fail: a provider that is unavailable (:class:`LLMUnavailable`: 429,
+5xx, 529 overloaded, a connection error or a timeout) has already been retried
+``LLM_MAX_RETRIES`` times with back-off by the SDK, so a stage's binding
+(``degrade=True``, which the stage runner sets) does not raise it for JetStream to
+redeliver: it answers that call with the caller's offline answer at once and every later
+call of the job too, and the envelope records since when (``degraded``), so later stages
+and iterations never wait on the provider again and the report says what was done
+offline. Redelivering would only wait through the same retries again, and in the end
+fail the job and lose its research. An invalid answer and an auth or configuration
+error are not unavailability: they raise as before. A tool's binding (``degrade=False``)
+and a council member's or a separate verifier's copy of a binding (another engine)
+raise :class:`LLMUnavailable` as before; their callers report it.
 """
 
 from __future__ import annotations
@@ -42,12 +55,13 @@ from shared.platform import metrics
 from shared.llm.providers import (
     AnthropicProvider,
     LLMInvalidOutput,
+    LLMUnavailable,
     OpenAICompatibleProvider,
     Provider,
     RawAnswer,
     Turn,
 )
-from shared.research.envelope import JobEnvelope, StageUsage, Usage
+from shared.research.envelope import Degraded, JobEnvelope, StageUsage, Usage
 from shared.platform.errors import ConfigurationError
 
 __all__ = [
@@ -132,10 +146,17 @@ class LLMEngine:
     def label(self) -> str:
         return "offline" if self.provider is None else f"{self.provider.name}:{self.provider.model}"
 
-    def bind(self, stage: str, usage: Usage, *, job_id: str = "", ledger: SpendLedger | None = None) -> JobLLM:
+    def bind(self, stage: str, usage: Usage, *, job_id: str = "", ledger: SpendLedger | None = None,
+             degrade: bool = False, degraded: Degraded | None = None, iteration: int = 0) -> JobLLM:
         """The engine for one job at one stage. With a ``ledger``, call
-        :meth:`JobLLM.load` before the first call so earlier attempts' spend counts."""
-        return JobLLM(self, stage, usage, job_id=job_id, ledger=ledger)
+        :meth:`JobLLM.load` before the first call so earlier attempts' spend counts.
+        ``degrade``: answer offline once the provider is unavailable (a stage of a job;
+        ``degraded`` is the envelope's record of an earlier stage finding it so)."""
+        llm = JobLLM(self, stage, usage, job_id=job_id, ledger=ledger, degrade=degrade, degraded=degraded,
+                     iteration=iteration)
+        if llm.unavailable is not None and not self.offline:
+            llm._tell(logging.INFO)  # this stage works offline from its start: said once, with the reason
+        return llm
 
 
 @dataclass
@@ -161,12 +182,34 @@ class JobLLM:
     prior_spent: int = 0
     """The job's spend the ledger held when this stage took it: every earlier stage
     and every earlier attempt of this one, failed ones included."""
+    degrade: bool = False
+    """Answer offline once the provider is unavailable (a stage of a job); False (a
+    tool) raises :class:`LLMUnavailable` instead."""
+    degraded: Degraded | None = None
+    """Since when the job's provider is unavailable: the envelope's record, or the one
+    this stage made when a call found it so."""
+    iteration: int = 0
+    degraded_calls: int = 0  # this stage's calls answered offline because of it
     _reserved: int = 0
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _home: LLMEngine | None = None  # the job's own engine (a council member's copy calls another)
+    _told: bool = False  # the degradation is logged once per stage
+
+    def __post_init__(self) -> None:
+        if self._home is None:
+            self._home = self.engine
+
+    @property
+    def unavailable(self) -> Degraded | None:
+        """Since when and why the job's provider is unavailable, when this binding
+        answers offline because of it. A copy of the binding on another engine (a
+        council member, a separate verifier) is not degraded with the job's provider."""
+        return self.degraded if self.degrade and self.engine is self._home else None
 
     @property
     def offline(self) -> bool:
-        return self.engine.offline
+        """No model is asked: none is configured, or the job's provider is unavailable."""
+        return self.engine.offline or self.unavailable is not None
 
     @property
     def label(self) -> str:
@@ -199,12 +242,13 @@ class JobLLM:
 
     async def structured(self, schema: type[T], *, system: str, prompt: str, tool_name: str,
                          offline: Callable[[], T], tool_description: str = "", max_tokens: int = 2048) -> T:
-        """The model's answer as ``schema``; the offline answer when no model is used or
-        the budget has no room for the call. An answer that does not validate (or no
+        """The model's answer as ``schema``; the offline answer when no model is used,
+        the budget has no room for the call, or the provider is unavailable (after the
+        SDK's retries; see the module's docstring). An answer that does not validate (or no
         call of the tool) is re-asked once, with what was wrong; a second invalid answer
         raises :class:`LLMInvalidOutput`."""
         provider = self.engine.provider
-        if provider is None:
+        if provider is None or self._skips_provider():
             return offline()
         json_schema = schema.model_json_schema()
         description = tool_description or schema.__doc__ or tool_name
@@ -221,7 +265,7 @@ class JobLLM:
 
             raw = await self._call(go, estimate=estimate, max_tokens=max_tokens)
             if raw is None:
-                if attempt == 1:
+                if attempt == 1 or self.unavailable is not None:
                     return offline()
                 raise LLMInvalidOutput(f"{problem}; no budget left to ask again")
             cut = " (output truncated at max_tokens)" if raw.truncated else ""
@@ -245,7 +289,7 @@ class JobLLM:
 
     async def text(self, *, system: str, prompt: str, offline: Callable[[], str], max_tokens: int = 2048) -> str:
         provider = self.engine.provider
-        if provider is None:
+        if provider is None or self._skips_provider():
             return offline()
         raw = await self._call(lambda out: provider.text(system=system, prompt=prompt, max_tokens=out),
                                estimate=estimate_tokens(system, prompt), max_tokens=max_tokens)
@@ -273,6 +317,8 @@ class JobLLM:
             return out
 
     async def _call(self, go: Callable[[int], Awaitable[RawAnswer]], *, estimate: int, max_tokens: int) -> RawAnswer | None:
+        """The provider's answer, or None when the call is not made (no budget for it,
+        or the provider unavailable: :attr:`unavailable` says which)."""
         out = await self._reserve(estimate, max_tokens)
         if out is None:
             return None
@@ -282,16 +328,23 @@ class JobLLM:
         started = time.monotonic()
         try:
             async with self.engine._slots:
-                started = time.monotonic()
-                raw: RawAnswer = await go(out)
+                raw: RawAnswer | None = None
+                # Not sent when the provider was found unavailable while this call waited for a slot.
+                if not self._skips_provider():
+                    started = time.monotonic()
+                    raw = await go(out)
+        except LLMUnavailable as exc:
+            self._failed(estimate, out, started)
+            if not self._degrades(exc):
+                raise
+            return None
         except BaseException:  # a provider error, a timeout, or the stage being cancelled
-            self._reserved -= estimate + out
-            latency = time.monotonic() - started
-            self.calls.append(LLMCall(self.stage, self.label, 0, 0, latency, ok=False, charged=estimate))
-            metrics.LLM_CALLS.labels(self.stage, self.label, "error").inc()
-            metrics.LLM_LATENCY.labels(self.stage, self.label).observe(latency)
+            self._failed(estimate, out, started)
             raise
         self._reserved -= estimate + out
+        if raw is None:
+            await self._record(-estimate)  # never sent
+            return None
         latency = time.monotonic() - started
         self.calls.append(LLMCall(self.stage, raw.model, raw.input_tokens, raw.output_tokens, latency))
         metrics.LLM_CALLS.labels(self.stage, raw.model, "ok").inc()
@@ -300,6 +353,48 @@ class JobLLM:
         metrics.LLM_TOKENS.labels(self.stage, raw.model, "output").inc(raw.output_tokens)
         await self._record(raw.input_tokens + raw.output_tokens - estimate)
         return raw
+
+    def _failed(self, estimate: int, out: int, started: float) -> None:
+        """A call that raised: its reservation is released and its input estimate stays
+        charged (the provider may have billed the input before failing)."""
+        self._reserved -= estimate + out
+        latency = time.monotonic() - started
+        self.calls.append(LLMCall(self.stage, self.label, 0, 0, latency, ok=False, charged=estimate))
+        metrics.LLM_CALLS.labels(self.stage, self.label, "error").inc()
+        metrics.LLM_LATENCY.labels(self.stage, self.label).observe(latency)
+
+    # -- degrade, don't fail -------------------------------------------------------
+
+    def _skips_provider(self) -> bool:
+        """The job's provider was found unavailable (by this stage or an earlier one):
+        this call is answered offline without waiting on it again."""
+        if self.unavailable is None:
+            return False
+        self.degraded_calls += 1
+        metrics.LLM_CALLS.labels(self.stage, self.label, "degraded").inc()
+        return True
+
+    def _degrades(self, exc: LLMUnavailable) -> bool:
+        """The provider failed a call after the SDK's retries: from now on the job's
+        model work is offline (True), unless this binding does not degrade (a tool's,
+        or a copy on another engine), whose caller gets the error."""
+        if not self.degrade or self.engine is not self._home:
+            return False
+        if self.degraded is None:
+            self.degraded = Degraded(stage=self.stage, iteration=self.iteration, reason=_one_line(str(exc)))
+        self.degraded_calls += 1
+        metrics.LLM_CALLS.labels(self.stage, self.label, "degraded").inc()
+        self._tell()
+        return True
+
+    def _tell(self, level: int = logging.WARNING) -> None:
+        """Log, once per stage, that its model work is offline and why."""
+        if self._told or self.degraded is None:
+            return
+        self._told = True
+        d = self.degraded
+        log.log(level, "model provider %s unavailable since the %s stage (iteration %d): %s; the %s stage's model work "
+                    "is done by the offline engine", self.label, d.stage, d.iteration, d.reason, self.stage)
 
     async def _record(self, tokens: int) -> None:
         if self.ledger is None or not self.job_id or not tokens:
@@ -316,8 +411,9 @@ class JobLLM:
         """The job's usage: what it had before this stage plus this stage's calls
         (the tokens providers reported; failed calls count as calls only)."""
         by_stage = {k: v.model_copy() for k, v in self.base_usage.by_stage.items()}
-        if self.calls:
+        if self.calls or self.degraded_calls:
             mine = by_stage.setdefault(self.stage, StageUsage())
+            mine.degraded_calls += self.degraded_calls
             for c in self.calls:
                 mine.input_tokens += c.input_tokens
                 mine.output_tokens += c.output_tokens
@@ -328,11 +424,24 @@ class JobLLM:
         return Usage(by_stage=by_stage)
 
     def apply(self, envelope: JobEnvelope) -> JobEnvelope:
-        """``envelope`` with this stage's usage (idempotent) and the budget note."""
+        """``envelope`` with this stage's usage (idempotent), the budget note, and since
+        when the provider is unavailable (so later stages do not wait on it)."""
         notes = envelope.notes
         if self.budget_hit and BUDGET_NOTE not in notes:
             notes = [*notes, BUDGET_NOTE]
-        return envelope.model_copy(update={"usage": self.usage(), "notes": notes})
+        return self.with_degraded(envelope).model_copy(update={"usage": self.usage(), "notes": notes})
+
+    def with_degraded(self, envelope: JobEnvelope) -> JobEnvelope:
+        """``envelope`` recording since when the job's provider is unavailable, when it
+        is and the envelope does not say so yet (the first record stands)."""
+        if self.unavailable is None or envelope.degraded is not None:
+            return envelope
+        return envelope.model_copy(update={"degraded": self.unavailable})
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _summarize(exc: ValidationError, limit: int = 5) -> str:

@@ -30,7 +30,9 @@ class LLMAuthError(LLMError):
 
 
 class LLMUnavailable(TransientError):
-    """Rate limited, overloaded, failing or too slow, after the client's own retries."""
+    """Rate limited, overloaded, failing, unreachable or too slow, after the client's own
+    retries. A job's binding to its own engine does not raise it: it answers offline
+    from then on (:mod:`shared.llm.engine`, "degrade, don't fail"); a tool's does."""
 
 
 class LLMInvalidOutput(Exception):
@@ -177,8 +179,9 @@ class OpenAICompatibleProvider:
 
 def _translate(sdk: Any, exc: Exception, *, who: str, key_var: str, model_hint: str) -> Exception:
     """Our error for one of the SDK's typed errors (both SDKs share the class names).
-    Rate limits, server errors, 529 and timeouts reach here only once the SDK's own
-    retries are spent, so they are transient for the stage runner; other 4xx are not."""
+    Rate limits, server errors, 529, connection errors and timeouts reach here only once
+    the SDK's own retries are spent: they are :class:`LLMUnavailable`, on which a job's
+    model work goes on offline; other 4xx are permanent."""
     detail = _detail(exc)
     if isinstance(exc, sdk.AuthenticationError):
         return LLMAuthError(f"{who} rejected the API key (401): check {key_var} ({detail})")

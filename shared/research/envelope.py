@@ -310,6 +310,8 @@ class StageUsage(_Wire):
     calls: int = 0
     latency_s: float = 0.0  # summed over the stage's model calls
     models: list[str] = Field(default_factory=list)
+    # Calls the offline engine answered because the provider was unavailable (see Degraded).
+    degraded_calls: int = 0
 
 
 class Usage(_Wire):
@@ -349,6 +351,17 @@ class ReusedWork(_Wire):
     covered: bool = False  # its checklist already covered the question: straight to synthesis
 
 
+class Degraded(_Wire):
+    """The model provider was unavailable after the client's retries (overloaded,
+    failing, unreachable, too slow): from this stage of this iteration on, the job's
+    model work was done by the offline engine, and later stages do not wait on the
+    provider again (shared/llm/engine.py)."""
+
+    stage: str
+    iteration: int = 0
+    reason: str  # the provider's error, in one line
+
+
 class JobEnvelope(_Wire):
     version: Literal[1] = ENVELOPE_VERSION
     job_id: str
@@ -381,6 +394,7 @@ class JobEnvelope(_Wire):
     analysis_claims: list[Claim] = Field(default_factory=list)
     resumes: int = 0  # how many times the job was resumed: part of every message id
     reused: ReusedWork | None = None  # what it took over from an earlier job
+    degraded: Degraded | None = None  # since when the model provider was unavailable: offline from there on
 
     @property
     def msg_id(self) -> str:

@@ -23,7 +23,10 @@ reliability contract:
   noted as cut. A cancellation of the job wins over the deadline;
 - a transient error is nacked with a growing delay; a permanent one (or the last
   allowed delivery) publishes a typed ``failed`` event, then terminates the message.
-  A crash on the last delivery is caught by the MAX_DELIVERIES advisory in the gateway;
+  A crash on the last delivery is caught by the MAX_DELIVERIES advisory in the gateway.
+  A model provider that is unavailable after the SDK's retries is not such an error:
+  the job's binding answers offline from then on and the envelope records it
+  (``degraded``, :mod:`shared.llm.engine`), so the job completes instead of failing;
 - the job's model spend is kept in the usage bucket across attempts, so a redelivered
   stage counts what a crashed attempt spent against the job's token budget;
 - every log line written while a job is handled names the job, stage and attempt,
@@ -314,7 +317,8 @@ class StageRunner:
         await self._stage_event(envelope, StageState.DONE, delivery, duration_s=duration, usage=ctx.llm.usage(),
                                 trace=ctx.stage_trace(duration, result))
         await msg.ack_sync()
-        log.info("%s stage done in %.2fs (%d model calls)", self.stage, duration, len(ctx.llm.calls))
+        log.info("%s stage done in %.2fs (%d model calls%s)", self.stage, duration, len(ctx.llm.calls),
+                 f", {ctx.llm.degraded_calls} answered offline: provider unavailable" if ctx.llm.degraded_calls else "")
         metrics.STAGE_MESSAGES.labels(stage, "done").inc()
         metrics.STAGE_DURATION.labels(stage, "done").observe(duration)
 
@@ -330,7 +334,8 @@ class StageRunner:
         command's delivery from the work."""
         self.control.start(self.js)
         llm = self.llm.bind(self.stage.value, envelope.usage, job_id=envelope.job_id,
-                            ledger=None if self.llm.offline else self.ledger)
+                            ledger=None if self.llm.offline else self.ledger,
+                            degrade=True, degraded=envelope.degraded, iteration=envelope.iteration)
         if llm.ledger is None:  # the offline engine keeps no spend
             stopped = await self.control.read(envelope.job_id, envelope.resumes)
         else:
