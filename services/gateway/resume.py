@@ -101,8 +101,10 @@ async def resumed_envelope(js: JetStreamContext, job: Job, fresh: JobEnvelope) -
     log.info("job %s resumes (run %d) at %s, iteration %d, %d sources, %d queries already run",
              job.id, job.resumes + 1, checkpoint.stage, checkpoint.iteration, len(checkpoint.sources),
              len(checkpoint.queries_run))
+    # A resumed job tries its model provider again: what was down when it stopped may be back.
     return checkpoint.model_copy(update={
         "resumes": job.resumes,
         "deadline_at": fresh.deadline_at,
         "notes": [n for n in checkpoint.notes if n != DEADLINE_NOTE],
+        "degraded": None,
     })

@@ -56,7 +56,7 @@ LLM_TOKENS = Counter(
     ["stage", "model", "direction"], registry=REGISTRY,
 )
 LLM_CALLS = Counter(
-    "research_llm_calls", "Model calls, by stage, model and outcome (ok, error)",
+    "research_llm_calls", "Model calls, by stage, model and outcome (ok, error, degraded: answered offline, the provider unavailable)",
     ["stage", "model", "outcome"], registry=REGISTRY,
 )
 LLM_LATENCY = Histogram(

@@ -184,7 +184,8 @@ class Judge:
                         llm.label, len(indices), exc)
             return f"provider failed: {_one_line(str(exc), 200)}"
         if answer is _OFFLINE:
-            return BUDGET_SPENT
+            gone = llm.unavailable
+            return f"the model provider was unavailable ({gone.reason})" if gone is not None else BUDGET_SPENT
         seen: set[int] = set()
         distrusted: list[int] = []
         for a in answer.judgements:
