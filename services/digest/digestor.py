@@ -31,7 +31,7 @@ from services.digest.evidence import conditioning_hash, page_map_problem, with_p
 from services.digest.metrics import DigestMetrics
 from services.digest.policy import select
 from shared.stores.archive import Archive
-from shared.research.envelope import DigestPayload, FidelityRecord, JobEnvelope, Source
+from shared.research.envelope import CoverageStatus, DigestPayload, FidelityRecord, JobEnvelope, Source
 from shared.research.events import (
     DigestCircuitBreakerTriggered,
     DigestCompleted,
@@ -109,7 +109,11 @@ class Digestor:
         self._job_id, self._iteration = envelope.job_id, envelope.iteration
         self.breaker.reset()  # a new iteration gets a fresh start
         question = envelope.request.question
-        focus = [sq.text for sq in envelope.plan.sub_questions] if envelope.plan else []
+        # Conditioned on what the claim step will look for: the sub-questions and the
+        # checklist items still open (services/scoring/passages.py ranks by the same).
+        plan = envelope.plan
+        focus = [*(sq.text for sq in plan.sub_questions),
+                 *(i.description for i in plan.checklist if i.status is not CoverageStatus.SATISFIED)] if plan else []
         qhash = conditioning_hash(question, focus)
         # A source taken over from an earlier, similar job keeps that job's digest.
         reused = set(envelope.reused.source_ids) if envelope.reused else set()

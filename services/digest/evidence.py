@@ -33,7 +33,7 @@ KEY_POINTS = 5
 
 def conditioning_hash(query: str, focus: Sequence[str] = ()) -> str:
     """The 8-hex hash of everything a digest is conditioned on: the question plus the
-    focus texts (the plan's sub-questions). The cache key's query part; the payload's
+    focus texts (the plan's sub-questions and open checklist items). The cache key's query part; the payload's
     ``query_hash`` is the question's alone, so that a source digested for a job's
     question is not digested again when a later iteration refines the sub-questions."""
     return short_hash("\n".join([query, *focus]) if focus else query)
