@@ -3,9 +3,20 @@
 A checklist item names what an answer must cover, so it reads as a statement-shaped
 phrase, not a question: "How does PostgreSQL protect against wraparound?" becomes
 "How PostgreSQL protects against wraparound", "What is a decorator?" becomes
-"Definition of a decorator". The rules are small and conservative: a question whose
-subject and verb cannot be told apart keeps its own words (minus the question mark),
-which is still grammatical.
+"Definition of a decorator", "What limits the scalability of threads?" becomes "What
+limits thread scalability". A title never only reorders the question's words ("Why is
+X a problem" gives "Reasons X is a problem", not "Why X is a problem"): it would add
+nothing a reader does not already see in the question. The rules are small and
+conservative: a question whose subject and verb cannot be told apart keeps its own
+words (minus the question mark), which is still grammatical.
+
+Besides the title, a clause carries what the question is about (``subject``: never
+the asker, never a verb or an auxiliary), so that the planner can ask about it.
+
+This module tells which form a question has (a definition, "What limits X?", "Which
+brokers support X?", an imperative...) and titles each form; an inverted one ("How
+does X work?", "Is X faster than Y?") it hands to
+:mod:`services.decomposition.inversion`, which turns it around.
 
 Guarantees: deterministic; :func:`statement` never returns an empty string for a
 non-blank question; :func:`split_clauses` returns at least one clause for a non-blank
@@ -17,76 +28,110 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["VERBS", "Clause", "parse_clause", "resolve_pronouns", "split_clauses", "statement", "third_person"]
+from shared.research.text import STOPWORDS
+
+from services.decomposition.inversion import (
+    AUX,
+    BE,
+    DETERMINERS,
+    MODALS,
+    VERBS,
+    Reading,
+    capitalize,
+    inverted,
+    join,
+    low,
+    subject_ok,
+    third_person,
+)
+from services.decomposition.wordforms import (
+    be_for,
+    compact,
+    is_adverb,
+    is_plural_noun,
+    plural,
+    verb_lemma,
+    word_classes,
+)
+
+__all__ = [
+    "CAUSE_VERBS", "LIMIT_VERBS", "MEANS_VERBS", "NEGATIVE_HEADS", "Clause", "object_of", "parse_clause",
+    "resolve_pronouns", "split_clauses", "statement",
+]
 
 WH_WORDS = frozenset({"what", "how", "why", "when", "where", "which", "who", "whom", "whose"})
-_DO = frozenset({"does", "do", "did"})
-_BE = frozenset({"is", "are", "was", "were"})
-_MODALS = frozenset({"can", "could", "should", "would", "will", "shall", "may", "might", "must",
-                     "has", "have", "had"})
-_AUX = _DO | _BE | _MODALS
-_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "its", "their"})
+_ARTICLES = frozenset({"a", "an", "the"})
 _PRONOUNS = frozenset({"it", "they", "them", "one", "this", "these"})
-_GENERIC_SUBJECTS = frozenset({"you", "i", "we", "one", "someone", "people", "a user", "users"})
 _IMPERATIVES = frozenset({"explain", "describe", "list", "name", "summarize", "summarise",
-                          "outline", "give", "show", "tell", "discuss"})
-# Words after which a subject cannot end: a verb found right after one is not the verb.
-_NOT_SUBJECT_END = frozenset({"the", "a", "an", "and", "or", "of", "in", "on", "for", "to",
-                              "with", "by", "from", "at", "as", "between", "into", "its", "their",
-                              "that", "which", "who"})
-# Base forms of verbs that questions about systems, science and code ask with: the
-# first one after a possible subject is taken as the main verb. Nouns that are also
-# verbs ("process", "lock") are left out when they more often name things.
-VERBS = frozenset("""
-    accept access achieve acquire add affect allocate allow apply avoid become behave
-    block break build cache call cause change check choose clean close collect come
-    communicate compare compute configure connect consume contain control convert copy
-    crash create cure deal decide define delete deliver depend deploy detect determine
-    develop differ do emit enable encrypt ensure evaluate execute exist expire extend
-    fail find fix follow free generate get grow guarantee handle happen help hold hurt
-    implement import improve include increase influence inherit interact isolate iterate
-    keep leak limit load look make manage match matter mean measure mitigate move need
-    occur open override parse pass perform persist predict prevent produce protect
-    provide raise reach react read receive recover reduce relate release remove
-    replace represent require resolve respond resume retry return reuse run scale
-    schedule select send serve share shrink side-step sidestep sign speed spread start stop
-    store suspend support survive take tolerate track treat trigger try turn use
-    validate vary verify wait work wrap write yield
+                          "outline", "give", "show", "tell", "discuss", "define"})
+# Imperatives that ask for an account of a thing: "Explain the actor model" asks what
+# "What is the actor model?" asks. "List", "name", "give" ask for the phrase itself.
+_DEFINE_IMPERATIVES = frozenset({"explain", "describe", "define", "discuss", "outline", "tell"})
+
+# "What V X?" asks for the things that V X; the verb decides how a title names them.
+# What causes X has causes; what limits or affects X has factors; what prevents X is a
+# way to prevent it.
+CAUSE_VERBS = frozenset({"cause", "trigger", "produce", "create", "induce", "introduce"})
+LIMIT_VERBS = frozenset({"limit", "constrain", "restrict", "bound", "cap", "bottleneck"})
+FACTOR_VERBS = frozenset({"affect", "influence", "determine", "control", "drive", "govern", "shape",
+                          "dominate", "impact"})
+MEANS_VERBS = frozenset({"prevent", "avoid", "reduce", "mitigate", "fix", "solve", "improve", "lower",
+                         "increase", "minimize", "minimise", "eliminate"})
+_AGENT_VERBS = CAUSE_VERBS | LIMIT_VERBS | FACTOR_VERBS | MEANS_VERBS
+
+# Nouns naming a kind of information about something: "the purpose of X" and "the
+# drawbacks of X" are about X, and their title keeps the noun ("The drawbacks of X").
+_ASPECT_HEADS = frozenset("""
+    purpose role meaning goal function use uses benefit benefits advantage advantages
+    disadvantage disadvantages drawback drawbacks downside downsides limitation limitations
+    risk risks cost costs cause causes effect effects consequence consequences impact
+    implication implications trade-off trade-offs tradeoff tradeoffs pros cons alternative
+    alternatives requirement requirements property properties feature features component
+    components problem problems challenge challenges example examples history
 """.split())
-
-
-def third_person(verb: str) -> str:
-    """The verb's third person singular present: "protect" → "protects",
-    "do" → "does", "apply" → "applies", "side-step" → "side-steps"."""
-    if "-" in verb:
-        head, tail = verb.rsplit("-", 1)
-        return f"{head}-{third_person(tail)}"
-    low = verb.lower()
-    irregular = {"be": "is", "have": "has", "do": "does", "go": "goes"}
-    if low in irregular:
-        return irregular[low]
-    if low.endswith(("s", "sh", "ch", "x", "z")):
-        return verb + "es"
-    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
-def _capitalize(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def _low(token: str) -> str:
-    return token.strip(".,;:!?()[]\"'“”‘’").lower()
+# The aspects that count against a thing: what to ask next is its advantages. (Costs
+# call for how to reduce them instead.)
+NEGATIVE_HEADS = frozenset("""
+    disadvantage disadvantages drawback drawbacks downside downsides limitation limitations
+    risk risks cons problem problems challenge challenges
+""".split())
+# Nouns asking for the kinds of something ("the types of X"): a list whose members
+# the answer then explains one by one.
+_KIND_HEADS = frozenset("""
+    type types kind kinds form forms category categories variety varieties sort sorts
+    flavor flavors flavour flavours
+""".split())
+# Nouns asking for the means to an end ("the ways to reduce X").
+_MEANS_HEADS = frozenset("""
+    way ways method methods technique techniques approach approaches strategy strategies
+    option options step steps practice practices tip tips tool tools
+""".split())
+_HEADS = _ASPECT_HEADS | _KIND_HEADS | _MEANS_HEADS
+# "the main drawbacks of X": the words before the head do not change what is asked.
+_HEAD_PHRASE = re.compile(
+    r"^(?:(?:the|some|any|all)\s+)?(?:(?:main|key|major|common|most\s+common|different|various|"
+    r"typical|possible|best|biggest|primary)\s+)?(?P<head>[\w-]+)\s+(?P<prep>of|to|for|behind)\s+(?P<x>.+)$",
+    re.IGNORECASE,
+)
+# Particles and prepositions that join a verb to its object ("protect against X",
+# "speed up X"): passed over to reach the object. "for" is not one: "generate for a
+# class" names what it is for, not what is generated.
+_VERB_PARTICLES = frozenset({"up", "down", "out", "off", "against", "with", "from", "on", "into",
+                             "onto", "over", "through", "about", "to", "between", "across"})
 
 
 @dataclass(frozen=True)
 class Clause:
     """One question, read.
 
-    ``kind``: "definition" ("What is X?"), "wh" (a wh-question with a subject and verb
-    told apart), "yes-no", "subject-wh" ("Which settings control it?"), "imperative",
-    or "other" (kept as written). ``subject`` is the noun phrase asked about, when known.
+    ``kind``: "definition" ("What is X?", "What are the drawbacks of X?", "Explain X"),
+    "list" ("What are the types of X?"), "means" ("What are the ways to reduce X?"),
+    "what-verb" ("What limits X?"), "which" ("Which brokers support X?"), "consequence"
+    ("What happens when X?"), "wh" (a wh-question with its subject and verb told
+    apart), "yes-no", "subject-wh" ("How the GIL works"), "imperative", or "other" (kept
+    as written). ``subject`` is what the question is about, when known: the thing
+    defined, X in "the purpose of X", the object when the asker is the subject ("How
+    do I reduce GC pauses?" is about GC pauses).
     """
 
     text: str  # the clause as asked, without its final punctuation
@@ -96,74 +141,240 @@ class Clause:
     wh: str | None = None
     verb: str | None = None  # the main verb's base form, when found
     rest: str | None = None  # the words after the main verb, when found
+    obj: str | None = None  # the noun phrase the verb acts on, when it follows the verb
+    head: str | None = None  # what is asked of the subject: "purpose", "types", "ways"...
+    generic: bool = False  # the asker is the grammatical subject ("How do I...", "When should you...")
 
 
-def _subject_ok(tokens: list[str]) -> bool:
-    return bool(tokens) and _low(tokens[-1]) not in _NOT_SUBJECT_END and any(
-        _low(t) not in _DETERMINERS for t in tokens)
+def _verb_base(token: str) -> str | None:
+    """The base form of a known verb in any inflection ("supports" -> "support")."""
+    word = low(token)
+    known = VERBS | _AGENT_VERBS
+    if word in known:
+        return word
+    base = verb_lemma(word)
+    return base if base in known else None
 
 
-def _find_verb(tokens: list[str], start: int) -> int | None:
-    """Index of the main verb: the first known verb after a plausible subject
-    ``tokens[start:index]``."""
-    for i in range(start + 1, len(tokens)):
-        if _low(tokens[i]) in VERBS and _subject_ok(tokens[start:i]):
-            return i
-    return None
+def _content_word(word: str) -> bool:
+    lowered = low(word)
+    return bool(lowered) and lowered not in STOPWORDS and not is_adverb(lowered) and (
+        word[:1].isalnum() or word[:1] == "_")
 
 
-def _find_participle(tokens: list[str], start: int) -> int | None:
-    """Index of a participle ("evaluated", "written", "running") after a subject, for
-    questions whose auxiliary is a form of "be"."""
-    for i in range(start + 1, len(tokens)):
-        low = _low(tokens[i])
-        if len(low) > 4 and low.endswith(("ed", "en", "ing")) and _subject_ok(tokens[start:i]):
-            return i
-    return None
+def object_of(rest: str | None) -> str | None:
+    """The noun phrase a verb acts on: the words after it, past one particle
+    ("protect against transaction ID wraparound in practice" -> "transaction ID
+    wraparound"), up to a function word, an adverb or punctuation; a leading article is
+    kept ("a Python loop"), and so is a joined second phrase ("CPU-bound and I/O-bound
+    programs"). None when the verb is followed by no noun phrase."""
+    words = (rest or "").split(" ")
+    i = 1 if words and low(words[0]) in _VERB_PARTICLES else 0
+    if i and low(words[0]) == "to" and len(words) > 1 and verb_lemma(words[1]) == words[1]:
+        return None  # "need to install": an infinitive, not an object
+    out: list[str] = []
+    if i < len(words) and low(words[i]) in _ARTICLES:
+        out.append(words[i])
+        i += 1
+    content = 0
+    while i < len(words) and content < 6:
+        word = words[i]
+        joins = content and low(word) in ("and", "or") and i + 1 < len(words) and _content_word(words[i + 1])
+        if not joins and not _content_word(word):
+            break
+        out.append(word.rstrip(".,;:!?"))
+        content += 0 if joins else 1
+        if word != word.rstrip(".,;:!?"):
+            break
+        i += 1
+    return " ".join(out) if content else None
 
 
-def _find_second_phrase(tokens: list[str], start: int) -> int | None:
-    """Index of the determiner that opens the complement in "Why is X a problem":
-    the subject runs up to it."""
-    for i in range(start + 1, len(tokens)):
-        if _low(tokens[i]) in ("a", "an", "the") and _subject_ok(tokens[start:i]):
-            return i
-    return None
+def _reading_clause(text: str, kind: str, wh: str | None, done: Reading) -> Clause:
+    obj = object_of(done.rest) if done.verb else None
+    subject = obj if done.generic else done.subject
+    return Clause(text, kind, done.statement, subject=subject, wh=wh, verb=done.verb, rest=done.rest,
+                  obj=obj, generic=done.generic)
 
 
-def _inverted(lead: str, aux: str, tokens: list[str], start: int) -> tuple[str, str, str | None, str] | None:
-    """(statement, subject, verb, rest) of "<lead> <aux> <subject> <verb> <rest>", or
-    None when the subject cannot be told from the rest."""
-    aux_low = aux.lower()
-    if aux_low in _DO:
-        v = _find_verb(tokens, start)
-        if v is None or aux_low == "did":
-            return None
-        subject = " ".join(tokens[start:v])
-        rest = " ".join(tokens[v + 1:])
-        if subject.lower() in _GENERIC_SUBJECTS and lead.lower() != "whether":
-            return _join(lead, "to", tokens[v], rest), subject, _low(tokens[v]), rest
-        verb = third_person(tokens[v]) if aux_low == "does" else tokens[v]
-        return _join(lead, subject, verb, rest), subject, _low(tokens[v]), rest
-    if aux_low in _BE:
-        split = _find_participle(tokens, start) or _find_second_phrase(tokens, start)
-        if split is None:
-            return None
-        subject = " ".join(tokens[start:split])
-        rest = " ".join(tokens[split:])
-        return _join(lead, subject, aux_low, rest), subject, None, rest
-    v = _find_verb(tokens, start)
+def _definition(text: str, subject: str, wh: str | None) -> Clause:
+    """"What is X?" and its kin. "the purpose of X" is about X and keeps its words as
+    the title; "the types of X" asks for a list, "the ways to V X" for means."""
+    m = _HEAD_PHRASE.match(subject)
+    head = m.group("head").lower() if m else None
+    if m is None or head not in _HEADS:
+        low = f" {subject.lower()} "
+        if " of " in low or " between " in low or low.startswith((" the main ", " the key ", " the most ")):
+            return Clause(text, "definition", capitalize(subject), subject=subject, wh=wh)
+        return Clause(text, "definition", f"Definition of {subject}", subject=subject, wh=wh)
+    x, prep = m.group("x"), m.group("prep").lower()
+    title = capitalize(subject)
+    if head in _KIND_HEADS and prep == "of":
+        return Clause(text, "list", title, subject=x, wh=wh, head=head)
+    words = x.split(" ")
+    verb = _verb_base(words[0])
+    if head in _MEANS_HEADS and verb and (prep == "to" or words[0].lower().endswith("ing")):
+        rest = " ".join(words[1:])
+        obj = object_of(rest)
+        return Clause(text, "means", title, subject=obj or x, wh=wh, head=head, verb=verb, rest=rest, obj=obj)
+    return Clause(text, "definition", title, subject=x, wh=wh, head=head)
+
+
+def _agent_verb(token: str) -> str | None:
+    """The base form when ``token`` is "limits", "causes"... (see CAUSE_VERBS)."""
+    base = verb_lemma(low(token))
+    return base if base in _AGENT_VERBS and low(token) != base else None
+
+
+def _what_verb(text: str, verb: str, said: str) -> Clause:
+    """"What limits the scalability of threads?": the answer is the things that limit
+    it. The title names them by the verb's family, and the subject is the object in
+    its short form ("thread scalability"); "What limits thread scalability" is kept as
+    the title only when it differs from the question's words."""
+    short = compact(said)
+    if verb in CAUSE_VERBS:
+        title = f"Causes of {said}"
+    elif verb in MEANS_VERBS:
+        title = f"Ways to {verb} {said}"
+    elif short != said:
+        title = f"What {third_person(verb)} {short}"
+    else:
+        title = f"Factors that {verb} {said}"
+    return Clause(text, "what-verb", title, subject=short, wh="what", verb=verb, rest=said, obj=short)
+
+
+def _what_happens(text: str, tokens: list[str]) -> Clause:
+    """"What happens when a thread blocks?": the consequences of an event; the
+    subject is the event's own subject ("a thread"), its verb and rest are kept for
+    examples ("a thread blocking")."""
+    event = tokens[3:]
+    title = join("Consequences", low(tokens[2]), " ".join(event))
+    v = next((i for i in range(1, len(event)) if _verb_base(event[i]) and subject_ok(event[:i])), None)
     if v is None:
+        return Clause(text, "consequence", title, subject=" ".join(event), wh="what")
+    rest = " ".join(event[v + 1:])
+    return Clause(text, "consequence", title, subject=" ".join(event[:v]), wh="what",
+                  verb=_verb_base(event[v]), rest=rest, obj=object_of(rest))
+
+
+def _wh_phrase_end(tokens: list[str]) -> int | None:
+    """Index of the auxiliary after a wh-phrase of up to three words ("How well do",
+    "How much memory does", "Which database should"): the phrase is the lead, and the
+    rest is an inverted question like any other."""
+    for i in range(2, min(5, len(tokens) - 1)):
+        if low(tokens[i]) in AUX:
+            phrase = tokens[1:i]
+            if any(low(t) in STOPWORDS or _verb_base(t) for t in phrase):
+                return None
+            return i
+    return None
+
+
+def _phrase_clause(text: str, phrase: str, nouns: list[str], done: Reading) -> Clause:
+    """A question led by a wh-phrase ("Which database should I use for analytics"):
+    when the asker is the subject and the verb has no object, the question is about
+    the phrase's noun and what follows the verb ("databases for analytics")."""
+    clause = _reading_clause(text, "wh", phrase.lower(), done)
+    if clause.subject or not phrase.lower().startswith(("which ", "what ")):
+        return clause
+    about = " ".join(p for p in (plural(" ".join(nouns)), done.rest) if p)
+    return Clause(text, "wh", clause.statement, subject=about, wh=clause.wh, verb=clause.verb, rest=clause.rest,
+                  generic=clause.generic)
+
+
+def _what_makes(text: str, tokens: list[str]) -> Clause | None:
+    """"What makes Python slow?" asks why Python is slow: "Reasons Python is slow"."""
+    quality = low(tokens[-1])
+    subject = tokens[2:-1]
+    if "ADJ" not in word_classes(quality) or not subject_ok(subject):
         return None
-    subject = " ".join(tokens[start:v])
-    rest = " ".join(tokens[v + 1:])
-    if subject.lower() in _GENERIC_SUBJECTS and aux_low in ("can", "should", "could") and lead.lower() != "whether":
-        return _join(lead, "to", " ".join(tokens[v:])), subject, _low(tokens[v]), rest
-    return _join(lead, subject, aux_low, " ".join(tokens[v:])), subject, _low(tokens[v]), rest
+    said = " ".join(subject)
+    return Clause(text, "wh", join("Reasons", said, be_for(said), quality), subject=said, wh="why")
 
 
-def _join(*parts: str) -> str:
-    return _capitalize(" ".join(p for p in parts if p))
+def _which(text: str, tokens: list[str]) -> Clause | None:
+    """"Which message brokers support at-least-once delivery?" -> "Message brokers
+    that support at-least-once delivery": the wh-phrase is the subject, so the title
+    names the things asked for rather than repeating the question."""
+    for v in range(2, min(6, len(tokens))):
+        base = _verb_base(tokens[v])
+        if base is None:
+            continue
+        phrase = tokens[1:v]
+        if any(low(t) in STOPWORDS or low(t) in _PRONOUNS or low(t) in AUX for t in phrase):
+            return None
+        many = plural(" ".join(t.strip(",;:") for t in phrase))
+        verb = base if is_plural_noun(many.split(" ")[-1]) else low(tokens[v])
+        rest = " ".join(tokens[v + 1:])
+        return Clause(text, "which", join(capitalize(many), "that", verb, rest), subject=many,
+                      wh=low(tokens[0]), verb=base, rest=rest, obj=object_of(rest))
+    return None
+
+
+def _wh_aux(text: str, tokens: list[str]) -> Clause:
+    """"<wh> <aux> ...": a definition ("What is X"), "What can cause X", or an
+    inverted question turned around."""
+    lead, aux = low(tokens[0]), low(tokens[1])
+    if lead in ("what", "who") and aux in BE:
+        return _definition(text, " ".join(tokens[2:]), lead)
+    if lead == "what" and aux in MODALS and low(tokens[2]) in _AGENT_VERBS and len(tokens) > 3:
+        return _what_verb(text, low(tokens[2]), " ".join(tokens[3:]))
+    done = inverted(tokens[0], aux, tokens, 2)
+    return _reading_clause(text, "wh", lead, done) if done else Clause(text, "other", capitalize(text), wh=lead)
+
+
+def _what_verb_first(text: str, tokens: list[str]) -> Clause | None:
+    """A verb right after "what": "What limits X", "What happens when X", "What
+    makes X slow"; None for any other."""
+    second = low(tokens[1])
+    agent = _agent_verb(tokens[1])
+    if agent:
+        return _what_verb(text, agent, " ".join(tokens[2:]))
+    if second in ("happens", "happened") and len(tokens) > 3 and low(tokens[2]) in ("when", "if"):
+        return _what_happens(text, tokens)
+    if second in ("makes", "make") and len(tokens) > 3:
+        return _what_makes(text, tokens)
+    return None
+
+
+def _wh_phrase_question(text: str, tokens: list[str]) -> Clause | None:
+    """"How well do threads scale", "Which database should I use": a wh-phrase, then
+    an inverted question."""
+    end = _wh_phrase_end(tokens)
+    if end is None:
+        return None
+    phrase = " ".join(tokens[:end])
+    done = inverted(phrase, low(tokens[end]), tokens, end + 1)
+    return _phrase_clause(text, phrase, tokens[1:end], done) if done else None
+
+
+def _wh_question(text: str, tokens: list[str]) -> Clause:
+    """A question opening with a wh-word, read by what follows it."""
+    lead = low(tokens[0])
+    if len(tokens) > 2 and low(tokens[1]) in AUX:
+        return _wh_aux(text, tokens)
+    found = _what_verb_first(text, tokens) if lead == "what" and len(tokens) > 2 else None
+    found = found or _wh_phrase_question(text, tokens)
+    if found is None and lead in ("which", "what"):
+        found = _which(text, tokens)
+    # "How the GIL works": the wh-phrase is the subject, nothing moves.
+    return found or Clause(text, "subject-wh", capitalize(text), wh=lead)
+
+
+def _imperative(text: str, tokens: list[str]) -> Clause:
+    """"Explain how X works" is the question it wraps; "Explain X" asks what "What is
+    X?" asks; "List the settings that..." names what to list."""
+    rest = tokens[1:]
+    for filler in ("me", "about"):
+        if low(rest[0]) == filler and len(rest) > 1:
+            rest = rest[1:]
+    inner = parse_clause(" ".join(rest))
+    if inner.kind != "other":
+        return inner
+    phrase = " ".join(rest)
+    if low(tokens[0]) in _DEFINE_IMPERATIVES:
+        return _definition(text, phrase, None)
+    return Clause(text, "imperative", capitalize(phrase), subject=phrase)
 
 
 def parse_clause(text: str) -> Clause:
@@ -172,35 +383,16 @@ def parse_clause(text: str) -> Clause:
     tokens = text.split(" ")
     if not text:
         return Clause(text, "other", "")
-    lead = _low(tokens[0])
+    lead = low(tokens[0])
     if lead in _IMPERATIVES and len(tokens) > 1:
-        rest = tokens[1:]
-        if _low(rest[0]) == "me" and len(rest) > 1:
-            rest = rest[1:]
-        inner = parse_clause(" ".join(rest))
-        if inner.kind != "other":
-            return inner
-        return Clause(text, "imperative", _capitalize(" ".join(rest)), subject=" ".join(rest))
-    if lead in WH_WORDS and len(tokens) > 2 and _low(tokens[1]) in _AUX:
-        aux = _low(tokens[1])
-        if lead in ("what", "who") and aux in _BE:
-            subject = " ".join(tokens[2:])
-            low = subject.lower()
-            if " of " in f" {low} " or " between " in f" {low} " or low.startswith(("the main ", "the key ", "the most ")):
-                return Clause(text, "definition", _capitalize(subject), subject=subject, wh=lead)
-            return Clause(text, "definition", f"Definition of {subject}", subject=subject, wh=lead)
-        done = _inverted(tokens[0], aux, tokens, 2)
+        return _imperative(text, tokens)
+    if lead in WH_WORDS and len(tokens) > 1:
+        return _wh_question(text, tokens)
+    if lead in AUX and len(tokens) > 2:
+        done = inverted("whether", tokens[0], tokens, 1)
         if done is not None:
-            return Clause(text, "wh", done[0], subject=done[1], wh=lead, verb=done[2], rest=done[3])
-        return Clause(text, "other", _capitalize(text), wh=lead)
-    if lead in WH_WORDS:
-        # "Which settings control it": the wh-phrase is the subject, nothing moves.
-        return Clause(text, "subject-wh", _capitalize(text), wh=lead)
-    if lead in _AUX and len(tokens) > 2:
-        done = _inverted("whether", tokens[0], tokens, 1)
-        if done is not None:
-            return Clause(text, "yes-no", done[0], subject=done[1], verb=done[2], rest=done[3])
-    return Clause(text, "other", _capitalize(text))
+            return _reading_clause(text, "yes-no", None, done)
+    return Clause(text, "other", capitalize(text))
 
 
 # A second question joined to the first: ", and which settings...", " and how...",
@@ -229,10 +421,10 @@ def resolve_pronouns(clause: str, subject: str | None) -> str:
     out = []
     replaced = False
     for i, token in enumerate(tokens):
-        if not replaced and i > 0 and _low(token) in _PRONOUNS and token == token.lower() and (
-                _low(token) in ("it", "they", "them") or _low(tokens[i - 1]) not in _DETERMINERS):
+        if not replaced and i > 0 and low(token) in _PRONOUNS and token == token.lower() and (
+                low(token) in ("it", "they", "them") or low(tokens[i - 1]) not in DETERMINERS):
             # "one" and "this" only as pronouns, never as determiners ("this lock").
-            if _low(token) in ("one", "this", "these") and i + 1 < len(tokens):
+            if low(token) in ("one", "this", "these") and i + 1 < len(tokens):
                 out.append(token)
                 continue
             out.append(subject)

@@ -1,0 +1,214 @@
+"""A question's shape, read from its words: an enumeration ("X, Y and Z") or a
+comparison ("X vs Y", "the trade-offs between X and Y", "X or Y for Z"), with its
+items or its two sides as the question names them (:func:`shape`).
+
+Apart from :mod:`services.decomposition.offline` because it reads tokens, not
+clauses: a question of either shape gets the sub-questions and checklist items of its
+shape, and only a plain one is read clause by clause
+(:mod:`services.decomposition.phrasing`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from shared.research.text import STOPWORDS
+
+from services.decomposition.wordforms import is_plural_noun
+
+__all__ = ["Sides", "bare", "shape"]
+
+_TOKEN_EDGE = ".,;:!?()[]{}\"'“”‘’"
+_DETERMINERS = frozenset({"the", "a", "an", "some", "any", "my", "our", "your", "their", "its"})
+# Words that end a noun phrase although shared.research.text does not treat them as stop words.
+_BOUNDARY = frozenset({"use", "using", "choose", "pick", "prefer", "better", "worse", "best",
+                       "compare", "compared", "differ", "work", "works", "i", "we", "it"})
+
+
+def bare(token: str) -> str:
+    return token.strip(_TOKEN_EDGE)
+
+
+def _ends_clause(token: str) -> bool:
+    return token != token.rstrip(".,;:!?")
+
+
+def _is_boundary(token: str) -> bool:
+    low = bare(token).lower()
+    return not low or low in STOPWORDS or low in _BOUNDARY
+
+
+def _walk_back(tokens: list[str], end: int, limit: int = 3) -> list[str]:
+    """The noun phrase ending just before ``end``."""
+    out: list[str] = []
+    i = end - 1
+    while i >= 0 and len(out) < limit:
+        if _is_boundary(tokens[i]) or (out and _ends_clause(tokens[i])):
+            break
+        out.insert(0, bare(tokens[i]))
+        i -= 1
+    return out
+
+
+def _walk_forward(tokens: list[str], start: int, limit: int = 3) -> list[str]:
+    """The noun phrase starting at ``start`` (leading determiners skipped)."""
+    i = start
+    while i < len(tokens) and bare(tokens[i]).lower() in _DETERMINERS:
+        i += 1
+    out: list[str] = []
+    while i < len(tokens) and len(out) < limit:
+        if _is_boundary(tokens[i]):
+            break
+        out.append(bare(tokens[i]))
+        if _ends_clause(tokens[i]):
+            break
+        i += 1
+    return out
+
+
+def _list_items(tokens: list[str]) -> list[str]:
+    """Items of an enumeration "A, B and C" (or "A, B, or C"); [] if there is none."""
+    first = next((i for i, t in enumerate(tokens) if t.endswith(",")), None)
+    if first is None:
+        return []
+    head = _walk_back(tokens, first + 1)
+    if not head:
+        return []
+    before = first - len(head)
+    if before >= 0 and bare(tokens[before]).lower() in ("is", "are", "was", "were"):
+        return []  # "Which is faster, asyncio or threads": "faster" is said of them, not one of them
+    items = [" ".join(head)]
+    i = first + 1
+    current: list[str] = []
+    while i < len(tokens):
+        low = bare(tokens[i]).lower()
+        if low in ("and", "or"):
+            if current:
+                items.append(" ".join(current))
+            # The last item is as long as the longest earlier one: nothing marks
+            # where it ends ("..., Go and Rust handle memory").
+            tail = _walk_forward(tokens, i + 1, limit=max(len(x.split()) for x in items))
+            if tail:
+                items.append(" ".join(tail))
+            break
+        current.append(bare(tokens[i]))
+        if tokens[i].endswith(","):
+            items.append(" ".join(current))
+            current = []
+        elif _ends_clause(tokens[i]) or len(current) > 3:
+            return []
+        i += 1
+    else:
+        return []
+    items = [item for item in items if item]
+    return items if len(items) >= 3 else []
+
+
+class Sides(NamedTuple):
+    """The two things a comparison weighs, as the question names them (with their
+    article: "a mutex", "a semaphore"), and what the choice is for, if it says."""
+
+    a: str
+    b: str
+    purpose: str = ""  # "for CPU-bound work in Python"
+
+
+# Words that make "between X and Y" a comparison ("the trade-offs between threads and
+# processes"); otherwise it only places the subject ("backpressure between producers
+# and consumers" is about backpressure).
+_BETWEEN_COMPARES = frozenset({"difference", "differences", "differ", "differs", "trade-off", "trade-offs",
+                               "tradeoff", "tradeoffs", "choice", "choose", "choosing", "comparison",
+                               "compare", "decide", "deciding", "pick", "distinction", "distinguish",
+                               "similarities", "pros", "cons"})
+# Words after the second side that start what the choice is for: "threads or processes
+# for CPU-bound work", "... when latency matters". A place ("in Python") is not a
+# purpose: the definitions and the difference hold there too.
+_PURPOSE_LEAD = frozenset({"for", "when"})
+
+
+def _forward(tokens: list[str], start: int, limit: int = 3) -> tuple[list[str], int]:
+    """The noun phrase starting at ``start`` with its article (other determiners
+    skipped), and the index just after it."""
+    i = start
+    article: list[str] = []
+    while i < len(tokens) and bare(tokens[i]).lower() in _DETERMINERS:
+        if bare(tokens[i]).lower() in ("a", "an", "the"):
+            article = [bare(tokens[i])]
+        i += 1
+    out: list[str] = []
+    while i < len(tokens) and len(out) < limit and not _is_boundary(tokens[i]):
+        out.append(bare(tokens[i]))
+        i += 1
+        if _ends_clause(tokens[i - 1]):
+            break
+    return (article + out if out else []), i
+
+
+def _back(tokens: list[str], end: int) -> list[str]:
+    """The noun phrase ending just before ``end``, with the article before it. The
+    question's first word is capitalized only for being first: a plural common noun
+    there ("Threads vs processes") is lower-cased, a name ("Postgres") kept."""
+    words = _walk_back(tokens, end)
+    start = end - len(words)
+    if words and start > 0 and bare(tokens[start - 1]).lower() in ("a", "an", "the"):
+        return [bare(tokens[start - 1]), *words]
+    if words and start == 0 and words[0][1:].islower() and is_plural_noun(words[0].lower()):
+        words[0] = words[0].lower()
+    return words
+
+
+def _sides(tokens: list[str], left: list[str], right: list[str], end: int) -> Sides | None:
+    if not left or not right:
+        return None
+    purpose = ""
+    if end < len(tokens) and bare(tokens[end]).lower() in _PURPOSE_LEAD:
+        purpose = " ".join(tokens[end:]).rstrip("?.!; ")
+    return Sides(" ".join(left), " ".join(right), purpose)
+
+
+def _between_sides(tokens: list[str], lows: list[str]) -> Sides | None:
+    b = lows.index("between")
+    if "and" not in lows[b + 1:] or b == 0 or lows[b - 1] not in _BETWEEN_COMPARES:
+        return None
+    a_end = lows.index("and", b + 1)
+    left = [bare(t) for t in tokens[b + 1:a_end] if bare(t)]
+    while left and left[0].lower() in _DETERMINERS and left[0].lower() not in ("a", "an", "the"):
+        left.pop(0)
+    right, end = _forward(tokens, a_end + 1, limit=4)
+    return _sides(tokens, left, right, end) if len(left) <= 5 else None
+
+
+def _comparison_sides(tokens: list[str]) -> Sides | None:
+    lows = [bare(t).lower() for t in tokens]
+    if "between" in lows:
+        found = _between_sides(tokens, lows)
+        if found:
+            return found
+    for i, low in enumerate(lows):
+        # "How do tuples differ from lists", "use asyncio instead of a thread pool"
+        if (low == "from" and i > 0 and lows[i - 1] in ("differ", "differs", "different")) or (
+                low == "of" and i > 0 and lows[i - 1] == "instead"):
+            found = _sides(tokens, _back(tokens, i - 1), *_forward(tokens, i + 1))
+            if found:
+                return found
+        if low in ("vs", "versus", "or") or (
+            low in ("compare", "compared") and i + 1 < len(lows) and lows[i + 1] in ("to", "with")
+        ):
+            right_start = i + 2 if low in ("compare", "compared") else i + 1
+            found = _sides(tokens, _back(tokens, i), *_forward(tokens, right_start))
+            if found:
+                return found
+        if low == "compare" and i == 0 and "and" in lows:
+            a_end = lows.index("and")
+            left = [bare(t) for t in tokens[1:a_end] if bare(t)]
+            found = _sides(tokens, left, *_forward(tokens, a_end + 1))
+            if found:
+                return found
+    return None
+
+
+def shape(question: str) -> tuple[list[str], Sides | None]:
+    """(enumerated items, comparison sides) of a question; both empty for a plain one."""
+    tokens = " ".join(question.split()).split(" ")
+    items = _list_items(tokens)
+    return items, (None if items else _comparison_sides(tokens))
