@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 ANALYSIS_TOOL = "record_analysis"
 CLAIMS_PER_DEPENDENCY = 6  # findings read per dependency (most confident first)
 MAX_ANALYSIS_CLAIMS = 3  # kept per dependent step
-# Kept per job, all steps together: they count within scoring's 20 claims and also
+# Kept per job, all steps together: they count within scoring's 30 claims and also
 # travel in envelope.analysis_claims, so they are bounded tightly (the envelope must
 # stay under NATS's 1 MiB next to 40 digested sources).
 MAX_ANALYSIS_CLAIMS_PER_JOB = 6

@@ -42,8 +42,12 @@ from shared.research.locators import locate
 from shared.verification.meaning import contradicts
 from shared.research.text import STOPWORDS, has_negation, is_statement, jaccard, sentence_spans, terms, words
 
-MAX_CLAIMS = 20
+# Kept per pass, by either engine (the most confident; scoring's rank_claims): room for a
+# report that answers every item with more than its opening facts; bounds the envelope.
+MAX_CLAIMS = 30
 DUPLICATE_JACCARD = 0.5
+MIN_ITEM_WEIGHT = 1 / 3  # of an item's idf-weighted subject a sentence must carry to be chosen for it
+REDUNDANT_JACCARD = 0.4  # a chosen claim mostly repeating another's terms says little new
 SAME_SUBJECT_JACCARD = 0.35
 # shared.verification.meaning.contradicts takes milliseconds a pair: it is asked about the chosen
 # claims only, and at most this many times for each, so the cost follows the claims kept.
@@ -99,19 +103,27 @@ def claim_text(quote: str) -> str:
 
 # The planner's "X in the context of Y" says how X and Y relate; "context" alone is a
 # subject word ("context managers").
-def _may_answer(claim_terms: set[str], item: set[str]) -> bool:
+def _may_answer(claim_terms: set[str], item: set[str], idf: dict[str, float] | None = None) -> bool:
     """Whether a sentence is worth choosing for an item: min(2, n) shared subject
-    terms. Looser than :func:`claim_matches_item`, which decides what a claim is
-    credited with: a long item's best sentences often name only part of it."""
-    return bool(item) and len(claim_terms & item) >= min(2, len(item))
+    terms and, with ``idf``, at least a third of the item's subject weight. Looser than
+    :func:`claim_matches_item`, which decides what a claim is credited with: a long
+    item's best sentences often name only part of it. The weight keeps a word every
+    sentence of the sources says ("git" in Git's manual, "python" in Python's) from
+    making any sentence an answer to "What git reflog records"."""
+    if not item or len(claim_terms & item) < min(2, len(item)):
+        return False
+    return idf is None or _weight(claim_terms & item, idf) >= MIN_ITEM_WEIGHT * _weight(item, idf)
 
 
 def _pieces(source: ScoredSource, passages: Sequence[Passage] = ()) -> list[tuple[str, str, float, str]]:
     """(quote, locator, relevance, heading) of a source's candidate sentences: its
-    digest snippets, the sentences of the passages chosen for the job's questions from
-    its whole text, then the sentences of its excerpt (located through the excerpt's
-    offset; without that offset, only a source with neither digest nor passages offers
-    them, unlocated), each with the heading it opens the section of, when known."""
+    digest snippets, then the sentences of the passages chosen for the job's questions
+    from its whole text; a source without passages offers its excerpt's sentences
+    instead (located through the excerpt's offset; without that offset, only when it has
+    no digest either, unlocated). Each comes with the heading it opens the section of,
+    when known. The passages replace the excerpt rather than add to it: they are chosen
+    from the whole text for the same questions the search ran, and more sentences
+    saying the same thing would crowd out the ones that add something."""
     at = source.excerpt_start
     snippets = source.digest.evidence_snippets if source.digest is not None else []
     excerpt = [(source.text[s:e], s) for s, e in sentence_spans(source.text)]
@@ -411,17 +423,14 @@ def extract_claims(
     relevance = dict((order, value) for value, order in scored)
 
     chosen = _per_item(by_relevance, relevance, reps, subjects, cues, idf, max_claims)
-    for order in by_relevance:
-        if len(chosen) >= max_claims:
-            break
-        # With a checklist, a claim answering none of it must carry at least half of
-        # the question's subject weight: common words ("Python" in Python's
-        # documentation) are no answer.
-        shared = reps[order].about & q_terms
-        if order not in chosen and (not subjects or any(_may_answer(set(reps[order].about), it)
-                                                        for _, it in subjects)
-                                    or _weight(shared, idf) >= 0.5 * _weight(q_terms, idf)):
-            chosen.append(order)
+    # With a checklist, a claim answering none of it must carry at least half of the
+    # question's subject weight: common words ("Python" in Python's documentation) are
+    # no answer.
+    eligible = [order for order in by_relevance
+                if not subjects or any(_may_answer(set(reps[order].about), it, idf) for _, it in subjects)
+                or _weight(reps[order].about & q_terms, idf) >= 0.5 * _weight(q_terms, idf)]
+    while len(chosen) < max_claims and (pick := _next_new(eligible, chosen, reps)) is not None:
+        chosen.append(pick)
     chosen.sort(key=lambda o: (-relevance[o], o))
     for order in chosen[:max_claims]:
         _drop_opposites(groups[order], reps[order])
@@ -441,19 +450,31 @@ def _per_item(by_relevance: list[int], relevance: dict[int, float], reps: Sequen
         return chosen
     queues = []
     for (_, subject), cue in zip(subjects, cues, strict=True):
-        answers = [order for order in by_relevance if _may_answer(set(reps[order].about), subject)]
+        answers = [order for order in by_relevance if _may_answer(set(reps[order].about), subject, idf)]
         answers.sort(key=lambda o: (-_answers(reps[o], subject, idf, cue) - 0.5 * relevance[o], o))
         queues.append(answers)
     per_item = max(1, (3 * max_claims // 4) // len(subjects))
-    for turn in range(per_item):
+    for _ in range(per_item):
         for answers in queues:
-            for order in answers[turn:]:
-                if order not in chosen:
-                    chosen.append(order)
-                    break
+            pick = _next_new(answers, chosen, reps)
+            if pick is not None:
+                chosen.append(pick)
             if len(chosen) >= max_claims:
                 return chosen
     return chosen
+
+
+def _next_new(ranked: Sequence[int], chosen: list[int], reps: Sequence[_Candidate]) -> int | None:
+    """The best of ``ranked`` not chosen yet that says something the chosen do not: one
+    whose terms mostly repeat a chosen claim's (term Jaccard >= REDUNDANT_JACCARD) waits
+    until nothing new is left. A page restates its subject in many sentences ("the with
+    statement ... a context manager ..."); the fact that answers ("__enter__() and
+    __exit__()") is often the one that adds words."""
+    fresh = [o for o in ranked if o not in chosen]
+    for order in fresh:
+        if all(jaccard(reps[order].terms, reps[c].terms) < REDUNDANT_JACCARD for c in chosen):
+            return order
+    return fresh[0] if fresh else None
 
 
 def _claim(claim_id: str, group: _Group, rep: _Candidate, scored_sources: Sequence[ScoredSource],
@@ -470,7 +491,8 @@ def _claim(claim_id: str, group: _Group, rep: _Candidate, scored_sources: Sequen
         text=rep.text,
         supporting_indices=group.supporting,
         contradicting_indices=sorted(group.contradicting),
-        checklist_item_ids=[iid for iid, it in subjects if claim_matches_item(set(rep.terms), it)],
+        # Heading-aware (``about``): a glossary entry's sentence answers the term it defines.
+        checklist_item_ids=[iid for iid, it in subjects if claim_matches_item(set(rep.about), it)],
         citations=citations,
         level="quoted",  # the representative's quote itself (spacing and footnote marks aside)
         counter_citations=[Citation(source_id=scored_sources[i].id, locator=m.locator, quote=m.quote)

@@ -70,7 +70,7 @@ __all__ = [
 MAX_SOURCES_PER_CALL = 8  # sources (with their snippets) in one model call
 MAX_SNIPPETS_PER_SOURCE = 8  # an excerpt can have many sentences; a digest has at most 5 snippets
 MAX_CLAIMS_PER_CALL = 15  # claims read from one answer; the rest are ignored (and logged)
-# Bounds on what a kept claim carries, so that the envelope (at most 20 claims, next to
+# Bounds on what a kept claim carries, so that the envelope (at most 30 claims, next to
 # 40 sources at their own bounds) stays under NATS's 1 MiB message limit.
 MAX_CLAIM_CHARS = 400  # a longer "claim" is not one sentence; it is rejected
 MAX_SNIPPET_CHARS = 400  # as the digest's evidence snippets; longer excerpt sentences are not offered

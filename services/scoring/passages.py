@@ -108,41 +108,72 @@ def _window(text: str, spans: Sequence[tuple[int, int]], at: int) -> tuple[int, 
     return start, end
 
 
+@dataclass(frozen=True)
+class _Document:
+    text: str
+    spans: list[tuple[int, int]]
+    page_starts: Sequence[int] | None
+
+
+def _take(docs: Sequence[_Document], ranked: list[list[tuple[float, int]]], owner: Sequence[tuple[int, int]],
+          limit: int) -> dict[int, list[Passage]]:
+    """Per document, up to ``limit`` passages: each question's best sentences of that
+    document in turn (its best, then the next question's best...), none overlapping."""
+    out: dict[int, list[Passage]] = {}
+    taken: dict[int, set[int]] = {}
+    per_doc: list[list[list[tuple[float, int]]]] = [[[] for _ in ranked] for _ in docs]
+    for q, ranking in enumerate(ranked):
+        for score, at in ranking:
+            d, i = owner[at]
+            per_doc[d][q].append((score, i))
+    for d, rankings in enumerate(per_doc):
+        doc, chosen, used = docs[d], out.setdefault(d, []), taken.setdefault(d, set())
+        for depth in range(max((len(r) for r in rankings), default=0)):
+            for ranking in rankings:
+                if len(chosen) >= limit or depth >= len(ranking):
+                    continue
+                score, i = ranking[depth]
+                if i in used:
+                    continue
+                start, end = _window(doc.text, doc.spans, i)
+                used.update(j for j, (s, e) in enumerate(doc.spans) if s < end and e > start)
+                chosen.append(Passage(doc.text[start:end], start, end, locate(start, end, doc.page_starts),
+                                      round(score, 4), heading_before(doc.text, start)))
+    return out
+
+
+def choose_passages(documents: Sequence[tuple[str, Sequence[int] | None]], questions: Sequence[str], *,
+                    limit: int = PASSAGES_PER_SOURCE) -> dict[int, list[Passage]]:
+    """Document index -> up to ``limit`` passages of that document for ``questions``.
+
+    One BM25 index over the sentences of all the documents, so that a word is weighed by
+    how rare it is among everything the job read (the page about the reflog says
+    "reflog" in every sentence; within that page alone the word would count for
+    nothing). A sentence is ranked by its words and its heading's: a definition list, a
+    glossary or a manual page names its subject once, in the term it defines ("--soft",
+    "GIL"), and the sentences under it never repeat it. Deterministic: ties go to the
+    earlier sentence."""
+    asked = [terms(q) for q in questions]
+    docs = [_Document(text, _sentences(text), page_starts) for text, page_starts in documents]
+    owner = [(d, i) for d, doc in enumerate(docs) for i in range(len(doc.spans))]
+    if not owner or not any(asked):
+        return {}
+    sentences = [terms(f"{heading_before(docs[d].text, docs[d].spans[i][0])} "
+                       f"{docs[d].text[docs[d].spans[i][0]:docs[d].spans[i][1]]}") for d, i in owner]
+    return _take(docs, _ranked(sentences, asked), owner, limit)
+
+
 def question_passages(text: str, questions: Sequence[str], *, page_starts: Sequence[int] | None = None,
                       limit: int = PASSAGES_PER_SOURCE) -> list[Passage]:
-    """Up to ``limit`` passages of ``text`` that best answer ``questions``, taken in turn
-    for each question (its best, then the next question's best...), none overlapping;
-    deterministic (ties go to the earlier sentence)."""
-    spans = _sentences(text)
-    asked = [terms(q) for q in questions]
-    if not spans or not any(asked):
-        return []
-    ranked = _ranked([terms(text[s:e]) for s, e in spans], asked)
-    chosen: list[Passage] = []
-    taken: set[int] = set()
-    for depth in range(max((len(r) for r in ranked), default=0)):
-        for ranking in ranked:
-            if len(chosen) >= limit:
-                return chosen
-            if depth >= len(ranking):
-                continue
-            score, at = ranking[depth]
-            if at in taken:
-                continue
-            start, end = _window(text, spans, at)
-            taken.update(i for i, (s, e) in enumerate(spans) if s < end and e > start)
-            chosen.append(Passage(text[start:end], start, end, locate(start, end, page_starts), round(score, 4),
-                                  heading_before(text, start)))
-    return chosen
+    """The passages of one text for ``questions`` (:func:`choose_passages` over it alone)."""
+    return choose_passages([(text, page_starts)], questions, limit=limit).get(0, [])
 
 
 def passages_by_source(scored: Sequence[ScoredSource], texts: Mapping[str, str | None],
                        questions: Sequence[str]) -> dict[int, list[Passage]]:
     """Source index -> its passages for ``questions``; a source whose canonical text is
     not at hand (missing from the store) has none and keeps its excerpt and digest."""
-    out: dict[int, list[Passage]] = {}
-    for index, source in enumerate(scored):
-        text = texts.get(source.text_hash)
-        if text:
-            out[index] = question_passages(text, questions, page_starts=source.page_starts)
-    return out
+    present = [(index, texts.get(source.text_hash)) for index, source in enumerate(scored)]
+    present = [(index, text) for index, text in present if text]
+    chosen = choose_passages([(text, scored[index].page_starts) for index, text in present], questions)
+    return {index: chosen.get(d, []) for d, (index, _) in enumerate(present)}

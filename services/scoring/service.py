@@ -29,6 +29,7 @@ from services.scoring.coverage import judge_coverage
 from services.scoring.engine import ClaimScorer, SourceScorer
 from services.scoring.judged import judge_claims
 from services.scoring.memory import updated_memory
+from services.scoring.claims import MAX_CLAIMS
 from services.scoring.contradictions import cross_contradictions
 from services.scoring.model_claims import Verifier, extract_verified_claims, load_canonical_texts
 from services.scoring.reused import claims_with_reuse
@@ -54,7 +55,9 @@ from shared.research.steps import claims_by_step, ready_steps
 from shared.subjects import Stage
 
 T = TypeVar("T")
-MAX_CLAIMS = 20  # kept per pass (the most confident), as the offline engine; bounds the envelope
+# 20 claims at the longest the checks allow (400 characters, 4 citations of 400): the
+# envelope's worst case, next to 40 sources at their own bounds, stays under 1 MiB.
+MAX_CLAIMS_BYTES = 96_000
 
 settings = StageSettings()
 broker, app, runner = stage_app(Stage.SCORE, settings)
@@ -64,9 +67,18 @@ warm_up()  # the meaning checks' tables, loaded before the first job rather than
 
 
 def rank_claims(claims: Sequence[Claim], *, limit: int = MAX_CLAIMS) -> list[Claim]:
-    """At most ``limit`` scored claims (the most confident; ties and order otherwise as
-    proposed), numbered cl1, cl2... in that order."""
-    keep = sorted(range(len(claims)), key=lambda i: (-claims[i].confidence_score, i))[:limit]
+    """At most ``limit`` scored claims, and at most ``MAX_CLAIMS_BYTES`` of them as JSON
+    (the most confident; ties and order otherwise as proposed), numbered cl1, cl2... in
+    that order. Claims are usually a sentence with a citation or two, so ``limit`` is
+    what binds; the byte bound holds the envelope under NATS's message limit when every
+    claim is as long as the checks allow."""
+    keep: list[int] = []
+    size = 0
+    for i in sorted(range(len(claims)), key=lambda i: (-claims[i].confidence_score, i))[:limit]:
+        size += len(claims[i].model_dump_json(by_alias=True).encode())
+        if size > MAX_CLAIMS_BYTES:
+            break
+        keep.append(i)
     return [claims[i].model_copy(update={"id": f"cl{n}"}) for n, i in enumerate(sorted(keep), start=1)]
 
 

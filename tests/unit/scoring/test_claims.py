@@ -336,8 +336,8 @@ def test_a_glossary_entry_is_chosen_for_the_term_in_its_heading() -> None:
     question = "What is the global interpreter lock?"
     claims = extract_claims(question, [question], checklist, score([source]))
     assert claims[0].text.startswith("The mechanism used by the interpreter")
-    # Chosen for what it is about; listed under the item only when its own words say so.
-    assert claims[0].checklist_item_ids == []
+    # Chosen for what it is about, and matched to the item its heading names.
+    assert claims[0].checklist_item_ids == ["c1"]
 
 
 def test_acronyms_meet_their_spelled_out_words() -> None:

@@ -26,7 +26,8 @@ from services.scoring.model_claims import (
     verify_offline_claims,
 )
 from services.scoring.schemas import ClaimDraft, ClaimsAnswer, ItemJudgement
-from services.scoring.service import MAX_CLAIMS, merge_rejected, rank_claims
+from services.scoring.claims import MAX_CLAIMS
+from services.scoring.service import merge_rejected, rank_claims
 from shared.research.envelope import (
     MAX_REJECTED_CLAIMS,
     ChecklistItem,
@@ -275,6 +276,8 @@ def test_the_largest_envelope_with_model_claims_and_rejections_fits_a_nats_messa
     claims = [Claim(id=f"cl{n}", text="é" * MAX_CLAIM_CHARS, supporting_indices=list(range(MAX_CITATIONS_PER_CLAIM)),
                     contradicting_indices=list(range(10, 20)), checklist_item_ids=[f"c{i}" for i in range(7)],
                     citations=[citation] * MAX_CITATIONS_PER_CLAIM) for n in range(MAX_CLAIMS)]
+    claims = rank_claims(claims)  # what bounds the claims the envelope carries
+    assert 0 < len(claims) < MAX_CLAIMS  # at this length the byte bound binds, not the count
     rejected = [RejectedClaim.of("é" * 5_000, "é" * 5_000, iteration=9, engine="model", cited=["s40.e8"] * 50)
                 for _ in range(MAX_REJECTED_CLAIMS)]
     env = JobEnvelope(job_id="j", user_id="u", stage=Stage.SYNTHESIZE, request=ResearchRequest(question="q" * 4_000),
