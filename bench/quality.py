@@ -1,11 +1,16 @@
-"""Quality benchmark: fact recall of research reports over Python's documentation.
+"""Quality benchmark: fact recall of research reports over a package's documentation.
 
 Starts a system of its own in a temporary folder (nats-server, PostgreSQL, the
 gateway and the five stage services, as ``deepresearch ask`` and
-``bench/pipeline.py --start`` do), indexes Python's HTML documentation from Debian's
-``python3-doc`` package as a local corpus, asks every question of
-``bench/quality_questions.toml`` through the gateway's HTTP API, one job at a time,
-and scores each report against the facts written down for its question.
+``bench/pipeline.py --start`` do), indexes a documentation set's HTML as a local
+corpus, asks every question of its question file through the gateway's HTTP API, one
+job at a time, and scores each report against the facts written down for its
+question. Two sets (``--set``, :data:`bench.quality_facts.DOC_SETS`):
+
+- ``python`` (the default): Python's HTML documentation from Debian's ``python3-doc``
+  (corpus ``pydocs``), questions ``bench/quality_questions.toml``;
+- ``git``: Git's manual pages, guides, how-tos and technical notes from Debian's
+  ``git-doc`` (corpus ``gitdocs``), questions ``bench/quality_questions_git.toml``.
 
 The question set is split: "tuning" questions may be looked at while improving the
 engine (their missed facts are printed), "held-out" ones are for measuring only
@@ -14,14 +19,23 @@ engine (their missed facts are printed), "held-out" ones are for measuring only
 - fact recall: facts found / facts expected, per split (a fact is found when all its
   patterns match the report's text, headings, the refined question and the gaps
   left out, so a checklist title cannot recall a fact by repeating the question);
+- relevance share, per split: of the sentences of the reports' bodies (executive
+  summary, checklist sections, other findings, Verified Findings; not the notes,
+  gaps, methodology or sources), the share that answer the question or their
+  checklist item by the project's coverage rule (at least min(2, n) of the n subject
+  terms, half of them for a long item); pooled over the split's reports. Defined in
+  :mod:`bench.quality_facts` (``relevance``); the target is 0.9 or more;
 - claims kept per report, and claims rejected when the engine reports them;
 - citations per 1,000 words of report;
-- tokens per report by stage (all zero offline);
+- tokens per report, per split and by stage (all zero offline);
 - sentences removed by verification, when the result carries that field.
 
-The corpus is every HTML page of the documentation except Sphinx's generated pages
-(general index, module index, search page) and its ``_static``/``_sources`` folders;
-``--sections tutorial,library,...`` indexes only those top-level sections (faster).
+The corpus is every HTML page of the set's documentation except the pages the set
+skips: for ``python`` Sphinx's generated pages (general index, module index, search
+page) and its ``_static``/``_sources`` folders, for ``git`` the index pages
+(``index.html``, a link to ``git.html``; ``howto-index.html``;
+``technical/api-index.html``). ``--sections tutorial,library,...`` indexes only those
+top-level folders or pages (faster).
 
 Two engines ("modes"), each on a system of its own, both by default:
 
@@ -40,9 +54,10 @@ Two engines ("modes"), each on a system of its own, both by default:
 With both, a comparison of the two follows the two reports.
 
 Exits 0 when every job completed, 1 when one did not, 2 on a usage or start-up
-error, 3 when the documentation is not installed.
+error, 3 when the documentation is not installed (with the apt-get line to run).
 
     python bench/quality.py                  # all questions, offline and fake model
+    python bench/quality.py --set git        # the Git set (apt-get install -y git-doc)
     python bench/quality.py --llm none       # offline engine only
     python bench/quality.py --split tuning   # only the tuning part
     python bench/quality.py --json out.json  # also write every result
@@ -65,7 +80,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -74,38 +88,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as `python bench/quality.py` from a checkout
     sys.path.insert(0, str(ROOT))
 
-from bench.quality_facts import (  # noqa: E402 - after the path set-up above
-    INSTALL_HINT, QUESTIONS_FILE, SPLITS, Question, answer_text, citations_per_1000_words, copy_corpus, doc_pages,
-    find_docs, load_questions, recalled,
+from bench.jobs import TERMINAL, headers  # noqa: E402 - after the path set-up above
+from bench.quality_facts import (  # noqa: E402
+    DOC_SETS, PYTHON, QUESTIONS_FILE, SPLITS, DocSet, Question, copy_corpus, doc_pages, find_docs, load_questions,
 )
+from bench.quality_report import Outcome, compare, json_records, report  # noqa: E402
 
-CORPUS_NAME = "pydocs"
-STAGES = ("plan", "retrieve", "digest", "score", "synthesize")
-TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "EXPIRED"})
-
-
-@dataclass
-class Outcome:
-    """One question's run: its status, result JSON and scores."""
-
-    question: Question
-    status: str
-    reason: str | None = None
-    seconds: float = 0.0
-    result: dict = field(default_factory=dict)
-    found: list[bool] = field(default_factory=list)
-
-    def score(self) -> None:
-        text = answer_text(self.result.get("report") or "")
-        self.found = [recalled(text, fact) for fact in self.question.facts]
 
 
 # -- running one question --------------------------------------------------------------
-
-
-def _headers() -> dict[str, str]:
-    key = os.environ.get("RESEARCH_API_KEY")
-    return {"Authorization": f"Bearer {key}"} if key else {}
 
 
 async def run_question(client: httpx.AsyncClient, question: str, corpora: list[str], *,
@@ -113,16 +104,20 @@ async def run_question(client: httpx.AsyncClient, question: str, corpora: list[s
     """Submit one question, follow its events to the end; (status, reason, result).
 
     The result is the ``completed`` event's (the whole ResearchResult: report, claims,
-    usage, sentences removed...), else the stored result; {} when the job failed.
+    usage, sentences removed...), else the stored result; {} when the job failed. It
+    gains ``checklist`` (id, description, status of each item), from the last scoring
+    pass's trace, when the result has none: the relevance share follows a finding's
+    claim to its checklist items by id.
     """
     r = await client.post("/api/research/jobs", json={"question": question, "corpora": corpora})
     if r.status_code != 202:
         return "REFUSED", f"HTTP {r.status_code}: {r.text[:300]}", {}
     job_id = r.json()["job_id"]
     status, reason, result = "UNKNOWN", None, {}
+    checklist: list[dict] = []
 
     async def follow() -> None:
-        nonlocal status, reason, result
+        nonlocal status, reason, result, checklist
         path = f"/api/research/jobs/{job_id}/events"
         async with client.stream("GET", path, timeout=httpx.Timeout(30, read=None)) as response:
             if response.status_code != 200:
@@ -134,6 +129,8 @@ async def run_question(client: httpx.AsyncClient, question: str, corpora: list[s
                 event = json.loads(line[6:])
                 if event.get("type") == "completed" and isinstance(event.get("result"), dict):
                     result = event["result"]
+                elif event.get("type") == "stage" and isinstance((event.get("trace") or {}).get("checklist"), list):
+                    checklist = event["trace"]["checklist"] or checklist
                 elif event.get("type") == "failed" and reason is None:
                     reason = event.get("reason")
                 elif event.get("type") == "status" and event.get("status") in TERMINAL:
@@ -150,6 +147,8 @@ async def run_question(client: httpx.AsyncClient, question: str, corpora: list[s
         if stored.status_code == 200:
             result = stored.json()
     result.setdefault("job_id", job_id)
+    if checklist and result:
+        result.setdefault("checklist", checklist)
     return status, reason, result
 
 
@@ -157,7 +156,7 @@ async def run_all(url: str, questions: list[Question], corpora: list[str], timeo
     """Questions one after another: each job has the machine to itself, so the
     figures do not depend on how jobs interleave."""
     outcomes: list[Outcome] = []
-    async with httpx.AsyncClient(base_url=url, headers=_headers(), timeout=30) as client:
+    async with httpx.AsyncClient(base_url=url, headers=headers(), timeout=30) as client:
         for q in questions:
             started = time.monotonic()
             status, reason, result = await run_question(client, q.question, corpora, timeout_s=timeout_s)
@@ -165,7 +164,8 @@ async def run_all(url: str, questions: list[Question], corpora: list[str], timeo
             outcome.score()
             outcomes.append(outcome)
             print(f"  {q.id:<22} {status:<9} facts {sum(outcome.found)}/{len(q.facts)} "
-                  f"({outcome.seconds:.1f}s)", file=sys.stderr, flush=True)
+                  f"relevant {outcome.answering}/{outcome.sentences} ({outcome.seconds:.1f}s)",
+                  file=sys.stderr, flush=True)
     return outcomes
 
 
@@ -223,116 +223,6 @@ ENGINE_NOTES = {"none": "none (offline engines, no model)",
                         f"token budget {FAKE_TOKEN_BUDGET:,} per job)"}
 
 
-# -- the report ------------------------------------------------------------------------------
-
-
-def _recall(outcomes: list[Outcome]) -> tuple[int, int]:
-    return sum(sum(o.found) for o in outcomes), sum(len(o.question.facts) for o in outcomes)
-
-
-_REJECTED_IN_REPORT = re.compile(r"(\d+) rejected by the claim check")
-
-
-def rejected_count(result: dict) -> int | None:
-    """Claims the check refused in one job: the result's list, or, when that list is
-    empty, the count the report's methodology states (the list is bounded, and a
-    result may not carry it); None when neither says."""
-    listed = result.get("rejected_claims")
-    count = len(listed) if isinstance(listed, list) else listed if isinstance(listed, int) else None
-    if not count:
-        m = _REJECTED_IN_REPORT.search(result.get("report") or "")
-        if m is not None:
-            return int(m.group(1))
-    return count
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
-def report(outcomes: list[Outcome], *, corpus_note: str, engine: str) -> str:
-    lines = ["deepresearch quality benchmark", "",
-             f"engine   {engine}", f"corpus   {corpus_note}", f"questions {len(outcomes)}", ""]
-    lines.append(f"{'question':<22} {'split':<9} {'status':<9} {'facts':>6} {'claims':>6} {'cit/1kw':>8}")
-    for o in outcomes:
-        claims = o.result.get("claims") or []
-        lines.append(f"{o.question.id:<22} {o.question.split:<9} {o.status:<9} "
-                     f"{sum(o.found):>3}/{len(o.found):<2} {len(claims):>6} "
-                     f"{citations_per_1000_words(o.result.get('report') or ''):>8.1f}")
-    lines.append("")
-    for split in SPLITS:
-        part = [o for o in outcomes if o.question.split == split]
-        if part:
-            got, total = _recall(part)
-            lines.append(f"fact recall, {split:<9} {got}/{total} = {got / total:.2f}")
-    got, total = _recall(outcomes)
-    lines.append(f"fact recall, all       {got}/{total} = {got / total:.2f}")
-
-    done = [o for o in outcomes if o.status == "COMPLETED"]
-    lines.append("")
-    lines.append(f"claims kept per report      {_mean([len(o.result.get('claims') or []) for o in done]):.1f}")
-    rejected = [n for o in done if (n := rejected_count(o.result)) is not None]
-    if rejected:
-        lines.append(f"claims rejected per report  {_mean(rejected):.1f}")
-    else:
-        lines.append("claims rejected per report  not reported by this engine")
-    lines.append(f"citations per 1,000 words   {_mean([citations_per_1000_words(o.result.get('report') or '') for o in done]):.1f}")
-    removed = [o.result["sentences_removed"] for o in done if isinstance(o.result.get("sentences_removed"), int)]
-    if removed:
-        lines.append(f"sentences removed by verification per report  {_mean(removed):.1f}")
-    else:
-        lines.append("sentences removed by verification  not reported by this engine")
-
-    lines += ["", "tokens per report by stage (mean input / output / calls)"]
-    for stage in STAGES:
-        usage = [((o.result.get("usage") or o.result.get("tokenUsage") or {}).get("by_stage") or {}).get(stage) or {}
-                 for o in done]
-        lines.append(f"  {stage:<11} {_mean([u.get('input_tokens', 0) for u in usage]):>9.0f} "
-                     f"{_mean([u.get('output_tokens', 0) for u in usage]):>9.0f} "
-                     f"{_mean([u.get('calls', 0) for u in usage]):>6.1f}")
-
-    tuning_misses = [(o.question.id, [p.pattern for p in fact])
-                     for o in outcomes if o.question.split == "tuning"
-                     for fact, hit in zip(o.question.facts, o.found, strict=True) if not hit]
-    if tuning_misses:
-        lines += ["", "missed facts (tuning part only; the held-out part is never shown)"]
-        lines += [f"  {qid}: {patterns}" for qid, patterns in tuning_misses]
-    problems = [o for o in outcomes if o.status != "COMPLETED"]
-    if problems:
-        lines += ["", "jobs that did not complete"]
-        lines += [f"  {o.question.id}: {o.status} {o.reason or ''}" for o in problems]
-    return "\n".join(lines)
-
-
-# -- comparing modes -------------------------------------------------------------------------
-
-
-def figures(outcomes: list[Outcome]) -> dict[str, float]:
-    """The per-report means of one mode (completed jobs), and its fact recall."""
-    done = [o for o in outcomes if o.status == "COMPLETED"]
-    got, total = _recall(outcomes)
-    out = {"fact recall": got / total if total else 0.0,
-           "claims kept": _mean([len(o.result.get("claims") or []) for o in done]),
-           "claims rejected": _mean([rejected_count(o.result) or 0 for o in done]),
-           "sentences removed": _mean([o.result.get("sentences_removed") or 0 for o in done]),
-           "citations per 1,000 words": _mean([citations_per_1000_words(o.result.get("report") or "") for o in done])}
-    for stage in STAGES:
-        usage = [((o.result.get("usage") or {}).get("by_stage") or {}).get(stage) or {} for o in done]
-        out[f"tokens, {stage}"] = _mean([u.get("input_tokens", 0) + u.get("output_tokens", 0) for u in usage])
-    return out
-
-
-def compare(runs: list[tuple[str, list[Outcome]]]) -> str:
-    """One line per figure, one column per mode."""
-    table = [(engine, figures(outcomes)) for engine, outcomes in runs]
-    lines = ["modes compared (means per report; tokens = input + output)",
-             f"  {'':<27}" + "".join(f"{engine:>12}" for engine, _ in table)]
-    for name in table[0][1]:
-        fmt = "{:>12.2f}" if name == "fact recall" else "{:>12.0f}" if name.startswith("tokens") else "{:>12.1f}"
-        lines.append(f"  {name:<27}" + "".join(fmt.format(values[name]) for _, values in table))
-    return "\n".join(lines)
-
-
 # -- entry -----------------------------------------------------------------------------------
 
 
@@ -343,12 +233,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="the model behind the stages: none (offline), fake (a loopback fake model) or both (default)")
     p.add_argument("--split", choices=(*SPLITS, "all"), default="all", help="which part of the question set to run")
     p.add_argument("--only", metavar="ID", action="append", help="run only this question id (repeatable)")
-    p.add_argument("--questions", type=Path, default=QUESTIONS_FILE, help="question set (TOML)")
-    p.add_argument("--docs", metavar="DIR", help="HTML of Python's documentation (default: python3-doc's)")
+    p.add_argument("--set", dest="doc_set", choices=sorted(DOC_SETS), default=PYTHON.name,
+                   help="the documentation and its questions: " + "; ".join(
+                       f"{s.name}: {s.title} from Debian's {s.package}" for s in DOC_SETS.values())
+                   + f" (default {PYTHON.name})")
+    p.add_argument("--questions", type=Path, help="question set (TOML; default: the set's, "
+                   f"e.g. {QUESTIONS_FILE.name})")
+    p.add_argument("--docs", metavar="DIR", help="HTML of the set's documentation (default: its Debian package's)")
     p.add_argument("--corpus", metavar="DIR", type=Path,
-                   help="index this folder (any supported files) instead of Python's documentation")
-    p.add_argument("--sections", metavar="LIST", help="index only these top-level sections, comma-separated "
-                   "(e.g. tutorial,library,reference,faq,howto,glossary)")
+                   help="index this folder (any supported files) instead of the set's documentation")
+    p.add_argument("--sections", metavar="LIST", help="index only these top-level folders or pages, comma-separated "
+                   "(python: e.g. tutorial,library,reference,faq,howto,glossary; git: e.g. howto,user-manual)")
     p.add_argument("--timeout", type=float, default=300.0, help="limit per question in seconds (default 300)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write every question's result and scores")
     p.add_argument("--keep-data", action="store_true", help="keep the temporary folder (servers' data and logs)")
@@ -356,9 +251,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run_mode(engine: str, questions: list[Question], source: Path, pages: list[Path] | None, describe: str,
-             args: argparse.Namespace) -> tuple[int, list[Outcome]]:
+             args: argparse.Namespace, doc_set: DocSet = PYTHON) -> tuple[int, list[Outcome]]:
     """One engine on a system of its own: (exit code, outcomes). ``pages``: the HTML
-    pages of ``source`` to copy, or None to copy the whole folder."""
+    pages of ``source`` to copy, or None to copy the whole folder; indexed as the
+    set's corpus."""
     from services.retrieval.index import index_corpus
     from services.cli.supervisor import running_system
     from shared.platform.errors import ResearchError
@@ -374,15 +270,16 @@ def run_mode(engine: str, questions: list[Question], source: Path, pages: list[P
             shutil.copytree(source, data_dir / "source")
         else:
             copy_corpus(source, pages, data_dir / "source")
-        stats = index_corpus(data_dir / "source", name=CORPUS_NAME, corpora_dir=data_dir / "corpora")
+        stats = index_corpus(data_dir / "source", name=doc_set.corpus_name, corpora_dir=data_dir / "corpora")
         note = f"{stats.files_indexed} {describe} ({stats.chunks} chunks, indexed in {stats.seconds:.1f}s)"
         print(f"[{engine}] indexed {note}", file=sys.stderr)
         print(f"[{engine}] starting nats-server, PostgreSQL, the gateway and the five stages...",
               file=sys.stderr, flush=True)
         with running_system(data_dir=data_dir, nats_url=None, database_url=None, quiet=True) as system:
             print(f"[{engine}] system up at {system.url}; {len(questions)} questions", file=sys.stderr, flush=True)
-            outcomes = asyncio.run(run_all(system.url, questions, [CORPUS_NAME], args.timeout))
-        print(report(outcomes, corpus_note=note, engine=ENGINE_NOTES.get(engine, engine)))
+            outcomes = asyncio.run(run_all(system.url, questions, [doc_set.corpus_name], args.timeout))
+        print(report(outcomes, corpus_note=note, engine=ENGINE_NOTES.get(engine, engine),
+                     doc_set=f"{doc_set.name} ({doc_set.title}, Debian's {doc_set.package})"))
         print(flush=True)
         ok = all(o.status == "COMPLETED" for o in outcomes)
         return (0 if ok else 1), outcomes
@@ -399,8 +296,9 @@ def run_mode(engine: str, questions: list[Question], source: Path, pages: list[P
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    doc_set = DOC_SETS[args.doc_set]
     try:
-        questions = load_questions(args.questions)
+        questions = load_questions(args.questions or doc_set.questions)
     except (OSError, ValueError, KeyError, re.error) as exc:
         print(f"quality: bad question set: {exc}", file=sys.stderr)
         return 2
@@ -418,34 +316,30 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         source, describe = args.corpus, f"files of {args.corpus}"
     else:
-        docs = find_docs(args.docs)
+        docs = find_docs(args.docs, doc_set)
         if docs is None:
-            print(f"quality: {INSTALL_HINT}", file=sys.stderr)
+            print(f"quality: {doc_set.install_hint}", file=sys.stderr)
             return 3
         sections = [s.strip() for s in args.sections.split(",") if s.strip()] if args.sections else None
-        pages = doc_pages(docs, sections)
+        pages = doc_pages(docs, sections, doc_set)
         if not pages:
             print(f"quality: no page of {docs} in sections {sections}", file=sys.stderr)
             return 2
         source = docs
-        describe = (f"pages of {docs}; " + (f"sections {','.join(sections)}" if sections
-                                             else "all but Sphinx's generated index pages"))
+        describe = f"pages of {docs}; " + (f"sections {','.join(sections)}" if sections else doc_set.skip_note)
 
     engines = ["none", "fake"] if args.llm == "both" else [args.llm]
     runs: list[tuple[str, list[Outcome]]] = []
     worst = 0
     for engine in engines:
-        code, outcomes = run_mode(engine, questions, source, pages, describe, args)
+        code, outcomes = run_mode(engine, questions, source, pages, describe, args, doc_set)
         worst = max(worst, code)
         if outcomes:
             runs.append((engine, outcomes))
     if len(runs) > 1:
         print(compare(runs))
     if args.json:
-        args.json.write_text(json.dumps([
-            {"engine": engine, "id": o.question.id, "split": o.question.split, "status": o.status,
-             "reason": o.reason, "found": o.found, "result": o.result}
-            for engine, outcomes in runs for o in outcomes], indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps(json_records(runs, doc_set.name), indent=1), encoding="utf-8")
     return worst
 
 
