@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.decomposition.wordforms import base_verb_or_unknown, past
+from services.decomposition.wordforms import base_verb_or_unknown, past, verb_capable
 
 __all__ = [
     "AUX", "BE", "DETERMINERS", "MODALS", "VERBS", "Reading", "capitalize", "inverted", "join", "low", "subject_ok",
@@ -86,6 +86,11 @@ def subject_ok(tokens: list[str]) -> bool:
         low(t) not in DETERMINERS for t in tokens)
 
 
+# Words that open what a verb acts on.
+_OBJECT_OPENERS = frozenset({"a", "an", "the", "its", "their", "your", "my", "our", "this", "that", "these",
+                             "those", "or", "and"})
+
+
 def _find_verb(tokens: list[str], start: int) -> int | None:
     """Index of the main verb after an auxiliary: the first known verb after a
     plausible subject ``tokens[start:index]``. Failing that (after "does" or "can" a
@@ -95,6 +100,13 @@ def _find_verb(tokens: list[str], start: int) -> int | None:
     Capitalized words are names, never the verb."""
     for i in range(start + 1, len(tokens)):
         if low(tokens[i]) in VERBS and subject_ok(tokens[start:i]):
+            return i
+    # A word that can be a verb, right before what it acts on ("Git show a merge
+    # conflict", "you finish or abandon the merge"): the verb, though it can be a noun too.
+    for i in range(start + 1, len(tokens) - 1):
+        word = tokens[i].strip(".,;:!?()[]\"'“”‘’")
+        if (word.islower() and low(tokens[i + 1]) in _OBJECT_OPENERS and verb_capable(word)
+                and subject_ok(tokens[start:i])):
             return i
     for i in range(len(tokens) - 1, start, -1):
         word = tokens[i].strip(".,;:!?()[]\"'“”‘’")

@@ -178,6 +178,16 @@ def _between_sides(tokens: list[str], lows: list[str]) -> Sides | None:
     return _sides(tokens, left, right, end) if len(left) <= 5 else None
 
 
+# Who acts: "how do you finish or abandon the merge" offers two actions on one thing,
+# not two things to compare; a side right after one of these is a verb.
+_ACTORS = frozenset({"i", "you", "we", "they", "one", "to"})
+
+
+def _acts(lows: list[str], start: int) -> bool:
+    """Whether the words from ``start`` follow someone who acts ("do you", "to")."""
+    return start > 0 and lows[start - 1] in _ACTORS
+
+
 def _comparison_sides(tokens: list[str]) -> Sides | None:
     lows = [bare(t).lower() for t in tokens]
     if "between" in lows:
@@ -195,7 +205,10 @@ def _comparison_sides(tokens: list[str]) -> Sides | None:
             low in ("compare", "compared") and i + 1 < len(lows) and lows[i + 1] in ("to", "with")
         ):
             right_start = i + 2 if low in ("compare", "compared") else i + 1
-            found = _sides(tokens, _back(tokens, i), *_forward(tokens, right_start))
+            left = _back(tokens, i)
+            if low == "or" and _acts(lows, i - len(left)):
+                continue
+            found = _sides(tokens, left, *_forward(tokens, right_start))
             if found:
                 return found
         if low == "compare" and i == 0 and "and" in lows:

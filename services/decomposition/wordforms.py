@@ -14,9 +14,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from shared.research.text import STOPWORDS
+
 __all__ = [
     "base_verb_or_unknown", "be_for", "compact", "do_for", "gerund", "head_of", "is_adverb", "is_plural_noun",
-    "past", "plural", "quality_verb", "reads_plural", "singular", "verb_lemma", "word_classes",
+    "past", "plural", "quality_verb", "reads_plural", "singular", "verb_capable", "verb_lemma", "word_classes",
 ]
 
 
@@ -47,9 +49,16 @@ def verb_lemma(word: str) -> str | None:
     return found[0].lower() if found else None
 
 
+def verb_capable(word: str) -> bool:
+    """Whether a lower-case word can be a verb's base form, whatever else it can be."""
+    return word not in STOPWORDS and word in _lemmas(word).get("VERB", ())
+
+
 def base_verb_or_unknown(word: str, *, only: bool = True) -> bool:
     """Whether a lower-case word can be a verb's base form ("reclaim"; with ``only``,
     nothing but a verb or an adjective), or is unknown to the tables ("frobnicate")."""
+    if word in STOPWORDS:  # "a", "the", "in": function words are never the verb ("show a merge")
+        return False
     found = _lemmas(word)
     if not found:
         return word.isalpha()
