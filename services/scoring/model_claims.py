@@ -432,7 +432,11 @@ async def extract_verified_claims(
     # Extraction and the quote checks are CPU work over whole canonical texts: they run in
     # a thread so the event loop keeps sending the command's heartbeats (a loop blocked
     # past the ack wait would have JetStream hand the command to another process).
-    asked = [question, *sub_questions, *(i.description for i in checklist if i.status is not CoverageStatus.SATISFIED)]
+    # Every pass extracts its claims afresh, so the items already answered are asked too
+    # (after the open ones): their passages must not vanish with the claims they gave.
+    open_items = [i.description for i in checklist if i.status is not CoverageStatus.SATISFIED]
+    asked = [question, *sub_questions, *open_items,
+             *(i.description for i in checklist if i.status is CoverageStatus.SATISFIED)]
     passages = await asyncio.to_thread(passages_by_source, scored, verifier.texts, asked)
     if llm.offline:
         def offline_all() -> tuple[list[Claim], list[RejectedClaim]]:
