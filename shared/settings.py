@@ -225,6 +225,11 @@ class StageSettings(CommonSettings):
     openai_api_key: SecretStr | None = None
     """Its key; local servers accept any value."""
 
+    llm_structured_mode: Literal["auto", "tools", "json_schema", "prompt"] = "auto"
+    """How an OpenAI-compatible server is asked for structured output: a forced tool
+    call, `response_format` json_schema, or JSON asked for in the prompt. auto: tools,
+    moving to the next mode the first time the server refuses one."""
+
     llm_timeout_s: float = Field(60.0, gt=0)
     """Per model call; a slower call is abandoned and retried."""
 
@@ -349,6 +354,43 @@ class StageSettings(CommonSettings):
     research_search_cache_ttl_s: int = Field(86_400, ge=0, le=30 * 86_400)
     """How long a web or PubMed search result is reused from the shared cache
     (0: no cache). At most the 30 days texts are archived, so a hit's texts exist."""
+
+    # -- keyless search providers and web failover (services/retrieval/webchain.py) --
+    research_web_providers: str = ""
+    """Web providers in failover order, from tavily, searxng, wikipedia (e.g.
+    `tavily,searxng,wikipedia`). Empty: tavily when TAVILY_API_KEY is set, then searxng
+    when SEARXNG_URL is set."""
+
+    research_scholarly_providers: str = ""
+    """Paper search APIs asked with every web query, from arxiv, openalex (e.g.
+    `arxiv,openalex`). Empty: none."""
+
+    research_web_failover_timeout_s: float = Field(20.0, gt=0)
+    """Longest one web provider may take before the next one in RESEARCH_WEB_PROVIDERS is asked."""
+
+    research_provider_quota_pause_s: float = Field(3600.0, ge=0)
+    """How long this process skips a provider that refused for its quota or key (Tavily 432/433/401)."""
+
+    searxng_url: str | None = None
+    """Base URL of a SearXNG instance with the json format enabled (e.g. http://localhost:8888)."""
+
+    wikipedia_api_url: str = "https://en.wikipedia.org/w/api.php"
+    """MediaWiki Action API endpoint of the Wikipedia searched (another language: xx.wikipedia.org)."""
+
+    arxiv_api_url: str = "https://export.arxiv.org/api/query"
+    """arXiv's Atom query API."""
+
+    arxiv_max_requests_per_s: float = Field(1 / 3, gt=0, le=10)
+    """arXiv requests per second across every retrieval process (arXiv asks for one every 3 s)."""
+
+    openalex_api_url: str = "https://api.openalex.org"
+    """OpenAlex API base URL (`/works` lives under it)."""
+
+    openalex_email: str | None = None
+    """`mailto` sent to OpenAlex (its polite pool)."""
+
+    openalex_api_key: SecretStr | None = None
+    """Optional OpenAlex API key (higher daily limits)."""
 
 
 

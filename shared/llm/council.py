@@ -107,6 +107,7 @@ def make_provider(kind: str, model: str, settings: Any) -> Provider:
         api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused",
         model=model, base_url=settings.openai_base_url,
         timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
+        structured_mode=settings.llm_structured_mode,
     )
 
 

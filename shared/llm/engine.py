@@ -11,7 +11,9 @@ the answer of the deterministic offline engine for that call. Which engine answe
 - ``openai``: any OpenAI-compatible chat-completions server (vLLM, Ollama, llama.cpp)
   through the openai SDK (same retry machinery). Tool arguments arrive as a JSON
   string; some servers ignore ``tool_choice`` and answer JSON in ``content`` or set
-  ``finish_reason`` wrongly, so neither is trusted.
+  ``finish_reason`` wrongly, so neither is trusted. A server that refuses tools is asked
+  by ``response_format`` json_schema, or else by JSON in the prompt
+  (``LLM_STRUCTURED_MODE``; :class:`OpenAICompatibleProvider`); reasoning is removed.
 - ``offline``: no network; the caller's offline answer is returned as is.
 - ``auto`` (default): ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else ``offline``.
 
@@ -346,12 +348,15 @@ class JobLLM:
             await self._record(-estimate)  # never sent
             return None
         latency = time.monotonic() - started
-        self.calls.append(LLMCall(self.stage, raw.model, raw.input_tokens, raw.output_tokens, latency))
-        metrics.LLM_CALLS.labels(self.stage, raw.model, "ok").inc()
+        # Replies the provider got but did not use (a structured mode the server refused,
+        # before it asked again in the next) were billed: each counts as a call.
+        for r in (*raw.earlier, raw):
+            self.calls.append(LLMCall(self.stage, r.model, r.input_tokens, r.output_tokens, latency if r is raw else 0.0))
+            metrics.LLM_CALLS.labels(self.stage, r.model, "ok").inc()
+            metrics.LLM_TOKENS.labels(self.stage, r.model, "input").inc(r.input_tokens)
+            metrics.LLM_TOKENS.labels(self.stage, r.model, "output").inc(r.output_tokens)
         metrics.LLM_LATENCY.labels(self.stage, raw.model).observe(latency)
-        metrics.LLM_TOKENS.labels(self.stage, raw.model, "input").inc(raw.input_tokens)
-        metrics.LLM_TOKENS.labels(self.stage, raw.model, "output").inc(raw.output_tokens)
-        await self._record(raw.input_tokens + raw.output_tokens - estimate)
+        await self._record(sum(r.input_tokens + r.output_tokens for r in (*raw.earlier, raw)) - estimate)
         return raw
 
     def _failed(self, estimate: int, out: int, started: float) -> None:
@@ -486,6 +491,7 @@ def make_engine(settings: Any) -> LLMEngine:
             api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused",
             model=settings.openai_model, base_url=settings.openai_base_url,
             timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
+            structured_mode=getattr(settings, "llm_structured_mode", "auto"),
         )
     else:
         provider = None

@@ -12,6 +12,18 @@ servers that a client must tolerate are switches:
 - `ignore_tools`: the server ignores `tools` and writes the JSON into `content`
   (some llama.cpp / Ollama setups).
 - `empty_content`: `None` or `""` next to a tool call.
+- `refuse_tools`: a request with `tools` is a 400 "<model> does not support tools"
+  (Ollama with a model whose template has no tools); `refuse_response_format`: a
+  request with a `response_format` json_schema is a 400 (older llama.cpp, LM Studio
+  builds). A request with neither but a `<json_schema name="...">` block in its system
+  prompt (the provider's prompt mode) is answered with that schema's JSON in `content`.
+- `think`: reasoning written into `content` as `<think>...</think>` before the answer
+  (DeepSeek-R1 / Qwen3 on Ollama or llama.cpp); `reasoning_content`: reasoning in the
+  message's `reasoning_content` field (vLLM / llama.cpp reasoning parsers).
+- `fence_json`: JSON answered in `content` is a fenced ```json block with prose before
+  and after it.
+
+`structured_mode_of(request)` says which structured mode a recorded request used.
 
 `base_url` ends in `/v1`, as these servers are configured:
 `AsyncOpenAI(base_url=fake.base_url, api_key=fake.api_key)`. Scripting is described in
@@ -22,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -39,7 +52,24 @@ from tests.fakes.llm import (
     tokens_used,
 )
 
-__all__ = ["OpenAIFake", "openai_fake"]
+__all__ = ["OLLAMA_NO_TOOLS", "OpenAIFake", "openai_fake", "structured_mode_of"]
+
+# What Ollama answers (400) when the model's template has no tools.
+OLLAMA_NO_TOOLS = "registry.ollama.ai/library/{model} does not support tools"
+NO_RESPONSE_FORMAT = "response_format type 'json_schema' is not supported by this server"
+_SCHEMA_BLOCK = re.compile(r'<json_schema name="([^"]+)">\n(.*?)\n</json_schema>', re.S)
+
+
+def structured_mode_of(request: RecordedRequest) -> str:
+    """"tools", "json_schema", "prompt" (a schema block in the system prompt) or "text"."""
+    body = request.body if isinstance(request.body, dict) else {}
+    if body.get("tools"):
+        return "tools"
+    if (body.get("response_format") or {}).get("type") == "json_schema":
+        return "json_schema"
+    system = "\n".join(text_of(m.get("content")) for m in body.get("messages") or []
+                       if isinstance(m, dict) and m.get("role") in ("system", "developer"))
+    return "prompt" if _SCHEMA_BLOCK.search(system) else "text"
 
 # Error `type`, `code` and default message per status, as OpenAI sends them.
 _ERRORS: dict[int, tuple[str, str | None, str]] = {
@@ -86,6 +116,11 @@ class OpenAIFake(ScriptedLLM):
         tool_finish_reason: str = "tool_calls",
         ignore_tools: bool = False,
         empty_content: str | None = None,
+        refuse_tools: bool = False,
+        refuse_response_format: bool = False,
+        think: str | None = None,
+        reasoning_content: str | None = None,
+        fence_json: bool = False,
     ) -> None:
         super().__init__(api_key=api_key, responder=responder)
         # Local servers (Ollama, llama.cpp) accept any key; OpenAI and vLLM with
@@ -94,6 +129,11 @@ class OpenAIFake(ScriptedLLM):
         self.tool_finish_reason = tool_finish_reason
         self.ignore_tools = ignore_tools
         self.empty_content = empty_content
+        self.refuse_tools = refuse_tools
+        self.refuse_response_format = refuse_response_format
+        self.think = think
+        self.reasoning_content = reasoning_content
+        self.fence_json = fence_json
 
     @property
     def base_url(self) -> str:
@@ -125,6 +165,11 @@ class OpenAIFake(ScriptedLLM):
                 return f"Missing required parameter: 'messages[{i}].role'."
         if body.get("stream"):
             return "stream: this fake does not implement streaming"
+        if self.refuse_tools and body.get("tools"):
+            return OLLAMA_NO_TOOLS.format(model=body["model"])
+        fmt = body.get("response_format")
+        if self.refuse_response_format and isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            return NO_RESPONSE_FORMAT
         tools = body.get("tools") or []
         names = [
             t.get("function", {}).get("name") for t in tools if isinstance(t, dict)
@@ -167,6 +212,11 @@ class OpenAIFake(ScriptedLLM):
             for m in messages
             if m["role"] in ("system", "developer")
         )
+        block = _SCHEMA_BLOCK.search(rec.system)
+        if rec.forced_tool is None and not rec.tools and block:
+            rec.tools[block.group(1)] = json.loads(block.group(2))
+            rec.forced_tool = block.group(1)
+            rec.answer_in_content = True
         users = [m for m in messages if m["role"] == "user"]
         rec.prompt = text_of(users[-1].get("content")) if users else ""
 
@@ -181,13 +231,15 @@ class OpenAIFake(ScriptedLLM):
         if isinstance(step, ToolCall):
             arguments = step.raw if step.raw is not None else json.dumps(step.input)
             if self.ignore_tools or rec.answer_in_content:
-                message["content"] = arguments
+                message["content"] = self._thought(self._fenced(arguments))
                 finish_reason = step.stop_reason or "stop"
             else:
                 name = step.name or rec.forced_tool or next(iter(rec.tools), "tool")
                 message["content"] = (
                     step.text if step.text is not None else self.empty_content
                 )
+                if self.think is not None:
+                    message["content"] = self._thought(message["content"] or "")
                 message["tool_calls"] = [
                     {
                         "id": random_id("call_"),
@@ -197,8 +249,10 @@ class OpenAIFake(ScriptedLLM):
                 ]
                 finish_reason = step.stop_reason or self.tool_finish_reason
         else:
-            message["content"] = step.text
+            message["content"] = self._thought(step.text)
             finish_reason = step.stop_reason or "stop"
+        if self.reasoning_content is not None:
+            message["reasoning_content"] = self.reasoning_content
         prompt_tokens, completion_tokens = tokens_used(step, rec.body, message)
         payload = {
             "id": random_id("chatcmpl-"),
@@ -221,6 +275,14 @@ class OpenAIFake(ScriptedLLM):
             "system_fingerprint": None,
         }
         return payload, prompt_tokens, completion_tokens
+
+    def _thought(self, content: str) -> str:
+        return content if self.think is None else f"<think>\n{self.think}\n</think>\n\n{content}"
+
+    def _fenced(self, arguments: str) -> str:
+        if not self.fence_json:
+            return arguments
+        return f"Sure! Here is the answer:\n\n```json\n{arguments}\n```\n\nLet me know if you need anything else."
 
     def _error_body(self, fail: Fail, request_id: str) -> dict[str, Any]:
         default_type, code, default_message = _ERRORS.get(
