@@ -4,8 +4,11 @@ Consumes ``research.stage.retrieve``; emits ``research.stage.digest``, or (the q
 context search before the brief, ``envelope.phase == "context"``) ``research.stage.plan``.
 
 Runs the plan's queries for this iteration (queries the job already ran are skipped)
-on every selected provider at once: the local corpora (BM25), the web (Tavily) and
-PubMed, under a bounded concurrency (:mod:`services.retrieval.providers`). Results
+on every selected provider at once: the local corpora (BM25), the web and PubMed,
+under a bounded concurrency (:mod:`services.retrieval.providers`). The web method is a
+failover chain of web providers (Tavily, SearXNG, Wikipedia) plus the scholarly APIs
+(arXiv, OpenAlex): :mod:`services.retrieval.webchain`; its failovers are progress
+events and ``provider_errors`` lines. Results
 merge and deduplicate into source objects whose canonical texts are archived
 in the object store, so the envelope carries only hashes and bounded excerpts. Paid
 searches go through a search cache shared by every process of this service, and
@@ -41,7 +44,13 @@ from services.retrieval.pubmed import PubMedClient, PubMedProvider
 from services.retrieval.ratelimit import KvRateLimiter, ncbi_rate
 from services.retrieval.search import ChunkHit, LocalSearcher
 from services.retrieval.search_cache import SearchCache
+from services.retrieval.fetch import fetch_document
+from services.retrieval.keyless import ApiClient
+from services.retrieval.scholarly import ArxivProvider, OpenAlexProvider
+from services.retrieval.searxng import SearxngProvider
 from services.retrieval.web import WebProvider, make_tavily_client
+from services.retrieval.webchain import Backend, JobNotes, WebSearch, scholarly_provider_names, web_provider_names
+from services.retrieval.wikipedia import WikipediaProvider
 from shared.stores import topology
 from shared.research.envelope import ContextHit, JobEnvelope, ResearchRequest, RetrievalMethod, Source
 from shared.platform.errors import PermanentError, TransientError
@@ -80,12 +89,22 @@ def pubmed_enabled(s: StageSettings) -> bool:
     return bool(s.ncbi_email or s.ncbi_api_key)
 
 
+def web_chain(s: StageSettings) -> tuple[list[str], list[str]]:
+    """(the web providers that can run, in failover order; the scholarly ones).
+    A provider named in RESEARCH_WEB_PROVIDERS without its setting is left out."""
+    named = web_provider_names(s.research_web_providers, tavily_key=bool(s.tavily_api_key), searxng_url=bool(s.searxng_url))
+    usable = [n for n in named if (n != "tavily" or s.tavily_api_key) and (n != "searxng" or s.searxng_url)]
+    return usable, scholarly_provider_names(s.research_scholarly_providers)
+
+
 def unconfigured(s: StageSettings, request: ResearchRequest) -> dict[RetrievalMethod, str | None]:
     """Each provider -> None when it can run, else what it is missing."""
+    chain, scholarly = web_chain(s)
     return {
         RetrievalMethod.RAG: None if request.corpora or list_corpora(s.corpora_dir)
         else "no corpus is indexed: run `deepresearch index DIR`",
-        RetrievalMethod.WEB: None if s.tavily_api_key else "set TAVILY_API_KEY",
+        RetrievalMethod.WEB: None if chain or scholarly
+        else "set TAVILY_API_KEY or SEARXNG_URL, or RESEARCH_WEB_PROVIDERS=wikipedia",
         RetrievalMethod.PUBMED: None if pubmed_enabled(s)
         else "set NCBI_EMAIL or NCBI_API_KEY, or RESEARCH_PUBMED_ENABLED=true",
     }
@@ -100,8 +119,10 @@ class Remote:
         self._lock = asyncio.Lock()
         self._built = False
         self.providers: dict[RetrievalMethod, SearchProvider] = {}
+        self.web: WebSearch | None = None
         self.cache: SearchCache | None = None
         self._http: httpx.AsyncClient | None = None
+        self._tavily: WebProvider | None = None
 
     async def get(self, js: JetStreamContext) -> Remote:
         async with self._lock:
@@ -114,22 +135,55 @@ class Remote:
         s = self._settings
         await topology.ensure_retrieval_buckets(js, cache_ttl_s=s.research_search_cache_ttl_s, replicas=s.research_stream_replicas)
         self.cache = SearchCache(js, enabled=s.research_search_cache_ttl_s > 0)
-        if s.tavily_api_key:
-            self.providers[RetrievalMethod.WEB] = WebProvider(make_tavily_client(s), s)
+        contact = s.openalex_email or s.ncbi_email
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(s.research_provider_timeout_s), headers={
+            "User-Agent": f"{s.ncbi_tool}/0.1" + (f" ({contact})" if contact else "")})
+        self.web = self._build_web(js)
         if pubmed_enabled(s):
             api_key = s.ncbi_api_key.get_secret_value() if s.ncbi_api_key else None
             # NCBI counts requests per key (or per client without one): one limiter key
             # per credential, the key itself never stored.
             who = "key-" + hashlib.sha256(api_key.encode()).hexdigest()[:16] if api_key else "anonymous"
             limiter = KvRateLimiter(js, name=f"ncbi-eutils.{who}", rate_per_s=ncbi_rate(has_key=bool(api_key), configured=s.ncbi_max_requests_per_s))
-            self._http = httpx.AsyncClient(timeout=httpx.Timeout(s.research_provider_timeout_s), headers={"User-Agent": f"{s.ncbi_tool}/0.1"})
             client = PubMedClient(self._http, base_url=s.ncbi_eutils_base_url, limiter=limiter, tool=s.ncbi_tool, email=s.ncbi_email, api_key=api_key)
             self.providers[RetrievalMethod.PUBMED] = PubMedProvider(client, results_per_query=s.research_pubmed_results_per_query)
 
+    def _build_web(self, js: JetStreamContext) -> WebSearch | None:
+        """The web chain and the scholarly providers (services/retrieval/webchain.py)."""
+        s, http = self._settings, self._http
+        assert http is not None
+        chain_names, scholarly_names = web_chain(s)
+        if not chain_names and not scholarly_names:
+            return None
+        n = s.research_web_results_per_query
+
+        def backend(name: str) -> Backend:
+            if name == "tavily":
+                self._tavily = WebProvider(make_tavily_client(s), s)
+                return self._tavily
+            if name == "searxng":
+                assert s.searxng_url
+                return SearxngProvider(ApiClient(http, name="SearXNG"), base_url=s.searxng_url, results_per_query=n,
+                                       fetch=lambda url: fetch_document(url, s))
+            if name == "wikipedia":
+                limiter = KvRateLimiter(js, name="wikipedia", rate_per_s=5.0)
+                return WikipediaProvider(ApiClient(http, name="Wikipedia", limiter=limiter), api_url=s.wikipedia_api_url,
+                                         results_per_query=n)
+            if name == "arxiv":
+                limiter = KvRateLimiter(js, name="arxiv", rate_per_s=s.arxiv_max_requests_per_s)
+                return ArxivProvider(ApiClient(http, name="arXiv", limiter=limiter), api_url=s.arxiv_api_url,
+                                     results_per_query=n)
+            limiter = KvRateLimiter(js, name="openalex", rate_per_s=10.0)
+            key = s.openalex_api_key.get_secret_value() if s.openalex_api_key else None
+            return OpenAlexProvider(ApiClient(http, name="OpenAlex", limiter=limiter), api_url=s.openalex_api_url,
+                                    results_per_query=n, email=s.openalex_email, api_key=key)
+
+        return WebSearch([backend(m) for m in chain_names], [backend(m) for m in scholarly_names], cache=self.cache,
+                         failover_timeout_s=s.research_web_failover_timeout_s, quota_pause_s=s.research_provider_quota_pause_s)
+
     async def aclose(self) -> None:
-        web = self.providers.get(RetrievalMethod.WEB)
-        if isinstance(web, WebProvider):
-            await web.aclose()
+        if self._tavily is not None:
+            await self._tavily.aclose()
         if self._http is not None:
             await self._http.aclose()
 
@@ -160,12 +214,14 @@ async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     for problem in problems:
         await ctx.progress(0.0, f"provider {problem}")
     cache_hits: list[str] = []
+    notes = JobNotes()  # web failovers and skipped providers
     # Never a search the job already ran: on any provider, or on this one by the research memory.
     wanted = {m: queries_for(m, plan.queries, already_run=[*envelope.queries_run, *envelope.memory.searched_texts(m.value)])
               for m in active}
-    searches = await _searches(wanted, envelope.request, ctx, cache_hits)
+    searches = await _searches(wanted, envelope.request, ctx, cache_hits, notes)
     await ctx.progress(0.0, "searching " + ", ".join(m.value for m in active), searches=len(searches), providers=len(active))
-    outcomes = await _run(searches, ctx)
+    outcomes = await _run(searches, ctx, notes=notes)
+    cache_hits += notes.cache_hits
     errors = _provider_errors(outcomes)
     if searches and not any(o.ok for o in outcomes) and not ctx.deadline.passed:
         if any(isinstance(o.error, TransientError) for o in outcomes):
@@ -195,7 +251,8 @@ async def retrieve_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
         new_source_ids=[s.id for s in new],
         queries_run=[*envelope.queries_run, *[q for q in ran if q not in envelope.queries_run]],
         memory=envelope.memory.with_searches([(o.method.value, o.query) for o in outcomes if o.ok], iteration=envelope.iteration),
-        provider_errors=[*envelope.provider_errors, *problems, *[e for e in errors if e not in envelope.provider_errors]],
+        provider_errors=[*envelope.provider_errors, *problems,
+                         *[e for e in [*notes.lines, *errors] if e not in envelope.provider_errors]],
     )
 
 
@@ -211,14 +268,18 @@ def _trace(ctx: StageContext, outcomes: list[Outcome], new: list[Source]) -> Non
 
 
 async def _searches(wanted: dict[RetrievalMethod, list[str]], request: ResearchRequest, ctx: StageContext,
-                    cache_hits: list[str]) -> list[Search]:
-    """One search per provider and query text; paid ones through the shared cache."""
+                    cache_hits: list[str], notes: JobNotes) -> list[Search]:
+    """One search per provider and query text; paid ones through the shared cache
+    (the web chain caches each of its providers' answers itself)."""
     paid = await remote.get(ctx.js) if set(wanted) - {RetrievalMethod.RAG} else None
     searches: list[Search] = []
     for method, texts in wanted.items():
         for query in texts:
             if method is RetrievalMethod.RAG:
                 searches.append(_local_search(query, request))
+            elif method is RetrievalMethod.WEB:
+                assert paid is not None and paid.web is not None
+                searches.append(Search(method, query, paid.web.bind(query, ctx.texts, notes)))
             else:
                 assert paid is not None and paid.cache is not None
                 run = cached_search(paid.providers[method], query, texts=ctx.texts, cache=paid.cache, hits=cache_hits)
@@ -226,19 +287,26 @@ async def _searches(wanted: dict[RetrievalMethod, list[str]], request: ResearchR
     return searches
 
 
-async def _run(searches: list[Search], ctx: StageContext, *, share_of_stage: float = 0.8) -> list[Outcome]:
+async def _run(searches: list[Search], ctx: StageContext, *, share_of_stage: float = 0.8,
+               notes: JobNotes | None = None) -> list[Outcome]:
     """Every search under the concurrency, timeout and retry settings, each outcome
-    reported as progress (a provider's repeated skip once). At the job's deadline the
-    searches still running are cut (and recorded as cut); those that finished count."""
+    reported as progress (a provider's repeated skip once), and each new web note
+    (a failover, a skipped provider) once. At the job's deadline the searches still
+    running are cut (and recorded as cut); those that finished count."""
     done = 0
     reported: set[RetrievalMethod] = set()
     finished: list[Outcome] = []
+    noted: set[str] = set()
 
     async def report(outcome: Outcome) -> None:
         nonlocal done
         done += 1
         finished.append(outcome)
         share = done / max(len(searches), 1) * share_of_stage
+        for line in list(notes.lines if notes is not None else ()):
+            if line not in noted:
+                noted.add(line)
+                await ctx.progress(share, line)
         if outcome.ok:
             await ctx.progress(share, f"searched {outcome.method.value}", searches_done=done, searches=len(searches), results=len(outcome.value))
         elif not outcome.skipped or outcome.method not in reported:
@@ -277,8 +345,9 @@ async def _context_search(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelo
     it: context is a help, not a requirement."""
     active, problems = select_providers(envelope.request.providers, unconfigured(settings, envelope.request))
     question = " ".join(envelope.request.question.split())
-    searches = await _searches({m: [question] for m in active}, envelope.request, ctx, [])
-    outcomes = await _run(searches, ctx, share_of_stage=0.9)
+    notes = JobNotes()
+    searches = await _searches({m: [question] for m in active}, envelope.request, ctx, [], notes)
+    outcomes = await _run(searches, ctx, share_of_stage=0.9, notes=notes)
     hits: list[ContextHit] = []
     for o in outcomes:
         if not o.ok:
@@ -290,7 +359,7 @@ async def _context_search(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelo
         else:
             hits += [ContextHit(provider=o.method, title=s.title, snippet=_snippet(s.text), url=s.url)
                      for s in o.value[:CONTEXT_HITS_PER_PROVIDER]]
-    failed = _provider_errors(outcomes)
+    failed = [*notes.lines, *_provider_errors(outcomes)]
     await ctx.progress(1.0, "context search done", results=len(hits), failed_searches=len(failed))
     return envelope.advance(Stage.PLAN, phase="brief", context_hits=hits,
                             provider_errors=[*envelope.provider_errors, *problems, *failed])

@@ -105,6 +105,7 @@ def excerpt_of(text: str, snippet: str) -> tuple[str, list[tuple[int, int]]]:
 
 class WebProvider:
     method = RetrievalMethod.WEB
+    name = "tavily"  # its name in RESEARCH_WEB_PROVIDERS
 
     def __init__(self, client: AsyncTavilyClient, settings: StageSettings, *, fetch: Fetch | None = None) -> None:
         self._client = client
@@ -152,7 +153,8 @@ class WebProvider:
                 text_hash=key,
                 text_chars=len(text),
                 page_starts=doc.page_starts if isinstance(doc, FetchedDocument) else None,
-                metadata={"full_text": f"fetch:{doc.content_type}" if isinstance(doc, FetchedDocument) else (doc or "snippet")},
+                metadata={"full_text": f"fetch:{doc.content_type}" if isinstance(doc, FetchedDocument) else (doc or "snippet"),
+                          "provider": self.name},
                 matched_spans=spans,
                 found_by=[query],
             ))

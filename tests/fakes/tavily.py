@@ -16,7 +16,9 @@
 
 Deliberately simple: a page matches when any content word of the query is in its title
 or text; ``score`` grows with the share of query words matched. Scriptable per test:
-``latency_s``, ``fail_next(status, n)``; ``requests`` records every call.
+``latency_s``, ``fail_next(status, n)``, ``quota_after(n)`` (the plan's usage limit is
+reached after ``n`` answered searches: every later call, search or extract, answers
+432); ``requests`` records every call.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ class FakeTavily(RecordingFake):
         self.pages = pages
         self.api_key = api_key
         self.latency_s = latency_s
+        self.quota_searches: int | None = None  # answered searches before every call gets 432
+        self.answered_searches = 0
         self.app = Starlette(
             routes=[
                 Route("/search", self._search, methods=["POST"]),
@@ -85,6 +89,12 @@ class FakeTavily(RecordingFake):
     def fail_next(self, status: int, n: int = 1) -> None:
         """The next ``n`` API calls (search or extract) answer ``status``."""
         self._script_failures(status, n)
+
+    def quota_after(self, n: int | None) -> None:
+        """After ``n`` more answered searches the plan's limit is spent: every call
+        answers 432 (None: no limit)."""
+        with self._lock:
+            self.quota_searches = None if n is None else self.answered_searches + n
 
     def url_of(self, page: Page) -> str:
         return page.url or f"{self.base_url}/pages/{page.slug}"
@@ -104,6 +114,10 @@ class FakeTavily(RecordingFake):
                 status = 401
             if status == 200 and not isinstance(body, dict):
                 status = 400
+            if status == 200 and self.quota_searches is not None and self.answered_searches >= self.quota_searches:
+                status = 432
+            if status == 200 and path == "search":
+                self.answered_searches += 1
             self.requests.append(
                 {"path": path, "body": body, "t": time.time(), "status": status}
             )
