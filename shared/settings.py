@@ -225,6 +225,22 @@ class StageSettings(CommonSettings):
     openai_api_key: SecretStr | None = None
     """Its key; local servers accept any value."""
 
+    llm_model_plan: str = ""
+    """The planner's model, `provider:model` (anthropic or openai); empty: the default model."""
+
+    llm_model_digest: str = ""
+    """The digest's model, `provider:model`; empty: the default model (a cheap or local one suits)."""
+
+    llm_model_claims: str = ""
+    """The claim step's and coverage's model, `provider:model`; empty: the default model."""
+
+    llm_model_verify: str = ""
+    """The entailment judge's model, `provider:model`, when RESEARCH_VERIFIER_MODEL names none;
+    empty: the model of the stage that asks."""
+
+    llm_model_write: str = ""
+    """The report writer's model, `provider:model`; empty: the default model."""
+
     llm_structured_mode: Literal["auto", "tools", "json_schema", "prompt"] = "auto"
     """How an OpenAI-compatible server is asked for structured output: a forced tool
     call, `response_format` json_schema, or JSON asked for in the prompt. auto: tools,

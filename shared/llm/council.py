@@ -27,15 +27,8 @@ from pydantic import BaseModel, Field
 from shared.research.envelope import Claim, JobEnvelope, Plan
 from shared.platform.errors import ConfigurationError
 from shared.research.events import CouncilReview
-from shared.llm.engine import JobLLM, LLMEngine
-from shared.llm.providers import (
-    AnthropicProvider,
-    LLMError,
-    LLMInvalidOutput,
-    LLMUnavailable,
-    OpenAICompatibleProvider,
-    Provider,
-)
+from shared.llm.engine import JobLLM, LLMEngine, make_provider
+from shared.llm.providers import LLMError, LLMInvalidOutput, LLMUnavailable
 from shared.llm.prompting import block
 
 __all__ = [
@@ -44,7 +37,6 @@ __all__ = [
     "CouncilVerdict",
     "brief_reviews_from_notes",
     "brief_review_notes",
-    "make_provider",
     "parse_members",
 ]
 
@@ -92,23 +84,6 @@ def parse_members(spec: str) -> list[tuple[str, str]]:
                 f"RESEARCH_COUNCIL_MODELS: {item!r} is not provider:model with provider anthropic or openai")
         members.append((kind.strip(), model.strip()))
     return list(dict.fromkeys(members))
-
-
-def make_provider(kind: str, model: str, settings: Any) -> Provider:
-    """A member's provider: ``kind``'s SDK serving ``model``, with that provider's key,
-    base URL, timeout and retry settings (the same ones the engine's own provider uses)."""
-    if kind == "anthropic":
-        key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else ""
-        if not key:
-            raise ConfigurationError(f"RESEARCH_COUNCIL_MODELS: anthropic:{model} needs ANTHROPIC_API_KEY")
-        return AnthropicProvider(api_key=key, model=model, base_url=settings.anthropic_base_url,
-                                 timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries)
-    return OpenAICompatibleProvider(
-        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused",
-        model=model, base_url=settings.openai_base_url,
-        timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
-        structured_mode=settings.llm_structured_mode,
-    )
 
 
 class Council:

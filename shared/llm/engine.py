@@ -74,7 +74,10 @@ __all__ = [
     "LLMEngine",
     "SpendLedger",
     "estimate_tokens",
+    "ROLE_SETTINGS",
     "make_engine",
+    "make_provider",
+    "parse_model",
 ]
 
 log = logging.getLogger(__name__)
@@ -470,8 +473,45 @@ def _previous_answer(tool_name: str, data: Any, limit: int = 4_000) -> str:
     return f"I called {tool_name} with: {shown}"
 
 
-def make_engine(settings: Any) -> LLMEngine:
-    """The engine ``LLM_PROVIDER`` names (``settings`` is a StageSettings)."""
+# The model each stage's work uses, when set (``provider:model``); else the default
+# provider's model. Scoring's claims and the entailment judge are separate roles.
+ROLE_SETTINGS = {"plan": "llm_model_plan", "digest": "llm_model_digest", "claims": "llm_model_claims",
+                 "verify": "llm_model_verify", "write": "llm_model_write"}
+
+
+def parse_model(spec: str, setting: str) -> tuple[str, str]:
+    """``provider:model`` -> (provider, model); provider anthropic or openai."""
+    kind, sep, model = spec.strip().partition(":")
+    if not sep or not model.strip() or kind.strip() not in ("anthropic", "openai"):
+        raise ConfigurationError(f"{setting}: {spec!r} is not provider:model with provider anthropic or openai")
+    return kind.strip(), model.strip()
+
+
+def make_provider(kind: str, model: str, settings: Any) -> Provider:
+    """``kind``'s SDK serving ``model``, with that provider's key, base URL, timeout,
+    retry and structured-output settings."""
+    if kind == "anthropic":
+        key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else ""
+        if not key:
+            raise ConfigurationError(f"anthropic:{model} needs ANTHROPIC_API_KEY")
+        return AnthropicProvider(api_key=key, model=model, base_url=settings.anthropic_base_url,
+                                 timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries)
+    return OpenAICompatibleProvider(
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused",
+        model=model, base_url=settings.openai_base_url,
+        timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
+        structured_mode=getattr(settings, "llm_structured_mode", "auto"),
+    )
+
+
+def make_engine(settings: Any, role: str | None = None) -> LLMEngine:
+    """The engine for ``role`` (a key of ROLE_SETTINGS): its ``LLM_MODEL_<ROLE>`` when
+    set, else the one ``LLM_PROVIDER`` names (``settings`` is a StageSettings)."""
+    spec = (getattr(settings, ROLE_SETTINGS[role], "") or "").strip() if role else ""
+    if spec:
+        kind, model = parse_model(spec, ROLE_SETTINGS[role].upper())
+        return LLMEngine(make_provider(kind, model, settings), max_concurrency=settings.llm_max_concurrency,
+                         max_tokens_per_job=settings.research_max_tokens_per_job)
     choice = settings.llm_provider
     key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else ""
     if choice == "auto":
@@ -480,19 +520,11 @@ def make_engine(settings: Any) -> LLMEngine:
     if choice == "anthropic":
         if not key:
             raise ConfigurationError("LLM_PROVIDER=anthropic needs ANTHROPIC_API_KEY")
-        provider = AnthropicProvider(
-            api_key=key, model=settings.anthropic_model, base_url=settings.anthropic_base_url,
-            timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
-        )
+        provider = make_provider("anthropic", settings.anthropic_model, settings)
     elif choice == "openai":
         if not settings.openai_model:
             raise ConfigurationError("LLM_PROVIDER=openai needs OPENAI_MODEL (the model name the server serves)")
-        provider = OpenAICompatibleProvider(
-            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused",
-            model=settings.openai_model, base_url=settings.openai_base_url,
-            timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
-            structured_mode=getattr(settings, "llm_structured_mode", "auto"),
-        )
+        provider = make_provider("openai", settings.openai_model, settings)
     else:
         provider = None
     return LLMEngine(provider, max_concurrency=settings.llm_max_concurrency,

@@ -147,6 +147,10 @@ class StageContext:
 Work = Callable[[JobEnvelope, StageContext], Awaitable[JobEnvelope | JobCompleted | ClarificationRequested]]
 
 
+# The model role of each stage's work (LLM_MODEL_<ROLE>); retrieval asks no model.
+STAGE_ROLES = {Stage.PLAN: "plan", Stage.DIGEST: "digest", Stage.SCORE: "claims", Stage.SYNTHESIZE: "write"}
+
+
 class StageRunner:
     """Wires one stage's work to its durable pull consumer."""
 
@@ -157,7 +161,7 @@ class StageRunner:
         self.chaos = parse_chaos(settings.research_chaos).get(stage.value, {})
         # Stage settings configure the LLM layer; a misconfigured provider stops the
         # process at start-up with the setting to fix, not at the first job.
-        self.llm = make_engine(settings) if hasattr(settings, "llm_provider") else LLMEngine(None)
+        self.llm = make_engine(settings, STAGE_ROLES.get(stage)) if hasattr(settings, "llm_provider") else LLMEngine(None)
         self.control = ControlWatch()
         self.publisher = StagePublisher(broker)
         self._js: JetStreamContext | None = None

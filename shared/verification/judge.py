@@ -30,9 +30,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from shared.llm.council import make_provider, parse_members
+from shared.llm.council import parse_members
 from shared.platform.errors import ConfigurationError
-from shared.llm.engine import JobLLM, LLMEngine
+from shared.llm.engine import JobLLM, LLMEngine, make_engine, make_provider
 from shared.llm.providers import LLMError, LLMInvalidOutput, LLMUnavailable
 from shared.llm.prompting import block
 
@@ -212,6 +212,9 @@ def make_verifier_engine(settings: Any, job_engine: LLMEngine) -> LLMEngine | No
     when that is offline); ``off``, None (no judge); ``provider:model`` (anthropic or
     openai, with that provider's key and base URL settings), a new engine."""
     spec = (getattr(settings, "research_verifier_model", "") or "").strip()
+    role = (getattr(settings, "llm_model_verify", "") or "").strip()
+    if not spec and role:  # the verify role's model (LLM_MODEL_VERIFY) when the judge names none
+        return make_engine(settings, "verify")
     if not spec:
         return None if job_engine.offline else job_engine
     if spec.lower() == "off":
