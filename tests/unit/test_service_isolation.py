@@ -30,7 +30,7 @@ LAYERS: dict[str, set[str]] = {
     "research": {"platform", "subjects"},
     "llm": {"platform", "research"},
     "verification": {"platform", "research", "llm"},
-    "settings": {"platform", "research", "verification"},
+    "settings": {"platform", "research", "llm", "verification"},
     "stores": {"platform", "subjects", "research"},
     "runtime": {"platform", "subjects", "research", "llm", "verification", "settings", "stores"},
 }
