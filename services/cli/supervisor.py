@@ -5,9 +5,13 @@ ask`` when no gateway answers (for the duration of one job). Children die with t
 supervisor, even when it is killed outright (``shared.platform.lifeline``). A child that exits
 unexpectedly is restarted after a delay that doubles with each quick exit in a row, up
 to a cap; one that keeps exiting is reported as crash-looping (log, status file,
-the gateway's ``/readyz``) and still retried, never taking the others down. On
-shutdown every child gets SIGTERM, then SIGKILL after a grace period, and only then
-are the servers we started stopped.
+the gateway's ``/readyz``) and still retried, never taking the others down. The
+nats-server and PostgreSQL it started itself are supervised the same way: one that
+exits is started again on the same data folder, port and credentials (so every URL
+the services hold stays valid and they reconnect), with the same back-off, and is
+named in the status file and ``/readyz`` while it is down. On shutdown every child
+gets SIGTERM, then SIGKILL after a grace period, and only then are the servers we
+started stopped.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any
 import httpx
 
 from shared.platform.lifeline import SUPERVISOR_PID_ENV, die_with_parent
-from shared.platform.servers import ensure_servers, free_port
+from shared.platform.servers import NatsServer, PostgresServer, ensure_servers, free_port
 from shared.platform.supervision import CRASH_LOOPING, connection_path, status_path, write_connection, write_status
 
 log = logging.getLogger(__name__)
@@ -84,8 +88,14 @@ class Supervisor:
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     states: dict[str, ServiceState] = field(default_factory=dict)
     ready: dict[str, Any] = field(default_factory=dict)
+    servers: dict[str, NatsServer | PostgresServer] = field(default_factory=dict)
+    """The servers we started ourselves (none when NATS_URL / DATABASE_URL name others)."""
+    server_states: dict[str, ServiceState] = field(default_factory=dict)
 
     def start(self) -> None:
+        now = time.monotonic()
+        for name, server in self.servers.items():
+            self.server_states[name] = ServiceState(pid=server.pid, started=now)
         for name in self.names:
             self._spawn(name)
         self._write_status()
@@ -114,7 +124,7 @@ class Supervisor:
     def poll(self) -> None:
         """Restart children that died, each after its back-off delay; never give up."""
         now = time.monotonic()
-        changed = False
+        changed = self._poll_servers(now)
         for name, proc in list(self.procs.items()):
             st = self.states.setdefault(name, ServiceState(pid=proc.pid, started=now))
             if proc.poll() is None:
@@ -132,6 +142,37 @@ class Supervisor:
                 changed = True
         if changed:
             self._write_status()
+
+    def _poll_servers(self, now: float) -> bool:
+        """Start a server that exited again, after its back-off; True if anything changed."""
+        changed = False
+        for name, server in self.servers.items():
+            st = self.server_states.setdefault(name, ServiceState(pid=server.pid, started=now))
+            if st.restart_at is None:
+                code = server.exit_code()
+                if code is None:
+                    if st.state == CRASH_LOOPING and now - st.started >= self.backoff_max_s:
+                        st.state, st.consecutive_failures = "running", 0
+                        changed = True
+                    continue
+                self._exited(name, st, code, now)
+                changed = True
+            elif now >= st.restart_at:
+                st.restarts += 1
+                st.started, st.restart_at = now, None
+                log.warning("starting %s again on port %s (restart %d)", name, server.port, st.restarts)
+                try:
+                    server.restart()
+                except Exception as exc:  # noqa: BLE001 - it is retried after its back-off, like a crashing service
+                    log.error("%s did not start again: %s", name, exc)
+                    self._exited(name, st, server.exit_code() if server.exit_code() is not None else -1, time.monotonic())
+                else:
+                    st.pid, st.next_restart_in_s = server.pid, None
+                    if st.state != CRASH_LOOPING:
+                        st.state = "running"
+                    log.warning("%s is back (pid %s, port %s) after %.1fs", name, server.pid, server.port, time.monotonic() - now)
+                changed = True
+        return changed
 
     def _exited(self, name: str, st: ServiceState, code: int, now: float) -> None:
         lived = now - st.started
@@ -157,6 +198,9 @@ class Supervisor:
             "supervisor_pid": os.getpid(),
             "updated_at": _now(),
             "services": {name: st.public() for name, st in self.states.items()},
+            "servers": {
+                name: st.public() | {"port": self.servers[name].port} for name, st in self.server_states.items()
+            },
         }
         try:
             write_status(self.status_file, status)
@@ -210,7 +254,8 @@ def running_system(
     """Start servers (if needed) and all services; yield the supervisor (its ``url``
     is the gateway's, ``ready`` the gateway's first readiness answer); stop all."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    with ensure_servers(data_dir=data_dir, nats_url=nats_url, database_url=database_url) as (nats, dsn):
+    started: dict[str, NatsServer | PostgresServer] = {}
+    with ensure_servers(data_dir=data_dir, nats_url=nats_url, database_url=database_url, started=started) as (nats, dsn):
         port = port if port is not None else free_port()
         env = {
             **os.environ,
@@ -222,7 +267,7 @@ def running_system(
         }
         sup = Supervisor(
             env, log_dir=data_dir / "logs" if quiet else None, backoff_s=backoff_s, backoff_max_s=backoff_max_s,
-            status_file=status_path(data_dir),
+            status_file=status_path(data_dir), servers=started,
         )
         conn_file = connection_path(data_dir)
         try:

@@ -26,7 +26,7 @@ from shared.research.envelope import DigestPayload, RetrievalMethod, new_job_id
 from shared.platform.errors import PermanentError, TransientError
 from shared.research.events import JobStatus
 from shared.settings import GatewaySettings
-from shared.platform.supervision import failing_services
+from shared.platform.supervision import down_servers, failing_services
 
 log = logging.getLogger(__name__)
 
@@ -442,12 +442,18 @@ async def readyz(request: Request) -> JSONResponse:
     life: Lifecycle | None = getattr(request.app.state, "lifecycle", None)
     checks = {"nats": False, "postgres": False}
     errors: dict[str, str] = {}
+    # A server `deepresearch up` started and is starting again after it exited: named,
+    # and not probed (a probe of a stopped nats-server would wait out its timeout).
+    servers_down = down_servers(settings_of(request).data_dir)
     if life is not None:
         async def postgres() -> None:
             async with life.sessions() as session:
                 await session.exec(sql_text("SELECT 1"))  # type: ignore[call-overload]
 
         for name, probe in (("nats", life.js.account_info), ("postgres", postgres)):
+            if name in servers_down:
+                errors[name] = "down: the supervisor is starting it again (see servers_down)"
+                continue
             try:
                 await asyncio.wait_for(probe(), 2.0)
                 checks[name] = True
@@ -459,7 +465,8 @@ async def readyz(request: Request) -> JSONResponse:
     # A background loop (admission, the outbox relay, a consumer) that keeps failing
     # leaves jobs queued or unannounced although both servers answer.
     loops = life.loops.problems() if life is not None else {}
-    ready = all(checks.values()) and not failing and not loops
+    ready = all(checks.values()) and not failing and not loops and not servers_down
     body = ({"ready": ready, **checks} | ({"errors": errors} if errors else {})
+            | ({"servers_down": servers_down} if servers_down else {})
             | ({"failing_services": failing} if failing else {}) | ({"loops": loops} if loops else {}))
     return JSONResponse(body, status_code=200 if ready else 503)

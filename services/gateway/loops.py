@@ -22,6 +22,12 @@ __all__ = ["LoopHealth", "Loops", "supervise"]
 log = logging.getLogger(__name__)
 
 
+MAX_BACKOFF_S = 5.0
+"""Longest pause after failed passes. Short, because /readyz reports a loop as failing
+until its next pass succeeds: after PostgreSQL or NATS returns from an outage of any
+length, every loop has passed again (and the gateway is ready) within this long."""
+
+
 @dataclass
 class LoopHealth:
     name: str
@@ -64,7 +70,7 @@ class Loops:
 
     def start(
         self, name: str, step: Callable[[], Awaitable[object]], *, interval_s: float,
-        wake: asyncio.Event | None = None, max_backoff_s: float = 30.0, failure_threshold: int = 3,
+        wake: asyncio.Event | None = None, max_backoff_s: float = MAX_BACKOFF_S, failure_threshold: int = 3,
     ) -> LoopHealth:
         # A pass that waits on its own (a fetch with a timeout) must still count as
         # recent, so staleness is measured against several intervals.
@@ -84,7 +90,7 @@ class Loops:
 
 async def supervise(
     health: LoopHealth, step: Callable[[], Awaitable[object]], *, interval_s: float,
-    wake: asyncio.Event | None = None, max_backoff_s: float = 30.0,
+    wake: asyncio.Event | None = None, max_backoff_s: float = MAX_BACKOFF_S,
 ) -> None:
     """Run ``step`` forever: after a pass, wait ``interval_s`` (or until ``wake`` is
     set); after a failed pass, wait min(max_backoff_s, interval_s * 2**failures)."""

