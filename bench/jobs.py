@@ -295,11 +295,15 @@ def _llm_usage(usages: list[dict]) -> list[str]:
             rows.append([stage, fmt(sum(calls) / len(usages)),
                          fmt(sum(p.get("input_tokens", 0) for p in per_job) / len(usages)),
                          fmt(sum(p.get("output_tokens", 0) for p in per_job) / len(usages)),
-                         fmt(sum(p.get("latency_s", 0.0) for p in per_job) / len(usages))])
-    totals = [(u.get("llm_calls", 0), u.get("input_tokens", 0), u.get("output_tokens", 0)) for u in usages]
+                         fmt(sum(p.get("latency_s", 0.0) for p in per_job) / len(usages)),
+                         f"{sum(p.get('cost_usd', 0.0) for p in per_job) / len(usages):.4f}"])
+    totals = [(u.get("llm_calls", 0), u.get("input_tokens", 0), u.get("output_tokens", 0), u.get("cost_usd", 0.0))
+              for u in usages]
     rows.append(["per job", fmt(sum(t[0] for t in totals) / len(totals)), fmt(sum(t[1] for t in totals) / len(totals)),
-                 fmt(sum(t[2] for t in totals) / len(totals)), ""])
-    return table(["stage", "calls", "input tok", "output tok", "model s"], rows)
+                 fmt(sum(t[2] for t in totals) / len(totals)), "", f"{sum(t[3] for t in totals) / len(totals):.4f}"])
+    unpriced = sorted({m for u in usages for m in u.get("unpriced_models") or []})
+    return table(["stage", "calls", "input tok", "output tok", "model s", "USD"], rows) + (
+        [f"unpriced (counted 0): {', '.join(unpriced)}"] if unpriced else [])
 
 
 def remove_unless_kept(folder: Path, *, ok: bool, keep: bool) -> None:

@@ -262,6 +262,27 @@ class StageSettings(CommonSettings):
     """Token budget of one job (input + output, all stages). Once spent, the job stops
     researching and is synthesized from what it has, marked partial."""
 
+    research_max_cost_usd: float | None = Field(None, gt=0)
+    """Cost limit of one job in USD (all stages, priced by LLM_PRICES), unless its request
+    sets `max_cost_usd`; reserved before each call like the token budget. Empty: no limit.
+    Calls of an unpriced model count 0 and are bounded by the token budget only."""
+
+    llm_prices: str = ""
+    """Model prices, USD per million input/output tokens, over the defaults
+    (shared/llm/pricing.py): `claude-x=3/15,gpt-y=0.15/0.6`; `model=0` prices a model at
+    nothing. A model neither prices is shown as unpriced, its cost counted 0."""
+
+    @field_validator("llm_prices")
+    @classmethod
+    def _prices_parse(cls, value: str) -> str:
+        from shared.llm.pricing import parse_prices  # noqa: PLC0415 - the LLM layer imports settings' neighbours
+
+        try:
+            parse_prices(value)
+        except Exception as exc:  # noqa: BLE001 - a ConfigurationError, reported as the setting's error
+            raise ValueError(str(exc)) from None
+        return value
+
     research_max_sub_questions: int = Field(8, ge=1, le=8)
 
     research_context_search: bool = False

@@ -23,7 +23,7 @@ import httpx
 from rich.console import Console
 from rich.live import Live
 
-from services.cli.view import JobView, plain_line
+from services.cli.view import JobView, cost_text, plain_line
 from shared.settings import CliSettings
 
 __all__ = [
@@ -346,6 +346,8 @@ def cmd_status(args: argparse.Namespace, settings: CliSettings) -> int:
         ("tokens", f"{int(usage.get('input_tokens', 0)) + int(usage.get('output_tokens', 0)):,} in {usage.get('llm_calls', 0)} model calls"),
         ("created", _ago(job.get("created_at"))), ("finished", _ago(job.get("finished_at")) or "-"),
     ]
+    if "cost_usd" in usage:  # USD at the configured prices, when the gateway reports it
+        rows.insert(-2, ("cost", cost_text(float(usage.get("cost_usd") or 0), usage.get("unpriced_models") or [])))
     if job.get("error"):
         rows.append(("error", job["error"]))
     if job.get("partial"):

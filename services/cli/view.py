@@ -1,7 +1,7 @@
 """What `deepresearch ask`, `watch` and `resume` show while a job runs.
 
 On a terminal: a live panel (rich) with the stage, iteration, a progress bar, sources
-found, claims kept, tokens and elapsed time, redrawn in place. Anywhere else (a pipe,
+found, claims kept, tokens and their cost and elapsed time, redrawn in place. Anywhere else (a pipe,
 a log file, CI): one plain line per event, as grep-able text.
 """
 
@@ -18,7 +18,7 @@ from rich.text import Text
 
 from shared.subjects import overall_progress
 
-__all__ = ["JobView", "plain_line", "render_to_text"]
+__all__ = ["JobView", "cost_text", "plain_line", "render_to_text"]
 
 
 
@@ -27,6 +27,23 @@ def _tokens(usage: dict[str, Any] | None) -> int | None:
         return None
     stages = usage.get("by_stage") or {}
     return sum(int(u.get("input_tokens", 0)) + int(u.get("output_tokens", 0)) for u in stages.values() if isinstance(u, dict))
+
+
+def _cost(usage: dict[str, Any] | None) -> tuple[float, list[str]] | None:
+    """The job's cost so far (USD at the configured prices) and its unpriced models."""
+    if not isinstance(usage, dict):
+        return None
+    stages = [u for u in (usage.get("by_stage") or {}).values() if isinstance(u, dict)]
+    cost = sum(float(u.get("cost_usd") or 0) for u in stages)
+    unpriced = list(dict.fromkeys(str(m) for u in stages for m in (u.get("unpriced_models") or [])))
+    return cost, unpriced
+
+
+def cost_text(cost: float, unpriced: list[str] | tuple[str, ...] = ()) -> str:
+    """``$0.0123``, naming the unpriced models whose calls it does not count
+    (their cost is not known: not 0)."""
+    text = f"${cost:.4f}"
+    return text + (f" + unpriced: {', '.join(unpriced)}" if unpriced else "")
 
 
 @dataclass
@@ -43,6 +60,8 @@ class JobView:
     sources: int = 0  # found so far (the retrieval stage's running total)
     claims: int = 0  # kept by the last scoring pass
     tokens: int = 0
+    cost_usd: float = 0.0  # at the configured prices (LLM_PRICES)
+    unpriced: list[str] = field(default_factory=list)  # models no price is configured for
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
     problem: str | None = None
@@ -70,6 +89,10 @@ class JobView:
             tokens = _tokens(event.get("usage"))
             if tokens is not None:
                 self.tokens = max(self.tokens, tokens)
+            cost = _cost(event.get("usage"))
+            if cost is not None:
+                self.cost_usd = max(self.cost_usd, cost[0])
+                self.unpriced = list(dict.fromkeys([*self.unpriced, *cost[1]]))
         elif kind == "status":
             self.status = str(event.get("status") or self.status)
             if self.status in ("COMPLETED", "FAILED", "CANCELLED", "EXPIRED"):
@@ -99,6 +122,8 @@ class JobView:
         grid.add_row("progress", bar)
         grid.add_row("found", f"{self.sources} sources, {self.claims} claims kept")
         grid.add_row("tokens", f"{self.tokens:,}")
+        if self.cost_usd or self.unpriced:
+            grid.add_row("cost", cost_text(self.cost_usd, self.unpriced))
         grid.add_row("elapsed", f"{self.elapsed():.0f}s")
         parts: list[RenderableType] = [grid]
         if self.message:
@@ -128,7 +153,11 @@ def _stage_line(event: dict[str, Any]) -> str:
     if state == "started":
         return f"[iteration {int(event.get('iteration') or 0) + 1}] {stage} started" if stage == "plan" else f"  {stage!s:<10} started"
     if state == "done":
-        return f"  {stage!s:<10} done in {event.get('duration_s') or 0:.2f}s"
+        line = f"  {stage!s:<10} done in {event.get('duration_s') or 0:.2f}s"
+        cost = _cost(event.get("usage"))
+        if cost is not None and (cost[0] or cost[1]):  # the job's so far, when it called a model
+            line += f"  ({_tokens(event.get('usage')) or 0:,} tokens, {cost_text(*cost)} so far)"
+        return line
     return f"  {stage!s:<10} {state}" + (f": {event['error']}" if event.get("error") else "")
 
 

@@ -102,6 +102,10 @@ class JobCreate(BaseModel):
         None, gt=0, description="Seconds from the job's start to its deadline (at most RESEARCH_MAX_TIME_BUDGET_S); "
         "then every stage hands on what it has and the job completes with a partial report. Default: RESEARCH_JOB_DEADLINE_S",
     )
+    max_cost_usd: float | None = Field(
+        None, gt=0, description="Most the job's model calls may cost, in USD at the configured model prices (LLM_PRICES); "
+        "a call that does not fit is answered offline and the report is partial. Default: RESEARCH_MAX_COST_USD",
+    )
 
     @field_validator("question")
     @classmethod
@@ -206,6 +210,7 @@ async def submit_job(
                 session, job_id=new_job_id(), user_id=user, question=body.question, context=body.context,
                 max_iterations=body.max_iterations, corpora=body.corpora,
                 providers=providers, clarify=body.clarify, time_budget_s=body.time_budget_s,
+                max_cost_usd=body.max_cost_usd,
                 rate_max=settings.research_rate_limit_max, rate_window_s=settings.research_rate_limit_window_s,
                 idempotency_key=idempotency_key,
                 request_digest=jobs.request_hash(body.model_dump(mode="json")) if idempotency_key is not None else None,

@@ -72,6 +72,7 @@ async def create_job(
     providers: list[str] | None = None,
     clarify: bool = False,
     time_budget_s: float | None = None,
+    max_cost_usd: float | None = None,
     rate_max: int,
     rate_window_s: int,
     idempotency_key: str | None = None,
@@ -107,7 +108,7 @@ async def create_job(
     job = Job(
         id=job_id, user_id=user_id, question=clean(question), context=clean(context) if context is not None else None,
         max_iterations=max_iterations, corpora=clean_json(corpora), providers=providers, clarify=clarify,
-        time_budget_s=time_budget_s, status=JobStatus.QUEUED, created_at=now, updated_at=now,
+        time_budget_s=time_budget_s, max_cost_usd=max_cost_usd, status=JobStatus.QUEUED, created_at=now, updated_at=now,
         idempotency_key=idempotency_key, request_hash=request_digest, reuse=reuse,
     )
     session.add(job)
@@ -339,6 +340,8 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
             token_usage=clean_json({
                 "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
                 "llm_calls": result.usage.calls,
+                # USD at the configured prices (LLM_PRICES); the unpriced models' calls count 0.
+                "cost_usd": result.usage.cost_usd, "unpriced_models": result.usage.unpriced_models,
                 "by_stage": result.usage.model_dump(mode="json")["by_stage"],
             }),
             engine=clean(result.engine), partial=result.partial,

@@ -141,7 +141,7 @@ class Lifecycle:
             request=ResearchRequest(
                 question=job.question, context=job.context, max_iterations=job.max_iterations, corpora=job.corpora,
                 providers=job.providers, clarify=job.clarify, clarification=job.clarification,
-                time_budget_s=job.time_budget_s,
+                time_budget_s=job.time_budget_s, max_cost_usd=job.max_cost_usd,
             ),
             created_at=job.created_at,
             deadline_at=started + timedelta(seconds=job.time_budget_s or self.settings.research_job_deadline_s),

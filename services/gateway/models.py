@@ -34,6 +34,8 @@ class JobBase(SQLModel):
     clarify: bool = False
     # Seconds from the job's start to its deadline; None: RESEARCH_JOB_DEADLINE_S.
     time_budget_s: float | None = None
+    # USD the job's model calls may cost; None: the stages' RESEARCH_MAX_COST_USD.
+    max_cost_usd: float | None = None
 
 
 class Job(JobBase, table=True):
@@ -113,6 +115,7 @@ class JobPublic(JobBase):
         return cls(
             job_id=job.id, question=job.question, context=job.context, max_iterations=job.max_iterations,
             corpora=job.corpora, providers=job.providers, clarify=job.clarify, time_budget_s=job.time_budget_s,
+            max_cost_usd=job.max_cost_usd,
             status=job.status, stage=job.stage, iteration=job.iteration,
             progress=job.progress, error=job.error, partial=job.partial,
             token_usage=TokenUsagePublic(input_tokens=job.input_tokens, output_tokens=job.output_tokens, llm_calls=job.llm_calls),

@@ -122,7 +122,8 @@ def trace_events(msgs: Iterable[Msg]) -> list[StageEvent]:
 def _row(event: StageEvent) -> dict[str, Any]:
     trace = event.trace
     assert trace is not None
-    data = trace.model_dump(mode="json", exclude={"duration_s", "tokens"}, exclude_none=True)
+    # Tokens are columns; the stage's cost (and unpriced models) stay in data.
+    data = trace.model_dump(mode="json", exclude={"duration_s": True, "tokens": {"input", "output"}}, exclude_none=True)
     return {
         "job_id": event.job_id, "stage": event.stage.value, "iteration": event.iteration,
         "duration_s": trace.duration_s, "input_tokens": trace.tokens.input, "output_tokens": trace.tokens.output,
@@ -143,7 +144,8 @@ async def record_traces(session: AsyncSession, events: Sequence[StageEvent]) -> 
 
 def _stage_data(row: Any) -> StageTrace:
     data = json.loads(row.data) if isinstance(row.data, str) else dict(row.data or {})
-    data.update(duration_s=row.duration_s, tokens={"input": row.input_tokens, "output": row.output_tokens})
+    cost = data.get("tokens") if isinstance(data.get("tokens"), dict) else {}
+    data.update(duration_s=row.duration_s, tokens={**cost, "input": row.input_tokens, "output": row.output_tokens})
     return StageTrace.model_validate(data)
 
 

@@ -48,7 +48,7 @@ from shared.platform.errors import PermanentError
 from shared.research.events import TraceChecklistItem, TraceJudge
 from shared.verification.judge import Judge, make_verifier_engine
 from shared.verification.clauses import warm_up
-from shared.llm.engine import BUDGET_NOTE, JobLLM
+from shared.llm.engine import BUDGET_NOTE, COST_NOTE, JobLLM
 from shared.settings import StageSettings
 from shared.runtime.stage import StageContext, stage_app
 from shared.research.steps import claims_by_step, ready_steps
@@ -177,9 +177,10 @@ def _next_pass(envelope: JobEnvelope, scored_envelope: JobEnvelope, ctx: StageCo
     notes = scored_envelope.notes
     if envelope.deadline_passed(now) or ctx.deadline.passed:  # passed before this stage, or during it
         return scored_envelope.model_copy(update={"notes": list(dict.fromkeys([*notes, DEADLINE_NOTE]))})
-    if BUDGET_NOTE in notes or ctx.llm.budget_spent:
-        # The token budget is spent: stop researching, synthesize what we have.
-        return scored_envelope.model_copy(update={"notes": notes if BUDGET_NOTE in notes else [*notes, BUDGET_NOTE]})
+    if BUDGET_NOTE in notes or COST_NOTE in notes or ctx.llm.budget_spent:
+        # The token budget or the cost limit is spent: stop researching, synthesize what we have.
+        spent = ctx.llm.spent_notes()
+        return scored_envelope.model_copy(update={"notes": list(dict.fromkeys([*notes, *spent]))})
     next_iteration = envelope.iteration + 1
     more = scored_envelope.knowledge_gaps and envelope.new_source_ids or hybrid_waiting
     if more and next_iteration < envelope.request.max_iterations:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from nats.js.errors import BucketNotFoundError
 
-from services.synthesis.report import build_report, prepare
+from services.synthesis.report import build_report, prepare, with_cost
 from services.synthesis.levels import NO_MODEL, TURNED_OFF, trace_of
 from services.synthesis.writer import write_report
 from shared import subjects
@@ -35,7 +35,7 @@ from shared.runtime.deadline import DEADLINE_PREFIX
 from shared.research.envelope import DEADLINE_NOTE, JobEnvelope, ScoredSource
 from shared.platform.errors import PermanentError
 from shared.research.events import CouncilReview, CouncilReviewed, JobCompleted, ResearchResult
-from shared.llm.engine import BUDGET_NOTE
+from shared.llm.engine import BUDGET_NOTE, COST_NOTE
 from shared.settings import StageSettings
 from shared.runtime.stage import StageContext, stage_app
 from shared.subjects import Stage
@@ -60,6 +60,9 @@ def _partial_reason(envelope: JobEnvelope, cuts: Sequence[str] = ()) -> str | No
                        + (f" (cut at the deadline: {'; '.join(cut)})" if cut else ""))
     if BUDGET_NOTE in envelope.notes:
         reasons.append("the job's token budget (RESEARCH_MAX_TOKENS_PER_JOB) was spent before research finished")
+    if COST_NOTE in envelope.notes:
+        reasons.append("the job's cost limit (max_cost_usd, or RESEARCH_MAX_COST_USD) was reached before research "
+                       "finished")
     return "; ".join(reasons) or None
 
 
@@ -134,8 +137,9 @@ async def synthesize_job(envelope: JobEnvelope, ctx: StageContext) -> JobComplet
     judging = trace_of(result.verification)
     if judging is not None:
         ctx.trace["judge"] = judging.model_dump()
-    # The result's usage includes this stage's own calls (report, re-ask, council).
-    result = result.model_copy(update={"usage": ctx.llm.usage()})
+    # The result's usage includes this stage's own calls (report, re-ask, council), and so
+    # does the methodology's cost line.
+    result = with_cost(result.model_copy(update={"usage": ctx.llm.usage()}))
     await ctx.progress(1.0, "report written", sources=len(result.output.sources), claims=len(result.claims),
                        sentences_removed=result.sentences_removed, archived=archived)
     return JobCompleted(job_id=envelope.job_id, result=result)
@@ -145,4 +149,4 @@ async def synthesize_job(envelope: JobEnvelope, ctx: StageContext) -> JobComplet
 async def synthesize_at_deadline(envelope: JobEnvelope, ctx: StageContext) -> JobCompleted:
     reviews = brief_reviews_from_notes(envelope.notes)
     result = offline_report(envelope, ctx, reviews, "the synthesis stage was still working past the job's deadline")
-    return JobCompleted(job_id=envelope.job_id, result=result.model_copy(update={"usage": ctx.llm.usage()}))
+    return JobCompleted(job_id=envelope.job_id, result=with_cost(result.model_copy(update={"usage": ctx.llm.usage()})))

@@ -80,7 +80,10 @@ async def _ask(prepared: Prepared, llm: JobLLM) -> tuple[ReportDraft | None, str
         log.warning("the model's report is unusable (%s): writing it offline", exc)
         return None, f"its answer did not validate: {exc}"
     if draft is _NO_DRAFT:  # the LLM layer made no call: the budget has no room for it, or the provider is down
-        return None, "the model provider was unavailable" if llm.unavailable else "the job's token budget was spent"
+        if llm.unavailable:
+            return None, "the model provider was unavailable"
+        return None, ("the job's cost limit was reached" if llm.cost_hit and not llm.budget_hit
+                      else "the job's token budget was spent")
     return draft, None
 
 

@@ -9,14 +9,14 @@ review" section. A member that cannot answer (unreachable, invalid answer) is lo
 and recorded as a review without a verdict; the job goes on.
 
 Members' calls go through the stage's own :class:`JobLLM` binding with the member's
-provider swapped in, so their tokens count against the job's budget and appear in
-its usage like any other call.
+provider swapped in (:meth:`JobLLM.on`), sharing its reservation, so their tokens and
+cost count against the job's budget and cost limit and appear in its usage like any
+other call.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import logging
 from collections.abc import Sequence
@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from shared.research.envelope import Claim, JobEnvelope, Plan
 from shared.platform.errors import ConfigurationError
 from shared.research.events import CouncilReview
-from shared.llm.engine import JobLLM, LLMEngine, make_provider
+from shared.llm.engine import JobLLM, LLMEngine, engine_limits, make_provider
 from shared.llm.providers import LLMError, LLMInvalidOutput, LLMUnavailable
 from shared.llm.prompting import block
 
@@ -96,8 +96,7 @@ class Council:
     def from_settings(cls, settings: Any) -> Council:
         spec = getattr(settings, "research_council_models", "") or ""
         engines = [
-            LLMEngine(make_provider(kind, model, settings), max_concurrency=settings.llm_max_concurrency,
-                      max_tokens_per_job=settings.research_max_tokens_per_job)
+            LLMEngine(make_provider(kind, model, settings), **engine_limits(settings))
             for kind, model in parse_members(spec)
         ]
         return cls(engines)
@@ -132,25 +131,26 @@ class Council:
     async def _ask(self, subject: str, system: str, prompt: str, llm: JobLLM) -> list[CouncilReview]:
         if not self.engines or llm.budget_spent:
             if self.engines:
-                log.warning("council review of the %s skipped: the job's token budget is spent", subject)
+                log.warning("council review of the %s skipped: the job's token budget or cost limit is spent", subject)
             return []
         return list(await asyncio.gather(*(self._one(e, subject, system, prompt, llm) for e in self.engines)))
 
     async def _one(self, engine: LLMEngine, subject: str, system: str, prompt: str, llm: JobLLM) -> CouncilReview:
-        # The stage's binding with the member's engine: the same call list and budget,
-        # so the member's tokens are the job's.
-        member = dataclasses.replace(llm, engine=engine)
+        # The stage's binding with the member's engine: the same call list, budget, cost
+        # limit and reservation, so the members' concurrent calls reserve from the job's
+        # budget (each a copy of its own reservation spent it three times over).
+        member = llm.on(engine)
         try:
             verdict = await member.structured(
                 CouncilVerdict, system=system, prompt=prompt, tool_name=REVIEW_TOOL,
-                offline=lambda: CouncilVerdict(agree=True, reasons=["no call was made: the job's token budget is spent"]),
+                offline=lambda: CouncilVerdict(agree=True, reasons=["no call was made: the job's token budget or cost limit is spent"]),
                 max_tokens=1024,
             )
         except (LLMInvalidOutput, LLMError, LLMUnavailable) as exc:
             log.warning("council member %s could not review the %s: %s", engine.label, subject, exc)
             return CouncilReview(subject=subject, model=engine.label, agree=None, error=str(exc)[:300])  # type: ignore[arg-type]
         finally:
-            llm.budget_hit = llm.budget_hit or member.budget_hit
+            llm.absorb(member)
         reasons = [" ".join(r.split()) for r in verdict.reasons if r.strip()]
         return CouncilReview(subject=subject, model=engine.label, agree=verdict.agree, reasons=reasons)  # type: ignore[arg-type]
 

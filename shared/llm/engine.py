@@ -24,7 +24,11 @@ estimated input plus its ``max_tokens``); a call that does not fit is shortened 
 answered by the offline engine and the envelope is noted, so scoring stops researching
 and synthesis reports the result as partial. The spend of every attempt is kept in a
 ledger (the ``research_usage`` bucket) so a redelivered stage counts what a crashed
-attempt spent. A structured answer that fails validation is re-asked once.
+attempt spent. A structured answer that fails validation is re-asked once. Each call is
+priced (:mod:`shared.llm.pricing`, ``LLM_PRICES``) and the job's cost limit (its
+request's ``max_cost_usd``, else ``RESEARCH_MAX_COST_USD``) is reserved the same way as
+the token budget; council members and a separate verifier share the stage's reservation
+(:meth:`JobLLM.on`).
 
 Degrade, don't fail: a provider that is unavailable (:class:`LLMUnavailable`: 429,
 5xx, 529 overloaded, a connection error or a timeout) has already been retried
@@ -43,6 +47,7 @@ raise :class:`LLMUnavailable` as before; their callers report it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import math
@@ -54,6 +59,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from shared.platform import metrics
+from shared.llm.pricing import Price, PriceTable
 from shared.llm.providers import (
     AnthropicProvider,
     LLMInvalidOutput,
@@ -68,11 +74,13 @@ from shared.platform.errors import ConfigurationError
 
 __all__ = [
     "BUDGET_NOTE",
+    "COST_NOTE",
     "MIN_OUTPUT_TOKENS",
     "JobLLM",
     "LLMCall",
     "LLMEngine",
     "SpendLedger",
+    "engine_limits",
     "estimate_tokens",
     "ROLE_SETTINGS",
     "make_engine",
@@ -85,6 +93,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 
 BUDGET_NOTE = "token budget exhausted"  # in envelope.notes once a job's budget is spent
+COST_NOTE = "cost limit reached"  # in envelope.notes once a job's max_cost_usd has no room for a call
 
 
 # -- the token budget -------------------------------------------------------------
@@ -129,6 +138,10 @@ class LLMCall:
     charged: int = 0
     """Tokens counted against the budget for a call that failed: its input estimate,
     since the provider may have billed the input before the error or timeout."""
+    cost_usd: float = 0.0
+    """What the call cost at the configured prices (a failed call: its charged input);
+    0 for an unpriced model."""
+    priced: bool = True  # False: no price is configured for ``model`` (its cost is not known)
 
     @property
     def budget_tokens(self) -> int:
@@ -136,12 +149,24 @@ class LLMCall:
 
 
 class LLMEngine:
-    """One per process: the provider, and the cap on calls in flight."""
+    """One per process: the provider, the cap on calls in flight, the prices, and the
+    default limits of a job (tokens; cost in USD, None: no limit)."""
 
-    def __init__(self, provider: Provider | None, *, max_concurrency: int = 4, max_tokens_per_job: int = 200_000) -> None:
+    def __init__(self, provider: Provider | None, *, max_concurrency: int = 4, max_tokens_per_job: int = 200_000,
+                 prices: PriceTable | None = None, max_cost_usd: float | None = None) -> None:
         self.provider = provider
         self.max_tokens_per_job = max_tokens_per_job
+        self.prices = prices if prices is not None else PriceTable()
+        self.max_cost_usd = max_cost_usd
         self._slots = asyncio.Semaphore(max_concurrency)
+
+    def price(self, model: str | None = None) -> Price | None:
+        """The price of ``model`` (as a provider reported it), else of this engine's
+        configured model; None when neither is priced (or there is no model)."""
+        found = self.prices.price(model) if model else None
+        if found is None and self.provider is not None:
+            found = self.prices.price(self.provider.model)
+        return found
 
     @property
     def offline(self) -> bool:
@@ -152,16 +177,29 @@ class LLMEngine:
         return "offline" if self.provider is None else f"{self.provider.name}:{self.provider.model}"
 
     def bind(self, stage: str, usage: Usage, *, job_id: str = "", ledger: SpendLedger | None = None,
-             degrade: bool = False, degraded: Degraded | None = None, iteration: int = 0) -> JobLLM:
+             degrade: bool = False, degraded: Degraded | None = None, iteration: int = 0,
+             max_cost_usd: float | None = None) -> JobLLM:
         """The engine for one job at one stage. With a ``ledger``, call
         :meth:`JobLLM.load` before the first call so earlier attempts' spend counts.
         ``degrade``: answer offline once the provider is unavailable (a stage of a job;
-        ``degraded`` is the envelope's record of an earlier stage finding it so)."""
+        ``degraded`` is the envelope's record of an earlier stage finding it so).
+        ``max_cost_usd``: the job's own cost limit (its request's), else the engine's."""
         llm = JobLLM(self, stage, usage, job_id=job_id, ledger=ledger, degrade=degrade, degraded=degraded,
-                     iteration=iteration)
+                     iteration=iteration, max_cost_usd=max_cost_usd if max_cost_usd is not None else self.max_cost_usd)
         if llm.unavailable is not None and not self.offline:
             llm._tell(logging.INFO)  # this stage works offline from its start: said once, with the reason
         return llm
+
+
+@dataclass
+class _Reservation:
+    """What is reserved and not yet settled for one job at one stage: shared by the
+    stage's binding and its copies on other engines (council members, a separate
+    verifier; :meth:`JobLLM.on`), so their concurrent calls reserve from one budget."""
+
+    tokens: int = 0
+    cost_usd: float = 0.0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 @dataclass
@@ -175,7 +213,17 @@ class JobLLM:
     ``max_tokens``, or is not made at all (the offline answer, and the envelope notes
     the budget). After the call the reservation is settled with the usage the provider
     reported; a failed or timed-out call keeps its input estimate. So a job exceeds its
-    budget only by the error of the input estimate."""
+    budget only by the error of the input estimate.
+
+    The job's cost limit (``max_cost_usd``, None: none) is reserved the same way, at the
+    price of the model the call goes to: the call's estimated input and its output
+    allowance priced; a call that does not fit whole gets a smaller ``max_tokens``, or
+    is answered offline (the envelope notes :data:`COST_NOTE`). An unpriced model's
+    calls cost 0 and only the token budget bounds them.
+
+    A copy on another engine (:meth:`on`: a council member, a separate verifier) shares
+    the call list and the reservation, so the job's budget and cost limit hold across
+    all of them."""
 
     engine: LLMEngine
     stage: str
@@ -195,14 +243,39 @@ class JobLLM:
     this stage made when a call found it so."""
     iteration: int = 0
     degraded_calls: int = 0  # this stage's calls answered offline because of it
-    _reserved: int = 0
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    max_cost_usd: float | None = None
+    """The job's cost limit in USD (its request's ``max_cost_usd``, else RESEARCH_MAX_COST_USD); None: none."""
+    cost_hit: bool = False  # a call did not fit in the cost limit
+    _shared: _Reservation = field(default_factory=_Reservation)
     _home: LLMEngine | None = None  # the job's own engine (a council member's copy calls another)
     _told: bool = False  # the degradation is logged once per stage
 
     def __post_init__(self) -> None:
         if self._home is None:
             self._home = self.engine
+
+    def on(self, engine: LLMEngine) -> JobLLM:
+        """This binding with ``engine`` doing the calls (a council member, a separate
+        verifier): the same job, call list, budget, cost limit and reservation, so what
+        the copy spends is the job's and concurrent copies cannot overspend it. Fold its
+        :attr:`budget_hit` / :attr:`cost_hit` back with :meth:`absorb`."""
+        return dataclasses.replace(self, engine=engine, budget_hit=False, cost_hit=False, degraded_calls=0, _told=False)
+
+    def absorb(self, copy: JobLLM) -> None:
+        """What a copy made by :meth:`on` found: the budget or the cost limit spent."""
+        if copy is self:
+            return
+        self.budget_hit = self.budget_hit or copy.budget_hit
+        self.cost_hit = self.cost_hit or copy.cost_hit
+
+    @property
+    def _reserved(self) -> int:
+        """Tokens reserved by calls in flight (of this binding and its copies)."""
+        return self._shared.tokens
+
+    @property
+    def _lock(self) -> asyncio.Lock:
+        return self._shared.lock
 
     @property
     def unavailable(self) -> Degraded | None:
@@ -238,12 +311,52 @@ class JobLLM:
         return before + sum(c.budget_tokens for c in self.calls)
 
     def tokens_left(self) -> int:
-        return self.engine.max_tokens_per_job - self.tokens_used() - self._reserved
+        home = self._home or self.engine  # the job's budget, whichever engine a copy calls
+        return home.max_tokens_per_job - self.tokens_used() - self._reserved
+
+    def cost_used(self) -> float:
+        """USD the job has spent at the configured prices: the envelope's count before
+        this stage, plus what the ledger holds beyond it (a crashed attempt's tokens,
+        priced high: at the job model's output price), plus this stage's calls."""
+        before = self.base_usage.cost_usd
+        extra = self.prior_spent - (self.base_usage.input_tokens + self.base_usage.output_tokens)
+        price = (self._home or self.engine).price()
+        if extra > 0 and price is not None:
+            before += price.cost(0, extra)
+        return before + sum(c.cost_usd for c in self.calls)
+
+    def cost_left(self) -> float | None:
+        """USD left under the job's cost limit (None: no limit), reservations deducted."""
+        if self.max_cost_usd is None:
+            return None
+        return self.max_cost_usd - self.cost_used() - self._shared.cost_usd
+
+    @property
+    def tokens_spent(self) -> bool:
+        """The job's RESEARCH_MAX_TOKENS_PER_JOB has no room left for another call."""
+        return self.tokens_left() < MIN_OUTPUT_TOKENS + REQUEST_OVERHEAD_TOKENS
+
+    @property
+    def cost_spent(self) -> bool:
+        """The job's cost limit has no room left for another call of the job's own model."""
+        left = self.cost_left()
+        price = (self._home or self.engine).price()
+        return left is not None and price is not None and not price.free and \
+            left < price.cost(REQUEST_OVERHEAD_TOKENS, MIN_OUTPUT_TOKENS)
 
     @property
     def budget_spent(self) -> bool:
-        """The job's RESEARCH_MAX_TOKENS_PER_JOB has no room left for another call."""
-        return self.tokens_left() < MIN_OUTPUT_TOKENS + REQUEST_OVERHEAD_TOKENS
+        """The token budget or the cost limit has no room left for another call."""
+        return self.tokens_spent or self.cost_spent
+
+    def limit_notes(self) -> list[str]:
+        """The envelope notes for the limits a call of this stage did not fit in."""
+        return [n for n, hit in ((BUDGET_NOTE, self.budget_hit), (COST_NOTE, self.cost_hit)) if hit]
+
+    def spent_notes(self) -> list[str]:
+        """The envelope notes for the limits hit or with no room left for another call."""
+        return [n for n, hit in ((BUDGET_NOTE, self.budget_hit or self.tokens_spent),
+                                 (COST_NOTE, self.cost_hit or self.cost_spent)) if hit]
 
     async def structured(self, schema: type[T], *, system: str, prompt: str, tool_name: str,
                          offline: Callable[[], T], tool_description: str = "", max_tokens: int = 2048) -> T:
@@ -304,29 +417,53 @@ class JobLLM:
             raise LLMInvalidOutput(f"{raw.model} returned no text")
         return raw.data
 
-    async def _reserve(self, estimate: int, max_tokens: int) -> int | None:
-        """Reserve ``estimate`` + output tokens; the output allowance granted (at most
-        ``max_tokens``), or None when the budget has no room for this call."""
+    async def _reserve(self, estimate: int, max_tokens: int) -> tuple[int, float] | None:
+        """Reserve ``estimate`` + output tokens, and their cost; the output allowance
+        granted (at most ``max_tokens``) and the cost reserved, or None when the token
+        budget or the cost limit has no room for this call."""
         async with self._lock:
             left = self.tokens_left()
             floor = min(max_tokens, MIN_OUTPUT_TOKENS)
             if left < estimate + floor:
                 if not self.budget_hit:
                     log.warning("token budget of %d: %d left, a %s call needs about %d: answering offline",
-                                self.engine.max_tokens_per_job, max(left, 0), self.stage, estimate + floor)
+                                (self._home or self.engine).max_tokens_per_job, max(left, 0), self.stage,
+                                estimate + floor)
                 self.budget_hit = True
                 metrics.BUDGET_SKIPS.labels(self.stage).inc()
                 return None
             out = min(max_tokens, left - estimate)
-            self._reserved += estimate + out
-            return out
+            cost = 0.0
+            cost_left = self.cost_left()
+            price = self.engine.price()
+            if cost_left is not None and price is not None and not price.free:
+                if cost_left < price.cost(estimate, floor):
+                    if not self.cost_hit:
+                        log.warning("cost limit of $%.4f: $%.4f left, a %s call to %s needs about $%.4f: answering "
+                                    "offline", self.max_cost_usd, max(cost_left, 0.0), self.stage, self.label,
+                                    price.cost(estimate, floor))
+                    self.cost_hit = True
+                    metrics.BUDGET_SKIPS.labels(self.stage).inc()
+                    return None
+                if price.output_per_mtok > 0:
+                    affordable = (cost_left - price.cost(estimate, 0)) * 1_000_000 / price.output_per_mtok
+                    out = min(out, max(floor, math.floor(affordable)))
+                cost = price.cost(estimate, out)
+            self._shared.tokens += estimate + out
+            self._shared.cost_usd += cost
+            return out, cost
+
+    def _release(self, estimate: int, out: int, cost: float) -> None:
+        self._shared.tokens -= estimate + out
+        self._shared.cost_usd -= cost
 
     async def _call(self, go: Callable[[int], Awaitable[RawAnswer]], *, estimate: int, max_tokens: int) -> RawAnswer | None:
         """The provider's answer, or None when the call is not made (no budget for it,
         or the provider unavailable: :attr:`unavailable` says which)."""
-        out = await self._reserve(estimate, max_tokens)
-        if out is None:
+        granted = await self._reserve(estimate, max_tokens)
+        if granted is None:
             return None
+        out, cost = granted
         # The input estimate is in the ledger before the request leaves: if this process
         # dies mid-call, the redelivered attempt still counts what may have been billed.
         await self._record(estimate)
@@ -339,14 +476,14 @@ class JobLLM:
                     started = time.monotonic()
                     raw = await go(out)
         except LLMUnavailable as exc:
-            self._failed(estimate, out, started)
+            self._failed(estimate, out, cost, started)
             if not self._degrades(exc):
                 raise
             return None
         except BaseException:  # a provider error, a timeout, or the stage being cancelled
-            self._failed(estimate, out, started)
+            self._failed(estimate, out, cost, started)
             raise
-        self._reserved -= estimate + out
+        self._release(estimate, out, cost)
         if raw is None:
             await self._record(-estimate)  # never sent
             return None
@@ -354,7 +491,10 @@ class JobLLM:
         # Replies the provider got but did not use (a structured mode the server refused,
         # before it asked again in the next) were billed: each counts as a call.
         for r in (*raw.earlier, raw):
-            self.calls.append(LLMCall(self.stage, r.model, r.input_tokens, r.output_tokens, latency if r is raw else 0.0))
+            price = self.engine.price(r.model)
+            self.calls.append(LLMCall(self.stage, r.model, r.input_tokens, r.output_tokens, latency if r is raw else 0.0,
+                                      cost_usd=price.cost(r.input_tokens, r.output_tokens) if price else 0.0,
+                                      priced=price is not None))
             metrics.LLM_CALLS.labels(self.stage, r.model, "ok").inc()
             metrics.LLM_TOKENS.labels(self.stage, r.model, "input").inc(r.input_tokens)
             metrics.LLM_TOKENS.labels(self.stage, r.model, "output").inc(r.output_tokens)
@@ -362,12 +502,14 @@ class JobLLM:
         await self._record(sum(r.input_tokens + r.output_tokens for r in (*raw.earlier, raw)) - estimate)
         return raw
 
-    def _failed(self, estimate: int, out: int, started: float) -> None:
+    def _failed(self, estimate: int, out: int, cost: float, started: float) -> None:
         """A call that raised: its reservation is released and its input estimate stays
         charged (the provider may have billed the input before failing)."""
-        self._reserved -= estimate + out
+        self._release(estimate, out, cost)
         latency = time.monotonic() - started
-        self.calls.append(LLMCall(self.stage, self.label, 0, 0, latency, ok=False, charged=estimate))
+        price = self.engine.price()
+        self.calls.append(LLMCall(self.stage, self.label, 0, 0, latency, ok=False, charged=estimate,
+                                  cost_usd=price.cost(estimate, 0) if price else 0.0, priced=price is not None))
         metrics.LLM_CALLS.labels(self.stage, self.label, "error").inc()
         metrics.LLM_LATENCY.labels(self.stage, self.label).observe(latency)
 
@@ -427,16 +569,20 @@ class JobLLM:
                 mine.output_tokens += c.output_tokens
                 mine.calls += 1
                 mine.latency_s = round(mine.latency_s + c.latency_s, 3)
+                mine.cost_usd = round(mine.cost_usd + c.cost_usd, 6)
                 if c.model not in mine.models:
                     mine.models.append(c.model)
+                if not c.priced and c.ok and c.model not in mine.unpriced_models:
+                    mine.unpriced_models.append(c.model)
         return Usage(by_stage=by_stage)
 
     def apply(self, envelope: JobEnvelope) -> JobEnvelope:
         """``envelope`` with this stage's usage (idempotent), the budget note, and since
         when the provider is unavailable (so later stages do not wait on it)."""
         notes = envelope.notes
-        if self.budget_hit and BUDGET_NOTE not in notes:
-            notes = [*notes, BUDGET_NOTE]
+        for note in self.limit_notes():
+            if note not in notes:
+                notes = [*notes, note]
         return self.with_degraded(envelope).model_copy(update={"usage": self.usage(), "notes": notes})
 
     def with_degraded(self, envelope: JobEnvelope) -> JobEnvelope:
@@ -504,14 +650,20 @@ def make_provider(kind: str, model: str, settings: Any) -> Provider:
     )
 
 
+def engine_limits(settings: Any) -> dict[str, Any]:
+    """An engine's keyword arguments from ``settings``: calls in flight, the job's token
+    budget and default cost limit, and the price table (``LLM_PRICES`` over the defaults)."""
+    return {"max_concurrency": settings.llm_max_concurrency, "max_tokens_per_job": settings.research_max_tokens_per_job,
+            "prices": PriceTable.from_settings(settings), "max_cost_usd": getattr(settings, "research_max_cost_usd", None)}
+
+
 def make_engine(settings: Any, role: str | None = None) -> LLMEngine:
     """The engine for ``role`` (a key of ROLE_SETTINGS): its ``LLM_MODEL_<ROLE>`` when
     set, else the one ``LLM_PROVIDER`` names (``settings`` is a StageSettings)."""
     spec = (getattr(settings, ROLE_SETTINGS[role], "") or "").strip() if role else ""
     if spec:
         kind, model = parse_model(spec, ROLE_SETTINGS[role].upper())
-        return LLMEngine(make_provider(kind, model, settings), max_concurrency=settings.llm_max_concurrency,
-                         max_tokens_per_job=settings.research_max_tokens_per_job)
+        return LLMEngine(make_provider(kind, model, settings), **engine_limits(settings))
     choice = settings.llm_provider
     key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else ""
     if choice == "auto":
@@ -527,5 +679,4 @@ def make_engine(settings: Any, role: str | None = None) -> LLMEngine:
         provider = make_provider("openai", settings.openai_model, settings)
     else:
         provider = None
-    return LLMEngine(provider, max_concurrency=settings.llm_max_concurrency,
-                     max_tokens_per_job=settings.research_max_tokens_per_job)
+    return LLMEngine(provider, **engine_limits(settings))

@@ -100,6 +100,7 @@ class ResearchRequest(_Wire):
     clarification: str | None = None  # the user's answer to them
     reuse: bool = True  # may start from a similar job of the same user that completed recently
     time_budget_s: float | None = None  # the job's own deadline (seconds from its start); None: RESEARCH_JOB_DEADLINE_S
+    max_cost_usd: float | None = Field(None, gt=0)  # the job's cost limit in USD; None: RESEARCH_MAX_COST_USD
 
 
 class ChecklistItem(_Wire):
@@ -312,6 +313,10 @@ class StageUsage(_Wire):
     models: list[str] = Field(default_factory=list)
     # Calls the offline engine answered because the provider was unavailable (see Degraded).
     degraded_calls: int = 0
+    # What the stage's calls cost in USD at the configured prices (shared/llm/pricing.py);
+    # calls of the models in ``unpriced_models`` count 0 (their price is not known, not 0).
+    cost_usd: float = 0.0
+    unpriced_models: list[str] = Field(default_factory=list)
 
 
 class Usage(_Wire):
@@ -334,6 +339,16 @@ class Usage(_Wire):
     @property
     def output_tokens(self) -> int:
         return sum(u.output_tokens for u in self.by_stage.values())
+
+    @property
+    def cost_usd(self) -> float:
+        """What the job's calls cost at the configured prices (unpriced models count 0)."""
+        return round(sum(u.cost_usd for u in self.by_stage.values()), 6)
+
+    @property
+    def unpriced_models(self) -> list[str]:
+        """Models the job called that no price is configured for."""
+        return list(dict.fromkeys(m for u in self.by_stage.values() for m in u.unpriced_models))
 
 
 # -- the envelope --------------------------------------------------------------

@@ -70,6 +70,8 @@ class StageState(StrEnum):
 class TraceTokens(BaseModel):
     input: int = 0
     output: int = 0
+    cost_usd: float = 0.0  # at the configured prices (shared/llm/pricing.py); unpriced models count 0
+    unpriced_models: list[str] = Field(default_factory=list)
 
 
 class TraceQuery(BaseModel):

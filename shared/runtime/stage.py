@@ -117,7 +117,10 @@ class StageContext:
         """What the done event carries into the job's trace: the work's ``trace``, this
         attempt's duration and tokens, and the plan's step order as it now stands."""
         plan = result.plan if isinstance(result, JobEnvelope) else None
-        tokens = TraceTokens(input=sum(c.input_tokens for c in self.llm.calls), output=sum(c.output_tokens for c in self.llm.calls))
+        calls = self.llm.calls
+        tokens = TraceTokens(input=sum(c.input_tokens for c in calls), output=sum(c.output_tokens for c in calls),
+                             cost_usd=round(sum(c.cost_usd for c in calls), 6),
+                             unpriced_models=list(dict.fromkeys(c.model for c in calls if c.ok and not c.priced)))
         return StageTrace.model_validate({"step_order": plan.step_order if plan and plan.step_order else None,
                                           **self.trace, "duration_s": round(duration_s, 3), "tokens": tokens})
 
@@ -339,7 +342,8 @@ class StageRunner:
         self.control.start(self.js)
         llm = self.llm.bind(self.stage.value, envelope.usage, job_id=envelope.job_id,
                             ledger=None if self.llm.offline else self.ledger,
-                            degrade=True, degraded=envelope.degraded, iteration=envelope.iteration)
+                            degrade=True, degraded=envelope.degraded, iteration=envelope.iteration,
+                            max_cost_usd=envelope.request.max_cost_usd)
         if llm.ledger is None:  # the offline engine keeps no spend
             stopped = await self.control.read(envelope.job_id, envelope.resumes)
         else:
@@ -472,9 +476,12 @@ def stage_app(stage: Stage, settings: CommonSettings) -> tuple[NatsBroker, Any, 
     configure_logging(settings.log_level, settings.research_log_format)
     # The CLI refuses to start a lone service without NATS_URL; the fallback is only
     # what importing the module (tests, docs generation) needs.
+    # Reconnect for as long as it takes: a stage that gave up after a long nats-server
+    # outage would stay alive and healthy-looking while receiving no work.
     broker = NatsBroker(
         settings.nats_servers, graceful_timeout=settings.research_ack_wait_s, log_level=logging.DEBUG,
         middlewares=[NatsPrometheusMiddleware(registry=metrics.REGISTRY, app_name=stage.value)],
+        max_reconnect_attempts=-1,
     )
     app = FastStream(broker)
     runner = StageRunner(broker, stage, settings)

@@ -34,7 +34,8 @@ def test_rows_become_one_entry_per_iteration_in_pipeline_order() -> None:
     trace = assemble("j1", "COMPLETED", rows, None).model_dump(mode="json")
     first, second = trace["iterations"]
     assert [s["stage"] for s in first["stages"]] == ["plan", "retrieve", "score"]
-    assert first["stages"][0] == {"stage": "plan", "duration_s": 0.5, "tokens": {"input": 7, "output": 3}, "judge": None}
+    assert first["stages"][0] == {"stage": "plan", "duration_s": 0.5, "judge": None, "tokens": {
+        "input": 7, "output": 3, "cost_usd": 0.0, "unpriced_models": []}}
     assert first["queries"] == [{"provider": "web", "text": "a"}]
     assert first["results"] == {"web": {"count": 4, "new_sources": 2}}
     assert (first["claims_kept"], first["claims_rejected"], first["step_order"]) == (0, 2, ["q1", "q2"])
@@ -61,3 +62,17 @@ def test_only_done_events_with_a_trace_are_stored() -> None:
     msgs.append(SimpleNamespace(data=b"{not json"))
     assert traced(done) is done and traced(started) is None and traced(untraced) is None
     assert [e.trace for e in trace_events(msgs)] == [done.trace]  # type: ignore[arg-type]
+
+
+def test_a_stage_s_cost_is_stored_with_its_trace_and_read_back() -> None:
+    from services.gateway.traces import _row as row_of
+
+    trace = StageTrace.model_validate({"duration_s": 1.5, "tokens": {"input": 900, "output": 100, "cost_usd": 0.0042,
+                                                                     "unpriced_models": ["llama3.1:8b"]}})
+    event = StageEvent(job_id="j1", stage=Stage.PLAN, iteration=0, state=StageState.DONE, trace=trace)
+    row = row_of(event)
+    assert (row["input_tokens"], row["output_tokens"]) == (900, 100)
+    stored = SimpleNamespace(stage="plan", iteration=0, duration_s=row["duration_s"], input_tokens=900,
+                             output_tokens=100, data=row["data"])
+    tokens = assemble("j1", "COMPLETED", [stored], None).iterations[0].stages[0].tokens
+    assert tokens.model_dump() == {"input": 900, "output": 100, "cost_usd": 0.0042, "unpriced_models": ["llama3.1:8b"]}
