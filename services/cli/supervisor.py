@@ -32,7 +32,8 @@ from typing import Any
 import httpx
 
 from shared.platform.lifeline import SUPERVISOR_PID_ENV, die_with_parent
-from shared.platform.servers import NatsServer, PostgresServer, ensure_servers, free_port
+from shared.platform.processes import free_port
+from shared.platform.servers import NatsServer, PostgresServer, ensure_servers
 from shared.platform.supervision import CRASH_LOOPING, connection_path, status_path, write_connection, write_status
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
-"""Offline claim extraction and checklist coverage.
+"""Offline claim extraction.
 
-This module stands in for the model's claim extraction (and its checklist
-completeness check) while the engine runs without an LLM. It produces what that LLM
+This module stands in for the model's claim extraction while the engine runs
+without an LLM (its checklist coverage is :func:`services.scoring.coverage.assess_coverage`). It produces what that LLM
 is asked for, ``text`` + ``supportingIndices`` + ``contradictingIndices``, plus exact
 citations, and is deterministic.
 
@@ -17,7 +17,7 @@ Guarantees:
   subject that shared.verification.meaning.contradicts finds states the opposite.
 * At most ``max_claims`` claims, ids ``cl1``, ``cl2``... best first.
 * Each claim's ``checklist_item_ids`` are the items it answers by the coverage rule
-  (:func:`claim_matches_item`), the same rule :func:`assess_coverage` applies, so a
+  (:func:`claim_matches_item`), the same rule offline coverage (services.scoring.coverage) applies, so a
   SATISFIED item always has claims that answer it.
 
 Candidates are a source's digest snippets, the sentences of the passages chosen from
@@ -36,8 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from services.scoring.passages import Passage, heading_before
-from shared.research.claims import META_TERMS, answering_claims, claim_matches_item, item_terms, leans_on_context
-from shared.research.envelope import ChecklistItem, Citation, Claim, CoverageStatus, ScoredSource
+from shared.research.claims import META_TERMS, claim_matches_item, item_terms, leans_on_context
+from shared.research.envelope import ChecklistItem, Citation, Claim, ScoredSource
 from shared.research.locators import locate
 from shared.verification.meaning import contradicts
 from shared.research.text import STOPWORDS, has_negation, is_statement, jaccard, sentence_spans, terms, words
@@ -498,17 +498,3 @@ def _claim(claim_id: str, group: _Group, rep: _Candidate, scored_sources: Sequen
         counter_citations=[Citation(source_id=scored_sources[i].id, locator=m.locator, quote=m.quote)
                            for i, m in sorted(group.counter.items()) if i in group.contradicting],
     )
-
-
-def assess_coverage(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> list[ChecklistItem]:
-    """The completeness check, offline: SATISFIED with two or more matching claims, PARTIAL
-    with one, UNSATISFIED with none (see :func:`claim_matches_item`); ``evidence``
-    lists the matching claim ids. The items given are not modified."""
-    out: list[ChecklistItem] = []
-    for item in checklist:
-        evidence = answering_claims(item, claims)
-        status = (CoverageStatus.SATISFIED if len(evidence) >= 2
-                  else CoverageStatus.PARTIAL if evidence
-                  else CoverageStatus.UNSATISFIED)
-        out.append(item.model_copy(update={"status": status, "evidence": evidence}))
-    return out

@@ -3,7 +3,7 @@
 With a model, one call judges every checklist item against the verified claims (ids
 and text): satisfied, partial or open, with the claim ids that answer it and a
 one-line reason. Without one (or when its answer is invalid) the offline engine's
-term-matching rule answers. Either way a deterministic rule has the last word: an
+term-matching rule answers (:func:`assess_coverage`). Either way a deterministic rule has the last word: an
 item's evidence is only the claims named for it that exist and answer it by the
 coverage rule (shared.research.claims.answering_claims: they share enough of its subject
 terms), and it is never satisfied without one. An item judged satisfied with none
@@ -20,7 +20,6 @@ import logging
 from collections.abc import Sequence
 
 from services.scoring import prompts
-from services.scoring.claims import assess_coverage
 from services.scoring.schemas import CoverageAnswer, ItemJudgement
 from shared.research.claims import answering_claims
 from shared.research.envelope import ChecklistItem, Claim, CoverageStatus
@@ -29,6 +28,20 @@ from shared.llm.providers import LLMInvalidOutput
 from shared.llm.prompting import block
 
 log = logging.getLogger(__name__)
+
+
+def assess_coverage(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> list[ChecklistItem]:
+    """The completeness check, offline: SATISFIED with two or more matching claims, PARTIAL
+    with one, UNSATISFIED with none (see :func:`claim_matches_item`); ``evidence``
+    lists the matching claim ids. The items given are not modified."""
+    out: list[ChecklistItem] = []
+    for item in checklist:
+        evidence = answering_claims(item, claims)
+        status = (CoverageStatus.SATISFIED if len(evidence) >= 2
+                  else CoverageStatus.PARTIAL if evidence
+                  else CoverageStatus.UNSATISFIED)
+        out.append(item.model_copy(update={"status": status, "evidence": evidence}))
+    return out
 
 __all__ = ["apply_judgements", "coverage_prompt", "enforce", "judge_coverage", "offline_coverage"]
 

@@ -48,7 +48,8 @@ from shared.platform.errors import PermanentError
 from shared.research.events import TraceChecklistItem, TraceJudge
 from shared.verification.judge import Judge, make_verifier_engine
 from shared.verification.clauses import warm_up
-from shared.llm.engine import BUDGET_NOTE, COST_NOTE, JobLLM
+from shared.llm.budget import BUDGET_NOTE, COST_NOTE
+from shared.llm.engine import JobLLM
 from shared.settings import StageSettings
 from shared.runtime.stage import StageContext, stage_app
 from shared.research.steps import claims_by_step, ready_steps

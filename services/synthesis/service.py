@@ -35,7 +35,7 @@ from shared.runtime.deadline import DEADLINE_PREFIX
 from shared.research.envelope import DEADLINE_NOTE, JobEnvelope, ScoredSource
 from shared.platform.errors import PermanentError
 from shared.research.events import CouncilReview, CouncilReviewed, JobCompleted, ResearchResult
-from shared.llm.engine import BUDGET_NOTE, COST_NOTE
+from shared.llm.budget import BUDGET_NOTE, COST_NOTE
 from shared.settings import StageSettings
 from shared.runtime.stage import StageContext, stage_app
 from shared.subjects import Stage

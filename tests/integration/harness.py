@@ -25,7 +25,8 @@ from services.retrieval.index import index_corpus
 from services.cli.supervisor import SERVICES, Supervisor, service_command, wait_ready
 from shared import subjects
 from shared.stores import topology
-from shared.platform.servers import NatsServer, PostgresServer, free_port
+from shared.platform.processes import free_port
+from shared.platform.servers import NatsServer, PostgresServer
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.tavily import FakeTavily
 

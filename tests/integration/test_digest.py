@@ -36,7 +36,8 @@ from shared.research.envelope import (
 from shared.platform.errors import TransientError
 from shared.llm.engine import LLMEngine
 from shared.llm.providers import AnthropicProvider
-from shared.platform.servers import NatsServer, free_port
+from shared.platform.processes import free_port
+from shared.platform.servers import NatsServer
 from shared.settings import DigestSettings
 from shared.subjects import Stage
 from shared.research.text import canonicalize

@@ -10,7 +10,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from shared.research.envelope import StageUsage, Usage
-from shared.llm.engine import BUDGET_NOTE, MIN_OUTPUT_TOKENS, estimate_tokens, make_engine
+from shared.llm.budget import estimate_tokens
+from shared.llm.budget import BUDGET_NOTE, MIN_OUTPUT_TOKENS
+from shared.llm.engine import make_engine
 from shared.llm.providers import LLMInvalidOutput, LLMUnavailable
 from shared.settings import StageSettings
 from tests.fakes.anthropic import AnthropicFake

@@ -12,7 +12,8 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 from shared.llm.council import Council
-from shared.llm.engine import BUDGET_NOTE, COST_NOTE, LLMEngine, MIN_OUTPUT_TOKENS, make_engine
+from shared.llm.budget import BUDGET_NOTE, COST_NOTE, MIN_OUTPUT_TOKENS
+from shared.llm.engine import LLMEngine, make_engine
 from shared.llm.pricing import DEFAULT_PRICES, Price, PriceTable, parse_prices
 from shared.platform.errors import ConfigurationError
 from shared.research.envelope import ResearchRequest, StageUsage, Usage

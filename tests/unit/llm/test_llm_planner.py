@@ -25,7 +25,8 @@ from shared.research.envelope import (
     utcnow,
 )
 from shared.platform.errors import ConfigurationError, TransientError
-from shared.llm.engine import BUDGET_NOTE, LLMEngine, make_engine
+from shared.llm.budget import BUDGET_NOTE
+from shared.llm.engine import LLMEngine, make_engine
 from shared.llm.providers import LLMAuthError, LLMError, LLMUnavailable
 from shared.settings import StageSettings
 from shared.subjects import Stage

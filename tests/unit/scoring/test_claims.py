@@ -6,7 +6,8 @@ from shared.research.text import terms
 
 from datetime import UTC, datetime
 
-from services.scoring.claims import assess_coverage, extract_claims
+from services.scoring.claims import extract_claims
+from services.scoring.coverage import assess_coverage
 from services.scoring.engine import ClaimScorer, SourceScorer
 from shared.research.claims import claim_matches_item, item_terms, knowledge_gaps
 from shared.research.envelope import (

@@ -15,7 +15,8 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from services.decomposition.plan import first_plan
-from services.scoring.claims import assess_coverage, extract_claims
+from services.scoring.claims import extract_claims
+from services.scoring.coverage import assess_coverage
 from services.scoring.engine import ClaimScorer, SourceScorer
 from services.synthesis.wording import plain
 from services.synthesis.report import build_report, prepare

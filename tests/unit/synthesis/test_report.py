@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from services.decomposition.plan import first_plan
-from services.scoring.claims import assess_coverage, extract_claims
+from services.scoring.claims import extract_claims
+from services.scoring.coverage import assess_coverage
 from services.scoring.engine import ClaimScorer, SourceScorer
 from services.synthesis.report import build_report
 from services.synthesis.wording import citation_numbers
