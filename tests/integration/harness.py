@@ -247,6 +247,15 @@ class System:
         subject = subjects.job_events_filter(job_id) if job_id else subjects.EVENTS_WILDCARD
         return [event for _, event in read_stream(self.nats_url, subject, settle_s=settle_s)]
 
+    def progress_messages(self, job_id: str, stage: str) -> list[str]:
+        """The messages of one stage's progress events for a job, in order."""
+        return [e["message"] for e in self.events(job_id) if e.get("type") == "progress" and e.get("stage") == stage]
+
+    def sources(self, job_id: str) -> list[dict[str, Any]]:
+        """The job's sources as the API lists them."""
+        with self.client() as c:
+            return c.get(f"/api/research/jobs/{job_id}/sources").json()["sources"]
+
     def sql(self, query: str, *args: Any) -> list[asyncpg.Record]:
         return run_sql(self.dsn, query, *args)
 

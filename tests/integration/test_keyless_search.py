@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -55,15 +54,6 @@ def system(tmp_root: Path, postgres: PostgresServer | str, fakes: tuple[FakeTavi
         yield s
 
 
-def sources_of(system: System, job_id: str) -> list[dict[str, Any]]:
-    with system.client() as c:
-        return c.get(f"/api/research/jobs/{job_id}/sources").json()["sources"]
-
-
-def retrieve_messages(system: System, job_id: str) -> list[str]:
-    return [e["message"] for e in system.events(job_id) if e.get("type") == "progress" and e.get("stage") == "retrieve"]
-
-
 def test_tavily_quota_fails_over_to_searxng(system: System, fakes: tuple[FakeTavily, FakeSearxng]) -> None:
     tavily, searxng = fakes
     job_id = system.submit("How do lighthouse Fresnel lenses make a beam?", max_iterations=1, providers=["web"])
@@ -74,14 +64,14 @@ def test_tavily_quota_fails_over_to_searxng(system: System, fakes: tuple[FakeTav
     assert statuses[:2] == [200, 200] and statuses[2:] and set(statuses[2:]) == {432}, statuses
     assert searxng.count("search") >= 1
 
-    sources = sources_of(system, job_id)
+    sources = system.sources(job_id)
     urls = {s["url"] for s in sources}
     tavily_urls = {p.url for p in PAGES}
     searxng_urls = {searxng.url_of(d) for d in DOCS}
     assert urls & tavily_urls and urls & searxng_urls, urls
     assert {s["retrieval_method"] for s in sources} == {"web"}
 
-    messages = retrieve_messages(system, job_id)
+    messages = system.progress_messages(job_id, "retrieve")
     assert any(m.startswith("web: tavily failed") and "432" in m and "failed over to searxng" in m for m in messages), messages
 
     # The retrieval process remembers the spent quota: the next job does not ask Tavily.
@@ -89,5 +79,5 @@ def test_tavily_quota_fails_over_to_searxng(system: System, fakes: tuple[FakeTav
     second = system.submit("Who polished the lens of a lighthouse?", max_iterations=1, providers=["web"])
     assert system.wait_terminal(second, timeout=180)["status"] == "COMPLETED"
     assert tavily.count("search") == asked
-    assert any(m.startswith("web: tavily skipped") for m in retrieve_messages(system, second))
-    assert {s["url"] for s in sources_of(system, second)} & searxng_urls
+    assert any(m.startswith("web: tavily skipped") for m in system.progress_messages(second, "retrieve"))
+    assert {s["url"] for s in system.sources(second)} & searxng_urls

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -69,21 +68,12 @@ def system(tmp_root: Path, postgres: PostgresServer | str, fakes: tuple[FakeTavi
         yield s
 
 
-def sources_of(system: System, job_id: str) -> list[dict[str, Any]]:
-    with system.client() as c:
-        return c.get(f"/api/research/jobs/{job_id}/sources").json()["sources"]
-
-
-def progress_messages(system: System, job_id: str) -> list[str]:
-    return [e["message"] for e in system.events(job_id) if e.get("type") == "progress" and e.get("stage") == "retrieve"]
-
-
 def test_a_job_searches_web_pubmed_and_local_documents(system: System, fakes: tuple[FakeTavily, FakeEutils]) -> None:
     tavily, eutils = fakes
     job_id = system.submit("How do lighthouses use Fresnel lenses?", max_iterations=1)
     job = system.wait_terminal(job_id, timeout=120)
     assert job["status"] == "COMPLETED", job
-    sources = sources_of(system, job_id)
+    sources = system.sources(job_id)
     methods = {s["retrieval_method"] for s in sources}
     assert methods == {"rag", "web", "pubmed"}, [(s["retrieval_method"], s["url"]) for s in sources]
     urls = {s["url"] for s in sources}
@@ -97,7 +87,7 @@ def test_a_job_searches_web_pubmed_and_local_documents(system: System, fakes: tu
     assert all(0 <= s["relevance_score"] <= 1 for s in sources)
     # Every source's full text is archived and referenced by hash.
     assert all(s["text_hash"].startswith("sha256-") for s in sources)
-    messages = progress_messages(system, job_id)
+    messages = system.progress_messages(job_id, "retrieve")
     assert any(m.startswith("searching rag, web, pubmed") for m in messages), messages
     assert {"searched rag", "searched web", "searched pubmed"} <= set(messages)
     assert tavily.count("search") >= 1 and eutils.count("esearch") >= 1 and eutils.count("efetch") >= 1
@@ -114,7 +104,7 @@ def test_a_repeated_job_does_not_repeat_paid_searches(system: System, fakes: tup
     second = system.submit(question, max_iterations=1)
     assert system.wait_terminal(second, timeout=120)["status"] == "COMPLETED"
     assert (tavily.count("search"), eutils.count("esearch")) == (searches, esearches)
-    assert {s["url"] for s in sources_of(system, second)} == {s["url"] for s in sources_of(system, first)}
+    assert {s["url"] for s in system.sources(second)} == {s["url"] for s in system.sources(first)}
 
 
 def test_pubmed_down_while_the_others_answer(system: System, fakes: tuple[FakeTavily, FakeEutils]) -> None:
@@ -126,8 +116,8 @@ def test_pubmed_down_while_the_others_answer(system: System, fakes: tuple[FakeTa
     finally:
         eutils.clear_failures()
     assert job["status"] == "COMPLETED", job
-    assert {s["retrieval_method"] for s in sources_of(system, job_id)} == {"rag", "web"}
-    failures = [m for m in progress_messages(system, job_id) if m.startswith("pubmed search failed")]
+    assert {s["retrieval_method"] for s in system.sources(job_id)} == {"rag", "web"}
+    failures = [m for m in system.progress_messages(job_id, "retrieve") if m.startswith("pubmed search failed")]
     assert failures and "HTTP 500" in failures[0]
 
 
@@ -136,7 +126,7 @@ def test_the_request_chooses_the_providers(system: System, fakes: tuple[FakeTavi
     searches = tavily.count("search")
     job_id = system.submit("What does a lighthouse lens do?", max_iterations=1, providers=["pubmed"])
     assert system.wait_terminal(job_id, timeout=120)["status"] == "COMPLETED"
-    assert {s["retrieval_method"] for s in sources_of(system, job_id)} == {"pubmed"}
+    assert {s["retrieval_method"] for s in system.sources(job_id)} == {"pubmed"}
     assert tavily.count("search") == searches
     with system.client() as c:
         r = c.post("/api/research/jobs", json={"question": "Lighthouses?", "providers": ["bing"]})
