@@ -122,6 +122,24 @@ def _gateway(settings: CliSettings) -> Iterator[Gateway]:
 # -- following a job -------------------------------------------------------------
 
 
+OUTAGE_GIVE_UP_S = 3600.0  # `watch` waits this long for a gateway that answers 503 / ends streams with `error`
+
+
+class _Unavailable(Exception):
+    """The gateway cannot serve the stream now (a 503, or an `error` event ending it)."""
+
+    def __init__(self, message: str, retry_s: float) -> None:
+        super().__init__(message)
+        self.retry_s = retry_s
+
+
+def _retry_after(value: object, default: float = 5.0) -> float:
+    try:
+        return min(60.0, max(0.5, float(value)))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default
+
+
 def _stream(gw: Gateway, job_id: str, last: int | None) -> Iterator[tuple[int | None, dict[str, Any]]]:
     """One connection to the job's SSE stream: (event id, event) pairs until it closes."""
     headers = {"Last-Event-ID": str(last)} if last is not None else {}
@@ -129,6 +147,8 @@ def _stream(gw: Gateway, job_id: str, last: int | None) -> Iterator[tuple[int | 
                           timeout=httpx.Timeout(30, read=None)) as stream:
         if not stream.is_success:
             stream.read()
+            if stream.status_code == 503:  # NATS or PostgreSQL down: the gateway says when to retry
+                raise _Unavailable(_message(stream), _retry_after(stream.headers.get("Retry-After")))
             gw.job(job_id)  # an unknown job: exit code 4, as for every command
             raise CliExit(EXIT_FAILED, f"event stream of job {job_id} refused ({stream.status_code}): {_message(stream)}")
         seq: int | None = None
@@ -147,17 +167,31 @@ def _events(gw: Gateway, job_id: str) -> Iterator[dict[str, Any]]:
     seen before is not shown twice."""
     last: int | None = None
     drops = 0
+    outage_since: float | None = None
     while True:
         fresh = 0
         try:
             for seq, event in _stream(gw, job_id, last):
+                if event.get("type") == "error":  # NATS or PostgreSQL went away: the stream ends here
+                    raise _Unavailable(str(event.get("message") or "the gateway ended the event stream"),
+                                       _retry_after((event.get("retry") or 5000) / 1000))
                 if seq is not None and last is not None and seq <= last:
                     continue
                 last = seq if seq is not None else last
                 fresh += 1
+                outage_since = None
                 yield event
                 if event.get("type") == "status" and event.get("status") in TERMINAL and gw.job(job_id)["status"] in TERMINAL:
                     return
+        except _Unavailable as exc:
+            # Resumed from the last event id when the server is back: nothing missed, nothing twice.
+            outage_since = outage_since or time.monotonic()
+            if time.monotonic() - outage_since > OUTAGE_GIVE_UP_S:
+                raise CliExit(EXIT_FAILED, f"the event stream of job {job_id} stayed unavailable for "
+                                           f"{OUTAGE_GIVE_UP_S:.0f}s: {exc}") from exc
+            print(f"event stream interrupted: {exc}; reconnecting in {exc.retry_s:g}s", file=sys.stderr, flush=True)
+            time.sleep(exc.retry_s)
+            continue
         except httpx.TransportError as exc:
             drops += 1
             print(f"event stream dropped ({type(exc).__name__}); reconnecting", file=sys.stderr, flush=True)

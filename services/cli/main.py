@@ -163,6 +163,8 @@ def _request(args: argparse.Namespace, corpora: list[str] | None) -> dict:
         body["providers"] = list(dict.fromkeys("rag" if p == "local" else p for p in args.provider))
     if args.clarify:
         body["clarify"] = True
+    if getattr(args, "depth", None):
+        body["report_depth"] = args.depth
     return body
 
 
@@ -270,6 +272,10 @@ def _add_ask(sub: argparse._SubParsersAction) -> None:
     )
     ask.add_argument("--json", action="store_true", help="print the result object instead of the report")
     ask.add_argument("--clarify", action="store_true", help="let the planner ask clarifying questions here first")
+    ask.add_argument(
+        "--depth", choices=["brief", "standard", "detailed"], default=None,
+        help="how much the report says: brief (one screen), standard (the default) or detailed",
+    )
     ask.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
     _add_output_options(ask, "the report (then it is not printed)")
     ask.set_defaults(func=cmd_ask)

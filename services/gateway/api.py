@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import text as sql_text
 
-from services.gateway import jobs, resume
+from services.gateway import jobs, resume, storage
 from services.gateway.claims import ClaimsListing, claims_listing
 from services.gateway.exports import REPORT_RESPONSES, ReportFormat, export
 from services.gateway.lifecycle import Lifecycle
@@ -22,7 +22,7 @@ from services.gateway.models import JobPublic
 from services.gateway.text import is_blank, text_problem
 from services.gateway.traces import JobTrace, job_trace
 from shared.stores.archive import Archive, SnippetCheck, archive_key, check_snippet, passages_to_verify
-from shared.research.envelope import DigestPayload, RetrievalMethod, new_job_id
+from shared.research.envelope import DigestPayload, ReportDepth, RetrievalMethod, new_job_id
 from shared.platform.errors import PermanentError, TransientError
 from shared.research.events import JobStatus
 from shared.settings import GatewaySettings
@@ -35,6 +35,7 @@ CORPUS_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 CORPUS_NAME_SCHEMA = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"  # the same, as JSON Schema spells it
 QUESTION_MAX_CHARS = 20_000  # a hard cap; RESEARCH_MAX_QUESTION_CHARS (default 4000) is usually lower
 MAX_OFFSET = 1_000_000_000  # far beyond any listing; keeps OFFSET inside PostgreSQL's bigint
+STORE_FULL_RETRY_AFTER_S = 10  # a full disk waits for someone to free space: ask for fewer, slower retries
 IDEMPOTENCY_KEY = re.compile(r"\A[\x21-\x7e]{1,200}\Z")
 OPENAPI_SECURITY = {"bearerAuth": {"type": "http", "scheme": "bearer", "description": "An API key from RESEARCH_API_KEYS"}}
 
@@ -105,6 +106,11 @@ class JobCreate(BaseModel):
     max_cost_usd: float | None = Field(
         None, gt=0, description="Most the job's model calls may cost, in USD at the configured model prices (LLM_PRICES); "
         "a call that does not fit is answered offline and the report is partial. Default: RESEARCH_MAX_COST_USD",
+    )
+    report_depth: ReportDepth = Field(
+        "standard", description="How much the report says: brief (a one-screen answer: the summary, at most 2 findings "
+        "per section, 3 Verified Findings), standard, or detailed (every finding under each item it answers, up to 10 "
+        "Verified Findings, each section written in its own model call, one more iteration while items are open)",
     )
 
     @field_validator("question")
@@ -203,6 +209,8 @@ async def submit_job(
                                 f"{settings.research_max_time_budget_s:g} seconds (RESEARCH_MAX_TIME_BUDGET_S)")
     if idempotency_key is not None and not IDEMPOTENCY_KEY.fullmatch(idempotency_key):
         raise HTTPException(422, [{"loc": ["header", "Idempotency-Key"], "msg": "Idempotency-Key must be 1-200 printable ASCII characters", "type": "value_error"}])
+    if life.event_store_full is not None:  # a job stored now could not be announced
+        raise HTTPException(503, storage.EVENT_STORE_FULL, headers={"Retry-After": str(STORE_FULL_RETRY_AFTER_S)})
     providers = [p.value for p in dict.fromkeys(body.providers)] if body.providers else None
     async with life.sessions() as session:
         try:
@@ -210,7 +218,7 @@ async def submit_job(
                 session, job_id=new_job_id(), user_id=user, question=body.question, context=body.context,
                 max_iterations=body.max_iterations, corpora=body.corpora,
                 providers=providers, clarify=body.clarify, time_budget_s=body.time_budget_s,
-                max_cost_usd=body.max_cost_usd,
+                max_cost_usd=body.max_cost_usd, report_depth=body.report_depth,
                 rate_max=settings.research_rate_limit_max, rate_window_s=settings.research_rate_limit_window_s,
                 idempotency_key=idempotency_key,
                 request_digest=jobs.request_hash(body.model_dump(mode="json")) if idempotency_key is not None else None,

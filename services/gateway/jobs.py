@@ -73,6 +73,7 @@ async def create_job(
     clarify: bool = False,
     time_budget_s: float | None = None,
     max_cost_usd: float | None = None,
+    report_depth: str = "standard",
     rate_max: int,
     rate_window_s: int,
     idempotency_key: str | None = None,
@@ -108,7 +109,8 @@ async def create_job(
     job = Job(
         id=job_id, user_id=user_id, question=clean(question), context=clean(context) if context is not None else None,
         max_iterations=max_iterations, corpora=clean_json(corpora), providers=providers, clarify=clarify,
-        time_budget_s=time_budget_s, max_cost_usd=max_cost_usd, status=JobStatus.QUEUED, created_at=now, updated_at=now,
+        time_budget_s=time_budget_s, max_cost_usd=max_cost_usd, report_depth=report_depth,
+        status=JobStatus.QUEUED, created_at=now, updated_at=now,
         idempotency_key=idempotency_key, request_hash=request_digest, reuse=reuse,
     )
     session.add(job)

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from services.gateway import db, jobs, outbox, resume, reuse, traces
+from services.gateway import db, jobs, outbox, resume, reuse, storage, traces
 from services.gateway.loops import LoopHealth, Loops
 from services.gateway.models import Job
 from shared import subjects
@@ -80,6 +80,10 @@ class Lifecycle:
         self._relay_kick = asyncio.Event()
         self._admission_lock = asyncio.Lock()
         self._subs: dict[str, JetStreamContext.PullSubscription] = {}
+        self.event_store_full: str | None = None
+        """Set while the outbox relay's publishes find JetStream's store full (the
+        error); submissions are refused meanwhile. Cleared by the next pass that
+        publishes everything pending, which the relay retries every few seconds."""
 
     # -- loops -------------------------------------------------------------------------
 
@@ -102,7 +106,18 @@ class Lifecycle:
         self._relay_kick.set()
 
     async def relay_once(self) -> int:
-        return await outbox.relay_once(self.sessions, self.js)
+        try:
+            published = await outbox.relay_once(self.sessions, self.js)
+        except Exception as exc:
+            if storage.is_event_store_full(exc):
+                if self.event_store_full is None:
+                    log.error("the JetStream store is full: submissions are refused until it has room again (%s)", exc)
+                self.event_store_full = f"{type(exc).__name__}: {exc}"[:300]
+            raise
+        if self.event_store_full is not None:
+            log.warning("the JetStream store has room again: submissions are accepted")
+            self.event_store_full = None
+        return published
 
     # -- transitions requested through the API ---------------------------------------------
 
@@ -142,6 +157,7 @@ class Lifecycle:
                 question=job.question, context=job.context, max_iterations=job.max_iterations, corpora=job.corpora,
                 providers=job.providers, clarify=job.clarify, clarification=job.clarification,
                 time_budget_s=job.time_budget_s, max_cost_usd=job.max_cost_usd,
+                report_depth=job.report_depth or "standard",
             ),
             created_at=job.created_at,
             deadline_at=started + timedelta(seconds=job.time_budget_s or self.settings.research_job_deadline_s),

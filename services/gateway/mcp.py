@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from fastapi import HTTPException
@@ -95,7 +95,8 @@ async def research(backend: ResearchBackend, ctx: Context, body: dict[str, Any])
     """Run one job to its end, reporting progress; a call that ends any other way
     (cancelled by the client, or an error) cancels the job."""
     job_id = await backend.submit(body)
-    max_iterations = int(body["max_iterations"])
+    # A detailed report may take one more pass than asked while checklist items are open.
+    max_iterations = int(body["max_iterations"]) + (1 if body.get("report_depth") == "detailed" else 0)
     await ctx.report_progress(0.0, 1.0, f"research job {job_id} submitted")
     shown = 0.0
 
@@ -152,9 +153,12 @@ def build_server(backend_for: BackendFor) -> MCPServer:
         question: Annotated[str, Field(description="The research question to investigate", min_length=1)],
         context: Annotated[str, Field(description="Optional context about the user's needs, domain, or constraints")] = "",
         max_iterations: Annotated[int, Field(description="Maximum research iterations (default 10)", ge=1, le=50)] = 10,
+        report_depth: Annotated[Literal["brief", "standard", "detailed"], Field(
+            description="How much the report says: brief (a one-screen answer), standard (default) or detailed "
+            "(every finding, more Verified Findings, one more iteration while checklist items are open)")] = "standard",
         *, ctx: Context,
     ) -> ResearchOutput:
-        body: dict[str, Any] = {"question": question, "max_iterations": max_iterations}
+        body: dict[str, Any] = {"question": question, "max_iterations": max_iterations, "report_depth": report_depth}
         if context.strip():
             body["context"] = context
         try:

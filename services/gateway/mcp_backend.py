@@ -124,22 +124,27 @@ class ResearchBackend:
         last_id: str | None = None
         failures = 0
         while True:
+            wait_s = 0.0
             try:
+                problem = "the event stream ended before the job did"
                 async with contextlib.aclosing(self._stream(job_id, last_id)) as stream:
                     async for event_id, event in stream:
+                        if event.get("type") == "error":  # NATS or PostgreSQL went away: the stream's last event
+                            problem = f"the gateway ended the event stream: {event.get('message')}"
+                            wait_s = min(60.0, float(event.get("retry") or 0) / 1000)
+                            break
                         failures = 0
                         last_id = event_id or last_id
                         await on_event(event)
                         if event.get("type") == "status" and event.get("status") in TERMINAL:
                             return
-                problem = "the event stream ended before the job did"
             except (httpx.HTTPError, json.JSONDecodeError, TransientError) as exc:
                 problem = f"{type(exc).__name__}: {exc}"
             failures += 1
             if failures > STREAM_RECONNECTS:
                 raise TransientError(f"lost the event stream of job {job_id} {failures} times in a row ({problem})")
             log.warning("job %s: %s; reconnecting after event %s", job_id, problem, last_id)
-            await anyio.sleep(RECONNECT_DELAY_S * failures)
+            await anyio.sleep(max(wait_s, RECONNECT_DELAY_S * failures))
 
     async def _stream(self, job_id: str, last_id: str | None):  # noqa: ANN202 - an async generator of (id, event)
         headers = {"Last-Event-ID": last_id} if last_id else {}

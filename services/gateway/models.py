@@ -36,6 +36,8 @@ class JobBase(SQLModel):
     time_budget_s: float | None = None
     # USD the job's model calls may cost; None: the stages' RESEARCH_MAX_COST_USD.
     max_cost_usd: float | None = None
+    # How much the report says: brief, standard or detailed (services/synthesis/depth.py).
+    report_depth: str = Field(default="standard", max_length=10)
 
 
 class Job(JobBase, table=True):
@@ -115,7 +117,7 @@ class JobPublic(JobBase):
         return cls(
             job_id=job.id, question=job.question, context=job.context, max_iterations=job.max_iterations,
             corpora=job.corpora, providers=job.providers, clarify=job.clarify, time_budget_s=job.time_budget_s,
-            max_cost_usd=job.max_cost_usd,
+            max_cost_usd=job.max_cost_usd, report_depth=job.report_depth,
             status=job.status, stage=job.stage, iteration=job.iteration,
             progress=job.progress, error=job.error, partial=job.partial,
             token_usage=TokenUsagePublic(input_tokens=job.input_tokens, output_tokens=job.output_tokens, llm_calls=job.llm_calls),

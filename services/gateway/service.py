@@ -37,8 +37,8 @@ from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
-from services.gateway import db
-from services.gateway.api import OPENAPI_SECURITY, ErrorBody, current_user, router
+from services.gateway import db, storage
+from services.gateway.api import OPENAPI_SECURITY, STORE_FULL_RETRY_AFTER_S, ErrorBody, current_user, router
 from services.gateway.contract import router as contract_router
 from services.gateway.events_sse import router as events_router
 from services.gateway.lifecycle import LOOP_CONNECTIONS, Lifecycle
@@ -194,7 +194,7 @@ ERROR_DESCRIPTIONS = {
     409: "The job is not in a state that allows this (or the Idempotency-Key was used for another request)",
     422: "The request is invalid; the message names the field",
     429: "Too many submissions; see Retry-After",
-    503: "NATS or PostgreSQL unavailable; nothing was stored; see Retry-After",
+    503: "NATS or PostgreSQL unavailable, or a store's disk full; nothing was stored; see Retry-After",
 }
 
 
@@ -226,6 +226,11 @@ async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, DBAPIError) and not db.is_unavailable(exc):
         log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
         return JSONResponse({"message": f"internal error ({type(exc).__name__})", "detail": None}, status_code=500)
+    full = storage.disk_full_message(exc)
+    if full is not None:
+        log.error("%s %s: %s (%s: %s)", request.method, request.url.path, full, type(exc).__name__, exc)
+        return JSONResponse({"message": full, "detail": str(exc)[:500]}, status_code=503,
+                            headers={"Retry-After": str(STORE_FULL_RETRY_AFTER_S)})
     log.warning("%s %s: dependency unavailable: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
     return JSONResponse(
         {"message": f"temporarily unavailable ({type(exc).__name__}); nothing was stored, retry later", "detail": str(exc)[:500]},

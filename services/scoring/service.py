@@ -12,7 +12,8 @@ the verified claims (services/scoring/coverage.py). Dependent plan steps whose
 dependencies now have verified claims are analysed here, without a search, and their
 claims verified the same way (services/scoring/analysis.py). Rejected claims travel on
 with their reasons; parts done offline because the model failed are noted for the report.
-It loops back to planning only while iterations remain and the deadline has not passed,
+It loops back to planning only while iterations remain (``max_iterations``, one more
+for a detailed report while checklist items are open) and the deadline has not passed,
 and either items remain open and the last iteration found new sources (otherwise
 another pass could not learn anything new), or a hybrid step's dependencies now have
 claims and its search is still to be written.
@@ -170,6 +171,13 @@ async def score_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     return _next_pass(envelope, scored_envelope, ctx, now=now, hybrid_waiting=waiting)
 
 
+def iteration_limit(envelope: JobEnvelope) -> int:
+    """The passes a job may make: its request's ``max_iterations``, and one more for a
+    detailed report (``report_depth``) while the plan's checklist has open items."""
+    extra = envelope.request.report_depth == "detailed" and bool(envelope.knowledge_gaps)
+    return envelope.request.max_iterations + (1 if extra else 0)
+
+
 def _next_pass(envelope: JobEnvelope, scored_envelope: JobEnvelope, ctx: StageContext, *,
                now: datetime, hybrid_waiting: bool) -> JobEnvelope:
     """Synthesis, or another pass: while items are open and the last pass found sources,
@@ -184,6 +192,6 @@ def _next_pass(envelope: JobEnvelope, scored_envelope: JobEnvelope, ctx: StageCo
         return scored_envelope.model_copy(update={"notes": list(dict.fromkeys([*notes, *spent]))})
     next_iteration = envelope.iteration + 1
     more = scored_envelope.knowledge_gaps and envelope.new_source_ids or hybrid_waiting
-    if more and next_iteration < envelope.request.max_iterations:
+    if more and next_iteration < iteration_limit(scored_envelope):
         return scored_envelope.advance(Stage.PLAN, iteration=next_iteration, new_source_ids=[])
     return scored_envelope

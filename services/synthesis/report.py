@@ -43,6 +43,7 @@ from shared.research.events import (
 )
 from shared.research.text import terms
 
+from services.synthesis.depth import methodology_line, rules_of
 from services.synthesis.findings import verified_findings
 from services.synthesis.relevance import addresses, relevance, relevant_claims
 from services.synthesis.levels import summarize
@@ -100,6 +101,9 @@ def question_of(envelope: JobEnvelope) -> str:
 
 
 def prepare(envelope: JobEnvelope, *, findings_max: int = DEFAULT_FINDINGS_MAX) -> Prepared:
+    """``findings_max``: the configured number of Verified Findings, which the request's
+    ``report_depth`` lowers (brief) or raises (detailed), services/synthesis/depth.py."""
+    findings_max = rules_of(envelope).findings_max(findings_max)
     sources = envelope.scored_sources
     kept = [c for c in envelope.claims if valid_indices(c.supporting_indices, len(sources))]
     plan_items = envelope.plan.checklist if envelope.plan else []
@@ -179,11 +183,21 @@ def offline_summary(prepared: Prepared) -> list[list[Sentence]]:
 
 
 def offline_section(item: ChecklistItem, prepared: Prepared, placed: dict[str, str]) -> Section:
+    """The item's findings, most confident first: the claims placed under it, then one
+    line per other heading its other answers are listed under. At the detailed depth
+    every claim answering it is listed here; at the brief depth at most
+    ``BRIEF_SECTION_FINDINGS`` (services/synthesis/depth.py)."""
+    rules = rules_of(prepared.envelope)
     headings = {i.id: i.description for i in prepared.checklist}
     ranked = _by_confidence(prepared.claims)
+    if rules.every_item:
+        return Section(item=item, findings=[c for c in ranked if addresses(item, c)], offline=True)
     own = [c for c in ranked if placed.get(c.id) == item.id]
     elsewhere = [(c, headings[placed[c.id]]) for c in ranked
                  if addresses(item, c) and placed.get(c.id) not in (None, item.id)]
+    if (limit := rules.section_findings) is not None:
+        # Brief: the best few, and the other headings referred to only when none is its own.
+        own, elsewhere = own[:limit], ([] if own else elsewhere[:limit])
     return Section(item=item, findings=own, see_also=elsewhere, offline=True)
 
 
@@ -192,7 +206,7 @@ def offline_body(prepared: Prepared) -> Body:
     sections = [offline_section(item, prepared, placed) for item in prepared.checklist]
     rest = [c for c in _by_confidence(prepared.claims) if c.id not in placed]
     if rest:
-        sections.append(Section(item=None, findings=rest, offline=True))
+        sections.append(Section(item=None, findings=rest[:rules_of(prepared.envelope).section_findings], offline=True))
     return Body(summary=offline_summary(prepared), sections=sections, summary_offline=True)
 
 
@@ -357,6 +371,8 @@ def methodology(prepared: Prepared, draft: Draft, cited: int,
         lines.append(f"The model's report could not be used ({draft.fallback_reason}); the offline engine wrote it.")
     if draft.offline_parts and draft.writer != ENGINE:
         lines.append("Written offline: " + "; ".join(draft.offline_parts) + ".")
+    if depth := methodology_line(rules_of(env), len(prepared.findings)):
+        lines.append(depth)
     if cost := cost_line(env.usage):
         lines.append(cost)
     lines.append(FIXED_LINE_START + " this methodology and the sources "

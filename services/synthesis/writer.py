@@ -11,6 +11,11 @@ sentence, a section for an item that claims address but the model did not answer
 No model, no verified claim to write from, an answer that fails validation (after
 the LLM layer's one re-ask), a spent token budget or a model provider unavailable
 after its retries: the whole report is written offline, and says why.
+
+The request's ``report_depth`` (depth.py): brief asks for a short report and keeps at
+most the first few surviving sentences of the summary and of each section; detailed
+asks for the executive summary in one call and each section in its own call from that
+section's claims, and verifies all their sentences together, as one draft's.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from shared.research.envelope import JobEnvelope
+from shared.research.envelope import ChecklistItem, Claim, JobEnvelope
 from shared.research.events import CouncilReview, ResearchResult
 from shared.verification.judge import Judge
 from shared.llm.engine import JobLLM
@@ -38,7 +43,8 @@ from services.synthesis.report import (
     prepare,
 )
 from services.synthesis.relevance import addresses
-from services.synthesis.schemas import DraftParagraph, ReportDraft
+from services.synthesis.depth import capped, rules_of
+from services.synthesis.schemas import DraftParagraph, DraftSection, ReportDraft
 from services.synthesis.levels import NO_MODEL, judge_status, summarize
 from services.synthesis.verify import Verdict, claims_block, verify_sentences
 
@@ -54,26 +60,33 @@ _NO_DRAFT = ReportDraft.model_construct(executive_summary=[], sections=[])
 JUDGE_DOWN = "not run: the model provider was unavailable (sentences are checked by code only)"
 
 
-def report_prompt(prepared: Prepared) -> str:
+def report_prompt(prepared: Prepared, *, checklist: Sequence[ChecklistItem] | None = None,
+                  claims: Sequence[Claim] | None = None, note: str = "") -> str:
+    """The report prompt over the whole checklist and every claim, or (a section of a
+    detailed report) over the ``checklist`` and ``claims`` given; ``note`` appended."""
     env = prepared.envelope
+    items = prepared.checklist if checklist is None else checklist
+    shown = prepared.claims if claims is None else claims
     question = env.plan.refined_question if env.plan else env.request.question
-    checklist = "\n".join(
+    listed = "\n".join(
         block("checklist_item", item.description, id=item.id, coverage=item.status.value,
-              evidence=", ".join(c.id for c in prepared.claims if addresses(item, c)) or "none")
-        for item in prepared.checklist
+              evidence=", ".join(c.id for c in shown if addresses(item, c)) or "none")
+        for item in items
     ) or "(no checklist: answer the question as a whole)"
-    cited = {c.source_id for claim in prepared.claims for c in claim.citations}
+    cited = {c.source_id for claim in shown for c in claim.citations}
     sources = "\n".join(block("source", f"{s.title} ({s.url})", id=s.id)
                         for s in env.scored_sources if s.id in cited) or "(none)"
-    return prompts.REPORT_PROMPT.format(question=block("question", question), checklist=checklist,
-                                        claims=claims_block(prepared.claims), sources=sources)
+    return prompts.REPORT_PROMPT.format(question=block("question", question), checklist=listed,
+                                        claims=claims_block(shown), sources=sources) + note
 
 
-async def _ask(prepared: Prepared, llm: JobLLM) -> tuple[ReportDraft | None, str | None]:
-    """The model's draft, or None and why not."""
+async def _ask(prepared: Prepared, llm: JobLLM, prompt: str | None = None) -> tuple[ReportDraft | None, str | None]:
+    """The model's draft, or None and why not. ``prompt``: the whole report's by default."""
+    if prompt is None:
+        prompt = report_prompt(prepared, note=rules_of(prepared.envelope).prompt_note())
     try:
         draft = await llm.structured(
-            ReportDraft, system=prompts.REPORT_SYSTEM, prompt=report_prompt(prepared), tool_name=REPORT_TOOL,
+            ReportDraft, system=prompts.REPORT_SYSTEM, prompt=prompt, tool_name=REPORT_TOOL,
             offline=lambda: _NO_DRAFT, max_tokens=REPORT_MAX_TOKENS,
         )
     except LLMInvalidOutput as exc:
@@ -85,6 +98,37 @@ async def _ask(prepared: Prepared, llm: JobLLM) -> tuple[ReportDraft | None, str
         return None, ("the job's cost limit was reached" if llm.cost_hit and not llm.budget_hit
                       else "the job's token budget was spent")
     return draft, None
+
+
+SUMMARY_ONLY = ("\nThis call writes only the executive summary of a longer report whose sections are written "
+                "separately: leave sections empty.")
+SECTION_ONLY = ("\nThis call writes one section of a longer report: the section for the one checklist item "
+                "given, using every claim listed that answers it; executive_summary: one short sentence.")
+
+
+async def _ask_by_section(prepared: Prepared, llm: JobLLM) -> tuple[ReportDraft | None, str | None, list[str]]:
+    """A detailed report: the executive summary in one call, then each checklist item
+    any claim answers in its own call from that item's claims, so no call's answer has
+    to hold the whole report. A section whose call fails is written offline (named in
+    the third value); a failed summary call fails the whole draft, as a single call would."""
+    summary, why_not = await _ask(prepared, llm, report_prompt(prepared, note=SUMMARY_ONLY))
+    if summary is None:
+        return None, why_not, []
+    sections: list[DraftSection] = []
+    failed: list[str] = []
+    for item in prepared.checklist:
+        own = [c for c in prepared.claims if addresses(item, c)]
+        if not own:
+            continue
+        draft, why = await _ask(prepared, llm, report_prompt(prepared, checklist=[item], claims=own,
+                                                             note=SECTION_ONLY))
+        if draft is None:
+            log.warning("the model's section %s of a detailed report is missing (%s): written offline", item.id, why)
+            failed.append(item.id)
+            continue
+        # Only this item's section is taken; any other the model wrote is ignored.
+        sections += [s for s in draft.sections if s.checklist_item_id == item.id][:1]
+    return ReportDraft.model_construct(executive_summary=summary.executive_summary, sections=sections), None, failed
 
 
 def _flatten(draft: ReportDraft, known_items: set[str]) -> tuple[list[Sentence], list[tuple[str, int]], int]:
@@ -120,15 +164,16 @@ def _paragraphs(part: str, where: Sequence[tuple[str, int]], verdict: Verdict) -
 
 
 def _body(prepared: Prepared, where: Sequence[tuple[str, int]], verdict: Verdict) -> tuple[Body, list[str]]:
+    rules = rules_of(prepared.envelope)
     offline_parts: list[str] = []
-    summary = _paragraphs("summary", where, verdict)
+    summary = capped(_paragraphs("summary", where, verdict), rules.summary_sentences)
     if not summary:
         summary = offline_summary(prepared)
         offline_parts.append("the executive summary")
     placed = placement(prepared.checklist, prepared.claims)
     sections: list[Section] = []
     for item in prepared.checklist:
-        paragraphs = _paragraphs(item.id, where, verdict)
+        paragraphs = capped(_paragraphs(item.id, where, verdict), rules.section_findings)
         if paragraphs:
             sections.append(Section(item=item, paragraphs=paragraphs))
         elif any(addresses(item, c) for c in prepared.claims):
@@ -153,6 +198,8 @@ async def write_report(envelope: JobEnvelope, llm: JobLLM, *, partial_reason: st
     elif not prepared.claims:
         # Without a verified claim every factual sentence would be removed: no call.
         draft, why_not = None, "there was no verified claim to write from"
+    elif rules_of(envelope).section_calls:
+        draft, why_not, _failed = await _ask_by_section(prepared, llm)
     else:
         draft, why_not = await _ask(prepared, llm)
     prepared.envelope = llm.with_degraded(envelope)  # the report says if this stage found the provider unavailable

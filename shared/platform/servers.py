@@ -114,6 +114,9 @@ class NatsServer(Restartable):
     port: int = 0
     credentials: Credentials | None = field(default=None, repr=False)
     """None: those of ``store_dir/credentials.json`` (created on first start)."""
+    max_file_store: int | None = None
+    """JetStream's file-store limit in bytes (None: the server's default, most of the
+    disk); a small one makes a full store testable."""
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -142,8 +145,9 @@ class NatsServer(Restartable):
         # PostgreSQL does with fsync=on. Its default (every 2 minutes) survives a killed
         # nats-server (the kernel holds the writes) but not a crash of the machine, which
         # could lose a message the gateway's outbox already deleted as acknowledged.
-        _write_private(config, "authorization {\n  user: %s\n  password: %s\n}\njetstream {\n  sync_interval: %s\n}\n" % (
-            json.dumps(self.credentials.nats_user), json.dumps(self.credentials.nats_password), NATS_SYNC_INTERVAL))
+        limit = f"  max_file_store: {int(self.max_file_store)}\n" if self.max_file_store is not None else ""
+        _write_private(config, "authorization {\n  user: %s\n  password: %s\n}\njetstream {\n  sync_interval: %s\n%s}\n" % (
+            json.dumps(self.credentials.nats_user), json.dumps(self.credentials.nats_password), NATS_SYNC_INTERVAL, limit))
         cmd = [
             nats_server_binary(),
             "--config", str(config),

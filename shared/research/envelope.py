@@ -90,6 +90,12 @@ class CoverageStatus(StrEnum):
 # -- request and plan ----------------------------------------------------------
 
 
+# How much the report says (services/synthesis/depth.py): "brief" a one-screen answer,
+# "standard" the full report, "detailed" every placed claim and a model call per section.
+ReportDepth = Literal["brief", "standard", "detailed"]
+REPORT_DEPTHS: tuple[str, ...] = ("brief", "standard", "detailed")
+
+
 class ResearchRequest(_Wire):
     question: str
     context: str | None = None
@@ -101,6 +107,7 @@ class ResearchRequest(_Wire):
     reuse: bool = True  # may start from a similar job of the same user that completed recently
     time_budget_s: float | None = None  # the job's own deadline (seconds from its start); None: RESEARCH_JOB_DEADLINE_S
     max_cost_usd: float | None = Field(None, gt=0)  # the job's cost limit in USD; None: RESEARCH_MAX_COST_USD
+    report_depth: ReportDepth = "standard"  # how much the report says (services/synthesis/depth.py)
 
 
 class ChecklistItem(_Wire):

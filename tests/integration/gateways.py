@@ -36,6 +36,7 @@ class Gateways:
     root: Path
     postgres: Any
     env_overrides: dict[str, str] = field(default_factory=dict)
+    nats_max_file_store: int | None = None  # bytes: a tiny JetStream store fills up at once
     nats: NatsServer | None = None
     dsn: str = ""
     urls: list[str] = field(default_factory=list)
@@ -43,7 +44,7 @@ class Gateways:
 
     def start(self, count: int = 1) -> Gateways:
         self.root.mkdir(parents=True, exist_ok=True)
-        self.nats = NatsServer(self.root / "nats").start()
+        self.nats = NatsServer(self.root / "nats", max_file_store=self.nats_max_file_store).start()
         self.dsn = new_database(self.postgres, "g_")
         for _ in range(count):
             self.add_gateway()

@@ -66,6 +66,7 @@ CASES: list[tuple[str, str, str, dict[str, Any], str]] = [
     ("blank-question", "POST", "/api/research/jobs", _job(question=" \n\t"), "empty"),
     ("corpus-trailing-newline", "POST", "/api/research/jobs", _job(corpora=["docs\n"]), "pattern"),
     ("iterations-too-many", "POST", "/api/research/jobs", _job(max_iterations=10**6), "max_iterations"),
+    ("unknown-report-depth", "POST", "/api/research/jobs", _job(report_depth="exhaustive"), "report_depth"),
     ("question-too-long", "POST", "/api/research/jobs", _job(question="q" * 20_001), "question"),
     ("nul-answer", "POST", f"/api/research/jobs/{JOB}/clarification", _json({"answer": "yes\x00"}), "NUL"),
     ("surrogate-answer", "POST", f"/api/research/jobs/{JOB}/clarification", _json({"answer": "\ud800"}), "surrogate"),
@@ -94,6 +95,17 @@ def test_hostile_input_is_a_4xx_that_names_the_problem(client: httpx.Client, met
     assert names.lower() in body["message"].lower(), body
 
 
+def test_an_unknown_report_depth_is_a_422_naming_the_field_and_a_known_one_is_stored(client: httpx.Client) -> None:
+    r = client.post("/api/research/jobs", **_job(report_depth="exhaustive"))
+    assert r.status_code == 422, r.text
+    assert "report_depth" in r.json()["message"], r.json()
+    accepted = client.post("/api/research/jobs", **_job(report_depth="brief"))
+    assert accepted.status_code == 202, accepted.text
+    job = client.get(f"/api/research/jobs/{accepted.json()['job_id']}").json()
+    assert job["report_depth"] == "brief"
+    client.post(f"/api/research/jobs/{accepted.json()['job_id']}/cancel")
+
+
 def test_a_well_formed_unknown_job_id_is_404(client: httpx.Client) -> None:
     r = client.get(f"/api/research/jobs/{JOB}")
     assert r.status_code == 404 and JOB in r.json()["message"]
@@ -111,6 +123,7 @@ _bodies = st.one_of(
             "corpora": st.one_of(st.none(), st.lists(_text, max_size=3)),
             "providers": st.one_of(st.none(), st.lists(st.sampled_from(["web", "pubmed", "rag", "local", "x"]), max_size=3)),
             "clarify": _anything,
+            "report_depth": st.one_of(st.sampled_from(["brief", "standard", "detailed"]), _anything),
         },
     ),
     st.dictionaries(_text, _anything, max_size=3),

@@ -35,7 +35,11 @@ async function failure(response) {
   } catch (err) {
     console.warn("error body was not JSON", err);
   }
-  return new ApiError(response.status, message);
+  const err = new ApiError(response.status, message);
+  // 503 (NATS or PostgreSQL down, a store full) and 429 say when to try again.
+  const retryAfter = Number(response.headers.get("Retry-After"));
+  if (retryAfter > 0) err.retryAfter = retryAfter;
+  return err;
 }
 
 export async function api(path, { method = "GET", body } = {}) {
@@ -84,11 +88,13 @@ function parseBlock(block) {
 
 // Reads the job's event stream until it ends; calls onEvent(event, id) for each event.
 // Sends Last-Event-ID when resuming, so a gateway that supports it skips what was seen.
-export async function streamEvents(jobId, { onEvent, signal, lastEventId }) {
+// onOpen(), if given, is called once the gateway has accepted the stream.
+export async function streamEvents(jobId, { onEvent, onOpen, signal, lastEventId }) {
   const extra = { Accept: "text/event-stream" };
   if (lastEventId) extra["Last-Event-ID"] = lastEventId;
   const response = await fetch("/api/research/jobs/" + jobId + "/events", { headers: headers(extra), signal });
   if (!response.ok) throw await failure(response);
+  if (onOpen) onOpen();
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";

@@ -104,22 +104,43 @@ function onEvent(job, event) {
 
 async function follow(state, ctx) {
   let lastEventId = null;
+  let interrupted = false; // an outage message is shown until a stream is open again
   while (current === state) {
+    // An "error" event: NATS or PostgreSQL went away and the gateway ended the stream.
+    // Its message is shown, and the stream resumes after `retry` ms from lastEventId.
+    let outage = null;
     try {
       await streamEvents(state.job.job_id, {
         signal: state.abort.signal,
         lastEventId,
+        onOpen: () => {
+          if (interrupted) show($("#job-error"), false);
+          interrupted = false;
+        },
         onEvent: (event, id) => {
+          if (event.type === "error") {
+            outage = event;
+            return;
+          }
           if (id) lastEventId = id;
           if (current === state) onEvent(state.job, event);
         },
       });
+      if (outage) {
+        const wait = Math.min(60000, Math.max(500, Number(outage.retry) || 5000));
+        ctx.report(new Error(outage.message + "; reconnecting in " + Math.round(wait / 1000) + "s"), $("#job-error"));
+        interrupted = true;
+        await new Promise((r) => setTimeout(r, wait));
+        continue;
+      }
       show($("#job-error"), false);
     } catch (err) {
       if (state.abort.signal.aborted) return;
       if (err instanceof ApiError && (err.status === 401 || err.status === 404)) return ctx.report(err, $("#job-error"));
-      ctx.report(new Error("the event stream broke (" + err.message + "); reconnecting"), $("#job-error"));
-      await new Promise((r) => setTimeout(r, 2000));
+      const wait = Math.min(60000, (err.retryAfter || 2) * 1000);
+      ctx.report(new Error("the event stream broke (" + err.message + "); reconnecting in " + Math.round(wait / 1000) + "s"), $("#job-error"));
+      interrupted = true;
+      await new Promise((r) => setTimeout(r, wait));
     }
     if (current !== state) return;
     // The stream ends after the terminal status; the stored job is the truth either way.
