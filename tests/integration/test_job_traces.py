@@ -119,7 +119,7 @@ def test_trace_of_a_two_pass_job_outlives_its_events(offline_system: System, tav
         assert entry["claims_kept"] is not None and entry["claims_rejected"] is not None
         stages = [st["stage"] for st in entry["stages"]]
         assert stages[:4] == ["plan", "retrieve", "digest", "score"]
-        assert all(st["duration_s"] > 0 and st["tokens"] == {"input": 0, "output": 0} for st in entry["stages"])
+        assert all(st["duration_s"] > 0 and st["tokens"] == {"input": 0, "output": 0, "cost_usd": 0.0, "unpriced_models": []} for st in entry["stages"])
     assert iterations[1]["stages"][-1]["stage"] == "synthesize"
     assert sum(r["new_sources"] for r in iterations[0]["results"].values()) > 0
 
