@@ -46,7 +46,7 @@ async def serve(nats_url: str, stage: Stage) -> None:
     from shared.settings import CommonSettings
     from shared.runtime.stage import StageContext, StageRunner
 
-    # As the stage services build theirs (shared.runtime.stage.stage_app): FastStream's
+    # As the stage services build theirs (shared.runtime.app.stage_app): FastStream's
     # per-message log lines at DEBUG, below the level that is written.
     broker = NatsBroker(nats_url, log_level=logging.DEBUG, middlewares=[NatsPrometheusMiddleware(registry=metrics.REGISTRY, app_name=stage.value)])
     runner = StageRunner(broker, stage, CommonSettings())

@@ -29,7 +29,8 @@ from shared.research.envelope import CONTEXT_ITERATION, JobEnvelope, Plan, Usage
 from shared.research.events import ClarificationRequested, CouncilReviewed
 from shared.llm.engine import LLMEngine
 from shared.settings import StageSettings
-from shared.runtime.stage import StageContext, stage_app
+from shared.runtime.app import stage_app
+from shared.runtime.stage import StageContext
 from shared.subjects import Stage
 
 settings = StageSettings()

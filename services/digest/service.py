@@ -29,7 +29,8 @@ from shared.stores.archive import Archive
 from shared.research.envelope import JobEnvelope
 from shared.research.events import DigestSkipReason
 from shared.settings import DigestSettings
-from shared.runtime.stage import StageContext, stage_app
+from shared.runtime.app import stage_app
+from shared.runtime.stage import StageContext
 from shared.subjects import Stage
 
 settings = DigestSettings()

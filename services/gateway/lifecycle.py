@@ -26,6 +26,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from services.gateway import db, jobs, outbox, resume, reuse, storage, traces
+from services.gateway.progress import coalesce
 from services.gateway.loops import LoopHealth, Loops
 from services.gateway.models import Job
 from shared import subjects
@@ -46,7 +47,7 @@ from shared.settings import GatewaySettings
 from shared.runtime.publishing import MSG_ID
 from shared.subjects import Stage
 
-__all__ = ["LOOP_CONNECTIONS", "Lifecycle", "coalesce", "is_outage"]
+__all__ = ["LOOP_CONNECTIONS", "Lifecycle", "is_outage"]
 
 log = logging.getLogger(__name__)
 
@@ -467,35 +468,3 @@ class Lifecycle:
             reason = f"{consumer} gave up after {deliveries} deliveries{last}"
             if await jobs.fail_job(session, job_id=job_id, reason=reason):
                 self.kick()
-
-
-def coalesce(msgs: list[Msg]) -> dict[str, jobs.JobProgress]:
-    """Each job's state after a batch of progress and stage events, in stream order.
-    An unreadable event is dropped with a log line: it changes no job state."""
-    updates: dict[str, jobs.JobProgress] = {}
-    for msg in msgs:
-        try:
-            event = parse_event(msg.data)
-        except ValidationError as exc:
-            log.error("dropping an unreadable event on %s (it changes no job state): %s", msg.subject, exc)
-            continue
-        match event:
-            case ProgressEvent():
-                _advance(updates, event.job_id, event.stage.value, event.iteration, event.progress)
-            case StageEvent(state=StageState.STARTED):
-                _advance(updates, event.job_id, event.stage.value, event.iteration, 0.0)
-            case StageEvent(state=StageState.DONE, usage=usage) if usage is not None and usage.calls:
-                updates.setdefault(event.job_id, jobs.JobProgress()).add_usage(usage)
-            case StageEvent(state=StageState.RETRYING):
-                u = updates.setdefault(event.job_id, jobs.JobProgress())
-                u.error = f"{event.stage.value} attempt {event.delivery} failed: {event.error or ''}"
-            case _:
-                pass  # stage done without usage, skipped: nothing to persist
-    return updates
-
-
-def _advance(updates: dict[str, jobs.JobProgress], job_id: str, stage: str, iteration: int, within: float) -> None:
-    u = updates.setdefault(job_id, jobs.JobProgress())
-    u.stage = stage
-    u.iteration = max(u.iteration, iteration)
-    u.progress = max(u.progress, subjects.overall_progress(stage, within))

@@ -56,7 +56,8 @@ from shared.research.envelope import ContextHit, JobEnvelope, ResearchRequest, R
 from shared.platform.errors import PermanentError, TransientError
 from shared.research.events import ProviderResults, TraceQuery
 from shared.settings import DigestSettings, StageSettings
-from shared.runtime.stage import StageContext, stage_app
+from shared.runtime.app import stage_app
+from shared.runtime.stage import StageContext
 from shared.subjects import Stage
 
 settings = StageSettings()

@@ -52,7 +52,8 @@ from shared.verification.clauses import warm_up
 from shared.llm.budget import BUDGET_NOTE, COST_NOTE
 from shared.llm.engine import JobLLM
 from shared.settings import StageSettings
-from shared.runtime.stage import StageContext, stage_app
+from shared.runtime.app import stage_app
+from shared.runtime.stage import StageContext
 from shared.research.steps import claims_by_step, ready_steps
 from shared.subjects import Stage
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from shared.research.claims import JobConfidenceCalculator, item_terms, knowledge_gaps, valid_indices
 from shared.runtime.deadline import DEADLINE_PREFIX
-from shared.research.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope, Usage
+from shared.research.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope
 from shared.research.events import (
     ChecklistCoverage,
     CouncilReview,
@@ -58,7 +58,8 @@ from services.synthesis.render import (
     render,
     sentence_levels,
 )
-from services.synthesis.wording import LEVEL_MARK, escape, plain, plural, query_text
+from services.synthesis.cost import cost_line
+from services.synthesis.wording import FIXED_LINE_START, LEVEL_MARK, escape, plain, plural, query_text
 from services.synthesis.steps import step_lines
 
 __all__ = ["ENGINE", "OFFLINE_NOTE", "Draft", "assemble", "build_report", "offline_body", "prepare"]
@@ -379,47 +380,6 @@ def methodology(prepared: Prepared, draft: Draft, cited: int,
                  "are built by the service from the checked claims, never by a model; the refined question, the "
                  "checklist items (the section headings) and the queries are the planner's wording, shown as the plan.")
     return lines
-
-
-FIXED_LINE_START = "Verified Findings, contradictions, unknowns, confidence,"  # the methodology's last line
-COST_LINE_START = "Cost: $"
-
-
-def cost_line(usage: Usage) -> str | None:
-    """The methodology's cost line (None when no model was called): the job's model
-    calls at the configured prices, and the models no price is configured for, whose
-    calls it does not count (their cost is unknown, not 0)."""
-    if not usage.calls:
-        return None
-    line = f"{COST_LINE_START}{usage.cost_usd:.4f} (model prices as configured"
-    unpriced = usage.unpriced_models
-    if unpriced:
-        line += ("; not counted: the calls of " + ", ".join(f"`{escape(plain(m))}`" for m in unpriced)
-                 + ", which no price is configured for (LLM_PRICES)")
-    return line + f"), {plural(usage.calls, 'model call')}, {usage.total_tokens:,} tokens."
-
-
-def with_cost(result: ResearchResult) -> ResearchResult:
-    """``result`` whose methodology's cost line counts ``result.usage`` (the synthesis
-    stage's own calls are made after the report's envelope was taken)."""
-    line = cost_line(result.usage)
-    if line is None:
-        return result
-
-    def fixed(text: str) -> str:
-        lines = text.split("\n")
-        for n, old in enumerate(lines):
-            if old.startswith("- " + COST_LINE_START):
-                lines[n] = "- " + line
-                return "\n".join(lines)
-        for n, old in enumerate(lines):
-            if old.startswith("- " + FIXED_LINE_START):
-                lines.insert(n, "- " + line)
-                return "\n".join(lines)
-        return text
-
-    return result.model_copy(update={"report": fixed(result.report),
-                                     "output": result.output.model_copy(update={"answer": fixed(result.output.answer)})})
 
 
 def writer_note(envelope: JobEnvelope, draft: Draft, claims: Sequence[Claim] | None = None) -> str:

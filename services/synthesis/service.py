@@ -23,7 +23,8 @@ from collections.abc import Sequence
 
 from nats.js.errors import BucketNotFoundError
 
-from services.synthesis.report import build_report, prepare, with_cost
+from services.synthesis.cost import with_cost
+from services.synthesis.report import build_report, prepare
 from services.synthesis.levels import NO_MODEL, TURNED_OFF, trace_of
 from services.synthesis.writer import write_report
 from shared import subjects
@@ -37,7 +38,8 @@ from shared.platform.errors import PermanentError
 from shared.research.events import CouncilReview, CouncilReviewed, JobCompleted, ResearchResult
 from shared.llm.budget import BUDGET_NOTE, COST_NOTE
 from shared.settings import StageSettings
-from shared.runtime.stage import StageContext, stage_app
+from shared.runtime.app import stage_app
+from shared.runtime.stage import StageContext
 from shared.subjects import Stage
 
 log = logging.getLogger(__name__)

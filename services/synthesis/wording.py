@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CLOSE_QUOTE", "LEVEL_MARK", "OPEN_QUOTE", "citation_numbers", "escape", "pct", "plain", "plan_text", "plural", "query_text", "strip_markers", "unquoted"]
+__all__ = ["CLOSE_QUOTE", "FIXED_LINE_START", "LEVEL_MARK", "OPEN_QUOTE", "citation_numbers", "escape", "pct", "plain", "plan_text", "plural", "query_text", "strip_markers", "unquoted"]
 
 _CITATION = re.compile(r"(?<!\\)\[(\d+)\]")
 _BRACKETED_NUMBER = re.compile(r"\[(\d+)\]")
@@ -96,3 +96,4 @@ def query_text(query: str) -> str:
     return escape(plain(query)).replace("`", "")
 
 
+FIXED_LINE_START = "Verified Findings, contradictions, unknowns, confidence,"  # the methodology's last line

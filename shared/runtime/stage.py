@@ -52,7 +52,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import nats
 from faststream.nats import JStream, NatsBroker, NatsMessage, PullSub
 from faststream.middlewares import AckPolicy
 from nats.js import JetStreamContext
@@ -84,7 +83,7 @@ from shared.stores.spend import KvSpendLedger
 from shared.subjects import Stage
 from shared.stores.textstore import TextStore
 
-__all__ = ["WORKER", "StageContext", "StageRunner", "Work", "stage_app"]
+__all__ = ["WORKER", "StageContext", "StageRunner", "Work"]
 
 log = logging.getLogger(__name__)
 
@@ -463,42 +462,3 @@ class StageRunner:
 async def _body(msg: NatsMessage) -> bytes:
     """The command as it came: the runner validates it as an envelope itself."""
     return msg.body
-
-
-def stage_app(stage: Stage, settings: CommonSettings) -> tuple[NatsBroker, Any, StageRunner]:
-    """The broker, FastStream app and runner of one stage service."""
-    from faststream import FastStream
-    from faststream.nats.prometheus import NatsPrometheusMiddleware
-
-    from shared.stores import topology
-    from shared.platform.logs import configure_logging
-
-    configure_logging(settings.log_level, settings.research_log_format)
-    # The CLI refuses to start a lone service without NATS_URL; the fallback is only
-    # what importing the module (tests, docs generation) needs.
-    # Reconnect for as long as it takes: a stage that gave up after a long nats-server
-    # outage would stay alive and healthy-looking while receiving no work.
-    broker = NatsBroker(
-        settings.nats_servers, graceful_timeout=settings.research_ack_wait_s, log_level=logging.DEBUG,
-        middlewares=[NatsPrometheusMiddleware(registry=metrics.REGISTRY, app_name=stage.value)],
-        max_reconnect_attempts=-1,
-    )
-    app = FastStream(broker)
-    runner = StageRunner(broker, stage, settings)
-
-    @app.on_startup
-    async def _declare() -> None:
-        await topology.declare(settings.nats_servers, ttl_s=settings.research_job_ttl_s, replicas=settings.research_stream_replicas)
-        nc = await nats.connect(servers=settings.nats_servers, connect_timeout=5, max_reconnect_attempts=3)
-        try:
-            await runner.update_durable(nc.jetstream())
-        finally:
-            await nc.drain()
-        metrics.serve(stage.value, settings.research_metrics_port, settings.research_metrics_host)
-
-    @app.on_shutdown
-    async def _stop_watch() -> None:
-        await runner.control.stop()
-        await runner.publisher.settle()
-
-    return broker, app, runner

@@ -247,7 +247,8 @@ def test_the_cli_shows_the_job_s_cost_so_far_and_its_unpriced_models() -> None:
 
 
 def test_the_methodology_states_the_cost_with_the_synthesis_stage_s_calls() -> None:
-    from services.synthesis.report import build_report, cost_line, with_cost
+    from services.synthesis.cost import cost_line, with_cost
+    from services.synthesis.report import build_report
 
     assert cost_line(Usage()) is None  # no model called: no cost line
     before = Usage(by_stage={"plan": StageUsage(input_tokens=1000, output_tokens=200, calls=1, cost_usd=0.006)})
