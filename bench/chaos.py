@@ -27,6 +27,9 @@ got stuck or completed twice, a job was stored that no 202 answered, or the conc
 limit was exceeded; 2 on a start-up error.
 
     python bench/chaos.py --jobs 30 --duration 90 --seed 7
+
+``--servers`` runs the server drill of ``bench/chaos_servers.py`` instead (its own
+options follow): ``deepresearch up`` with its nats-server and PostgreSQL SIGKILLed.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as `python bench/chaos.py` from a checkout
     sys.path.insert(0, str(ROOT))
 
+from bench.chaos_servers import main as servers_main  # noqa: E402
 from bench.jobs import QUESTIONS as PIPELINE_QUESTIONS  # noqa: E402
 from bench.jobs import SAMPLE_CORPUS, remove_unless_kept  # noqa: E402
 from services.cli.supervisor import STAGE_SERVICES  # noqa: E402
@@ -320,6 +324,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
              "command waits before another process takes it over",
     )
     p.add_argument("--keep-data", action="store_true", help="keep the temporary folder (servers' data and logs)")
+    p.add_argument("--servers", action="store_true",
+                   help="run the server drill instead: `deepresearch up` with its nats-server and PostgreSQL SIGKILLed "
+                        "(bench/chaos_servers.py; see `bench/chaos.py --servers --help` for its options)")
     args = p.parse_args(argv)
     if args.jobs < 1 or args.duration <= 0 or args.interval <= 0 or args.grace <= 0 or args.stage_delay < 0:
         p.error("--jobs, --duration, --interval and --grace must be positive, --stage-delay at least 0")
@@ -327,6 +334,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--servers" in argv:
+        return servers_main([a for a in argv if a != "--servers"])
     args = parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="dr-chaos-"))
     ok = False
