@@ -65,6 +65,9 @@ def negations(clause: Clause) -> int:
         if w in NEGATORS:
             if w in ("not", "n't") and nxt in ("only", "just", "merely"):
                 continue  # "not only": an addition, not a negation
+            if w in ("no", "not") and nxt in ("less", "more", "fewer", "later", "earlier", "greater") \
+                    and i + 2 < len(words) and words[i + 2] == "than":
+                continue  # "no less than 10": a bound ("at least 10"), not a negation
             if w in ("fails", "fail", "failed", "failing") and nxt != "to":
                 continue
             if w == "nor" and "neither" in words:
@@ -146,6 +149,21 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         head = t.low.split("-", 1)[0]
         out.append((i, hit[0], hit[1], t.low in WEAK or head in WEAK))
     return out
+
+
+_BOUND_WORDS = frozenset("more less fewer greater over under above below".split())
+
+
+def bounds_figure(clause: Clause, i: int) -> bool:
+    """"more than 1,000", "under 5 ms": a bound on a figure (checked with the figure), not a comparison."""
+    if clause.tokens[i].low not in _BOUND_WORDS:
+        return False
+    n = i + 1 + (i + 1 < len(clause.tokens) and clause.tokens[i + 1].low == "than")
+    return n < len(clause.tokens) and (clause.tokens[n].low[:1].isdigit() or clause.tokens[n].low in NUMBER_WORDS)
+
+
+NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
+    sixty seventy eighty ninety hundred dozen half a""".split())
 
 
 def directions(clause: Clause) -> list[tuple[str, int]]:
@@ -253,8 +271,28 @@ def bound_sign(said: Clause, i: int, axis: str, whole: Clause, *, weak: bool = T
         if is_content(said.tokens[n]):
             target = said.tokens[n]
             break
-    if target is None:
-        return None
+    found = None if target is None else _bound_to(target, axis, whole, weak=weak)
+    if found is None:  # what it says of the word before it ("rainfall has fallen")
+        found = next((_bound_to(t, axis, whole, weak=weak) for t in _subject_before(said, i)), None)
+    return found
+
+
+def _subject_before(said: Clause, i: int) -> list[Token]:
+    """What a directional verb at ``i`` tells of when it comes after it ("rainfall in
+    the basin has fallen", "costs rose"): the head of the phrase before it (its last
+    content word ahead of any preposition), then the content word just before it."""
+    start = i
+    while start > 0 and not said.pause_before(start) and said.tokens[start - 1].low not in BINDING_STOPS:
+        start -= 1
+    before = said.tokens[start:i]
+    cut = next((n for n, t in enumerate(before) if t.low in PHRASE_STOPS), len(before))
+    head = [t for t in before[:cut] if is_content(t) and t.low not in AUX][-1:]
+    near = [t for t in before if is_content(t) and t.low not in AUX][-1:]
+    return head + [t for t in near if t not in head]
+
+
+def _bound_to(target: Token, axis: str, whole: Clause, *, weak: bool) -> int | None:
+    """The sign of the quote's directional word on ``axis`` next to ``target``."""
     toks = whole.tokens
     signs = {m: (a, s_) for m, a, s_, w in hits(whole) if a == axis and (weak or not w)}
     for n, u in enumerate(toks):

@@ -29,6 +29,14 @@ _HAS_FIGURE = re.compile(
     re.IGNORECASE,
 )
 _PER_CENT = re.compile(r"(\s)per cent\b", re.IGNORECASE)  # British "per cent", as "percent" of the same length
+# "No two consumers...", "no one": a number word after "no" says none, not a figure.
+_NO_NUMBER_WORD = re.compile(r"\bno\s+[a-z]+$", re.IGNORECASE)
+_RANGE = re.compile(r"(?:between\s+|from\s+)?(.+?)\s*(?:to|and|-|–)\s*(.+)", re.IGNORECASE)
+_DIGITS = re.compile(r"(?<![\d.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,]*\d)")
+_ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
+_ONE = re.compile(r"one\b(?!\s+(?:hundred|thousand|million|billion|trillion|dozen)\b)", re.IGNORECASE)
+_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_SCALE_AFTER = re.compile(r"\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
 _DIGIT_WORD = re.compile(r"[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
 
 
@@ -66,11 +74,47 @@ def figures(text: str) -> tuple[Figure, ...]:
     out = []
     for q in found:
         start, end = q.span
-        if _inside_name(text, start, end):
+        if _inside_name(text, start, end) or _NO_NUMBER_WORD.search(text[:end]) and not any(
+                c.isdigit() for c in text[start:end]):
             continue
+        surface = text[start:end].strip()
+        if not surface or _ARTICLE.match(surface) and q.value == 1 or _ONE.match(surface):
+            continue  # "a year", "a drop", "one TCP connection": an article, not a figure
         unit = "" if q.unit.name == "dimensionless" else _UNIT_ALIASES.get(q.unit.name, q.unit.name)
-        out.append(Figure(float(q.value), unit, q.surface, start, end))
-    return tuple(out)
+        unit = unit.replace("united states dollar", "dollar")
+        ends = _RANGE.fullmatch(surface) if q.uncertainty else None
+        if ends:  # "3.5% to 4.9%", "between 2005 and 2020": its two ends, not their mean
+            low, high = float(q.value) - float(q.uncertainty), float(q.value) + float(q.uncertainty)
+            first, second = ends.group(1), ends.group(2)
+            if _leading_number(first) > _leading_number(second):
+                first, second = second, first
+            out += [Figure(low, unit, first, start, end), Figure(high, unit, second, start, end)]
+            continue
+        scale = _SCALE_AFTER.match(text, end)  # "some 10.6 million": the parser may leave its scale word
+        value = float(q.value) * _SCALE_WORDS[scale.group(1).lower()] if scale else float(q.value)
+        out.append(Figure(value, unit, text[start:scale.end()] if scale else surface, start,
+                          scale.end() if scale else end))
+    # Digits the parser passed over ("from 500 Mt in 2005 to 400 Mt": it keeps neither
+    # 2005 nor 400): bare figures, so no figure of the text goes unread.
+    spans = [(f.start, f.end) for f in out]
+    units = {_unit_text(f): f.unit for f in out if f.unit and _unit_text(f)}
+    for m in _DIGITS.finditer(text):
+        if not any(a <= m.start() < b for a, b in spans) and not _inside_name(text, m.start(), m.end()):
+            after = text[m.end():].lstrip()  # "400 Mt" after a parsed "500 Mt": the same unit
+            unit = next((u for sym, u in units.items() if re.match(rf"{re.escape(sym)}(?!\w)", after)), "")
+            out.append(Figure(float(m.group().replace(",", "")), unit, m.group(), m.start(), m.end()))
+    return tuple(sorted(out, key=lambda f: f.start))
+
+
+def _leading_number(surface: str) -> float:
+    m = re.search(r"\d+(?:,\d{3})*(?:\.\d+)?", surface)
+    return float(m.group().replace(",", "")) if m else 0.0
+
+
+def _unit_text(f: Figure) -> str:
+    """What follows the number in a figure's surface ("Mt" in "500 Mt")."""
+    m = re.match(r"[\d.,\s]+(.+)$", f.surface)
+    return m.group(1).strip() if m else ""
 
 
 def _inside_name(text: str, start: int, end: int) -> bool:

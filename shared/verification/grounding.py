@@ -189,8 +189,9 @@ def check_grounding(
     if isinstance(anchored, Failure):
         return Grounding(ok=False, support=anchored.support, reason=anchored.reason, missing=anchored.missing,
                          category=anchored.category)
+    sentence_forms = {f for readings in anchored.pairs for f in readings[0][0].forms}
     for readings in anchored.pairs:
-        problems = [compare(said, source, whole) for said, source, whole in readings]
+        problems = [compare(said, source, whole, sentence=sentence_forms) for said, source, whole in readings]
         if all(p is not None for p in problems):
             category, reason = problems[0]  # type: ignore[misc]
             return Grounding(ok=False, support=anchored.support, reason=reason, category=category)

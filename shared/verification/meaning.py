@@ -38,6 +38,7 @@ from collections import Counter
 
 from shared.verification.clause_reading import (
     bound_sign,
+    bounds_figure,
     certainty,
     conditions,
     direction_flipped,
@@ -47,6 +48,7 @@ from shared.verification.clause_reading import (
     negations,
     not_only,
     parts,
+    phrase,
     prefix_flips,
     quantity,
     role_parts,
@@ -65,14 +67,17 @@ __all__ = ["compare", "contradicts"]
 # -- the assessment ------------------------------------------------------------------------
 
 
-def compare(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
+            sentence: set[str] | None = None) -> tuple[str, str] | None:
     """(category, reason) of the first way clause ``said`` departs from ``source``, the
-    clause of its quote it aligns with (``whole``: that entire quote)."""
-    for check in (_polarity, _quantifiers, _modality, _direction, _converse, _roles, _scope):
+    clause of its quote it aligns with (``whole``: that entire quote). ``sentence``: the
+    word forms of the whole sentence ``said`` is part of, where a condition may stand
+    for all its clauses ("In 2022, X died, while Y fell ill")."""
+    for check in (_polarity, _quantifiers, _modality, _direction, _converse, _roles):
         problem = check(said, source, whole) if check in (_direction, _roles) else check(said, source)
         if problem is not None:
             return problem
-    return None
+    return _scope(said, source, sentence)
 
 
 def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
@@ -143,9 +148,9 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
             if swapped(said, source) and "than" in said.words():
                 continue  # "Y is slower than X" restates "X is faster than Y"
             return "comparative", f"it reverses the direction ({axis}) its quote states"
-        if axis in _COMPARATIVE_AXES and not weak:
+        if axis in _COMPARATIVE_AXES and not weak and not bounds_figure(said, i):  # "more than 1,000": a bound
             return "comparative", f"it states a direction ({axis}) its quote does not"
-    stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3]]
+    stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3] and not bounds_figure(said, h[0])]
     quoted = max(len([h for h in found if h[1] in _COMPARATIVE_AXES and not h[3]]) for found in (theirs, everywhere))
     if quoted and len(stated) > quoted:
         return "comparative", "it states more comparisons than its quote does"
@@ -161,9 +166,21 @@ def _converse(said: Clause, source: Clause) -> tuple[str, str] | None:
     theirs = {x for t in source.tokens for x in t.lemmas}
     for word in sorted(mine - theirs):
         other = CONVERSES.get(word, frozenset()) & (theirs - mine)
-        if other:
+        if other and not _roles_exchanged(said, word, source, other):
             return "comparative", f'it says "{word}" where its quote says "{min(other)}"'
     return None
+
+
+def _roles_exchanged(said: Clause, word: str, source: Clause, other: frozenset[str]) -> bool:
+    """The converse word comes with its two sides exchanged: "banks borrow from the
+    central bank" restates "the central bank lends to banks"."""
+    i = next((n for n, t in enumerate(said.tokens) if word in t.lemmas), None)
+    j = next((n for n, t in enumerate(source.tokens) if other & set(t.lemmas)), None)
+    if i is None or j is None:
+        return False
+    (ss, _), (so, _) = phrase(said, i, -1), phrase(said, i, 1)
+    (qs, _), (qo, _) = phrase(source, j, -1), phrase(source, j, 1)
+    return bool((ss & qo) - qs) and bool((so & qs) - qo)
 
 
 def _roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
@@ -185,8 +202,8 @@ def _roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[s
     return None
 
 
-def _scope(said: Clause, source: Clause) -> tuple[str, str] | None:
-    mine = said.forms
+def _scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tuple[str, str] | None:
+    mine = said.forms | (sentence or set())
     for condition in conditions(source):
         if not any(t.forms & mine for t in condition):
             words = " ".join(t.text for t in condition)

@@ -1,0 +1,162 @@
+"""Figures a careful writer derives from its quotes' figures.
+
+A sentence's figure restates a quote's when it is the same value in the same unit
+(:func:`shared.verification.figures.same_figure`). A writer also says, faithfully:
+
+* the same quantity in another unit of its dimension: "0.5 s" for "500 ms", "1 TB" for
+  "1,024 GB" (data sizes in decimal or binary multiples), "half" for "50%";
+* a rounded or bounded form, when the sentence says so: "about 1,200" for "1,214",
+  "more than 1,000" for "1,214", "under 5 ms" for "3.2 ms";
+* a figure computed from two figures of the same quotes: a sum, a difference ("1.4
+  percentage points" from "3.5% to 4.9%"), a ratio ("four times" from "48 GB" and
+  "12 GB"), a change in percent ("fell by 20%" from "500 Mt to 400 Mt"), or a count
+  times a quantity ("1 TB" from "16 nodes, each with 64 GB").
+
+Each is exact up to the rounding of the sentence's figure (1% of it), or 10% after
+"about", "roughly", "nearly" and the like; a fraction word ("a third") is read to two
+hundredths. Years are never computed with, nor bounded. Only the figures of the quotes
+the sentence's clause rests on are used, so a figure still cannot be assembled from
+quotes the clause does not rest on.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Sequence
+from itertools import combinations
+
+from shared.verification.figures import Figure, same_figure
+
+__all__ = ["restated"]
+
+# Units by dimension, as multiples of the dimension's base unit (quantulum3's names).
+_SCALES: dict[str, tuple[str, float]] = {
+    "nanosecond": ("time", 1e-9), "microsecond": ("time", 1e-6), "millisecond": ("time", 1e-3),
+    "second": ("time", 1.0), "minute": ("time", 60.0), "hour": ("time", 3600.0), "day": ("time", 86400.0),
+    "week": ("time", 604800.0),
+    "bit": ("data", 0.125), "kilobit": ("data", 125.0), "megabit": ("data", 1.25e5), "gigabit": ("data", 1.25e8),
+    "byte": ("data", 1.0), "kilobyte": ("data", 1e3), "megabyte": ("data", 1e6), "gigabyte": ("data", 1e9),
+    "terabyte": ("data", 1e12), "petabyte": ("data", 1e15), "kibibyte": ("data", 2.0 ** 10),
+    "mebibyte": ("data", 2.0 ** 20), "gibibyte": ("data", 2.0 ** 30), "tebibyte": ("data", 2.0 ** 40),
+    "microgram": ("mass", 1e-6), "milligram": ("mass", 1e-3), "gram": ("mass", 1.0), "kilogram": ("mass", 1e3),
+    "tonne": ("mass", 1e6), "megaton": ("mass", 1e12), "gigaton": ("mass", 1e15),
+    "nanometre": ("length", 1e-9), "micrometre": ("length", 1e-6), "millimetre": ("length", 1e-3),
+    "centimetre": ("length", 1e-2), "metre": ("length", 1.0), "kilometre": ("length", 1e3),
+    "millilitre": ("volume", 1e-3), "litre": ("volume", 1.0),
+    "watt": ("power", 1.0), "kilowatt": ("power", 1e3), "megawatt": ("power", 1e6), "gigawatt": ("power", 1e9),
+    "hertz": ("frequency", 1.0), "kilohertz": ("frequency", 1e3), "megahertz": ("frequency", 1e6),
+    "gigahertz": ("frequency", 1e9),
+    "percentage": ("fraction", 0.01),
+}
+_BINARY = {"kilobyte": 2.0 ** 10, "megabyte": 2.0 ** 20, "gigabyte": 2.0 ** 30, "terabyte": 2.0 ** 40,
+           "petabyte": 2.0 ** 50}
+_UNIT_WORDS = {"second": "second", "minute": "minute", "hour": "hour", "day": "day", "week": "week",
+               "percent": "percentage", "millisecond": "millisecond"}
+
+_APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bapproximately|\bnearly|\balmost|\bsome|\bcirca|"
+                     r"\bclose to|\ban estimated|\bjust (?:under|over|below|above)|\bmore or less|~)\s*$", re.I)
+_AT_LEAST = re.compile(r"\b(?:at least|no fewer than|no less than)\s*$", re.I)
+_ABOVE = re.compile(r"\b(?:more than|over|above|exceeding|greater than|in excess of|upwards of)\s*$", re.I)
+_AT_MOST = re.compile(r"\b(?:no more than|not more than)\s*$", re.I)  # "up to 9,000" states a limit
+_BELOW = re.compile(r"\b(?:less than|fewer than|under|below)\s*$", re.I)
+_OF_A_UNIT = re.compile(r"\s+of\s+an?\s+(\w+?)s?\b", re.I)
+
+Reading = tuple[str, float]  # (dimension, value in the dimension's base unit); "" a bare number
+
+
+def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> bool:
+    """``said`` (a figure of ``sentence``) restates one of ``sources``, or a figure a
+    careful writer derives from them (see the module doc)."""
+    if any(same_figure(said, s) for s in sources):
+        return True
+    before = sentence[:said.start] if sentence else ""
+    mine = _readings(said, sentence[said.end:] if sentence else "")
+    if _year(said):
+        return False
+    theirs = [r for s in sources if not _year(s) for r in _readings(s)]
+    if any(pattern.search(before) for pattern in (_AT_LEAST, _ABOVE, _AT_MOST, _BELOW)):
+        return _bounded(before, mine, theirs)
+    loose = bool(_APPROX.search(before))
+    derived = theirs + list(_computed([s for s in sources if not _year(s)]))
+    return any(_close(v, w, said, loose=loose) for d, v in mine for e, w in derived if d == e)
+
+
+def _bounded(before: str, mine: list[Reading], theirs: list[Reading]) -> bool:
+    """"more than 1,000" is said of a quote's 1,214: some quote figure of the same
+    dimension lies on the side the bound says."""
+    for d, v in mine:
+        for e, w in theirs:
+            if d != e:
+                continue
+            if _AT_LEAST.search(before) and w >= v * (1 - 1e-9):
+                return True
+            if _ABOVE.search(before) and not _AT_MOST.search(before) and w > v:
+                return True
+            if _AT_MOST.search(before) and w <= v * (1 + 1e-9):
+                return True
+            if _BELOW.search(before) and w < v:
+                return True
+    return False
+
+
+def _readings(fig: Figure, after: str = "") -> list[Reading]:
+    """The figure in its dimension's base unit, in every reading of its unit (a data
+    size in decimal and binary multiples; a fraction word as a fraction)."""
+    unit = fig.unit
+    if not unit and not any(c.isdigit() for c in fig.surface):
+        m = _OF_A_UNIT.match(after)  # "a quarter of a second"
+        if m and m.group(1).lower() in _UNIT_WORDS:
+            unit = _UNIT_WORDS[m.group(1).lower()]
+        elif 0 < fig.value < 1:
+            return [("fraction", fig.value)]
+    if not unit or unit == "count":
+        return [("", fig.value)]
+    numerator, _, denominator = unit.partition(" per ")
+    out = []
+    for dim, scale in _scales(numerator):
+        if denominator:
+            out += [(f"{dim}/{d}", fig.value * scale / s) for d, s in _scales(denominator)]
+        else:
+            out.append((dim, fig.value * scale))
+    return out
+
+
+def _scales(name: str) -> list[tuple[str, float]]:
+    dim, scale = _SCALES.get(name, (name, 1.0))
+    return [(dim, scale)] + ([(dim, _BINARY[name])] if name in _BINARY else [])
+
+
+def _computed(sources: Sequence[Figure]) -> Iterator[Reading]:
+    """Sums, differences, ratios, changes in percent and count-times-quantity products
+    of two of the quotes' figures (at most eight figures are combined)."""
+    for a, b in combinations(sources[:8], 2):
+        for (d, x) in _readings(a):
+            for (e, y) in _readings(b):
+                if d == e and d != "":
+                    yield d, x + y
+                    yield d, abs(x - y)
+                if d == e and x > 0 and y > 0:
+                    yield "", max(x, y) / min(x, y)
+                    if x != y:
+                        yield "fraction", abs(x - y) / x  # a change from the first figure to the second
+                if d == "" and e != "" and _count(a):
+                    yield e, x * y
+                if e == "" and d != "" and _count(b):
+                    yield d, x * y
+
+
+def _close(v: float, w: float, said: Figure, *, loose: bool) -> bool:
+    if loose:
+        return math.isclose(v, w, rel_tol=0.1)
+    if not any(c.isdigit() for c in said.surface):  # "a third": a word is read to two hundredths
+        return abs(v - w) <= 0.02 * max(1.0, abs(w)) if abs(w) <= 1 else math.isclose(v, w, rel_tol=0.02)
+    return math.isclose(v, w, rel_tol=0.01, abs_tol=1e-12)
+
+
+def _count(fig: Figure) -> bool:
+    return not fig.unit and fig.value == int(fig.value) and 2 <= fig.value <= 100_000 and not _year(fig)
+
+
+def _year(fig: Figure) -> bool:
+    return not fig.unit and re.fullmatch(r"1[5-9]\d\d|20\d\d", fig.surface.strip()) is not None

@@ -1,0 +1,84 @@
+"""Figures a careful writer derives from its quotes, and the readings that support them."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.verification.figures import figures
+from shared.verification.grounding import check_grounding
+
+
+@pytest.mark.parametrize(("sentence", "quote"), [
+    ("Each request took 0.25 s on average.", "Each request took 250 ms on average."),
+    ("Each request took a quarter of a second on average.", "Each request took 250 ms on average."),
+    ("About a third of respondents had switched supplier.", "In the survey, 33% of respondents had switched supplier."),
+    ("Half of the nodes failed.", "In the test, 50% of the nodes failed."),
+    ("The trial enrolled more than 1,000 patients.", "The trial enrolled 1,214 patients."),
+    ("The trial enrolled about 1,200 patients.", "The trial enrolled 1,214 patients."),
+    ("Emissions fell by 20% between 2005 and 2020.",
+     "The country's emissions fell from 500 Mt in 2005 to 400 Mt in 2020."),
+    ("Unemployment rose by 1.4 percentage points over the year.",
+     "The unemployment rate rose from 3.5% to 4.9% over the year."),
+    ("The index is four times the size of the table.", "The index is 48 GB, while the table itself is 12 GB."),
+    ("The cluster has 1 TB of RAM in total.", "The cluster has 16 nodes, each with 64 GB of RAM."),
+    ("Emissions were 400 Mt in 2020.", "The country's emissions fell from 500 Mt in 2005 to 400 Mt in 2020."),
+])
+def test_a_derived_figure_is_kept(sentence: str, quote: str) -> None:
+    g = check_grounding(sentence, [quote])
+    assert g.ok, g.reason
+
+
+@pytest.mark.parametrize(("sentence", "quote"), [
+    ("Each request took 0.25 ms on average.", "Each request took 250 ms on average."),
+    ("About a third of respondents had switched supplier.", "In the survey, 25% of respondents had switched supplier."),
+    ("The trial enrolled more than 2,000 patients.", "The trial enrolled 1,214 patients."),
+    ("The trial enrolled 1,000 patients.", "The trial enrolled 1,214 patients."),  # a rounding not said
+    ("The trial enrolled about 2,000 patients.", "The trial enrolled 1,214 patients."),
+    ("Emissions fell by 25% between 2005 and 2020.",
+     "The country's emissions fell from 500 Mt in 2005 to 400 Mt in 2020."),
+    ("The index is five times the size of the table.", "The index is 48 GB, while the table itself is 12 GB."),
+    ("Ethernet frames carry up to 9,000 bytes of payload by default.",
+     "Standard Ethernet frames carry up to 1,500 bytes of payload by default."),
+    ("The switch costs more than a hundred nanoseconds.", "The switch costs less than a hundred nanoseconds."),
+    ("The drive reads 3,500 GB/s.", "The drive reads 3,500 MB/s."),
+])
+def test_a_figure_not_derivable_is_refused(sentence: str, quote: str) -> None:
+    assert not check_grounding(sentence, [quote]).ok
+
+
+def test_a_figure_from_another_quote_is_still_a_merge() -> None:
+    g = check_grounding("The thread pool version finished in 37 seconds.",
+                        ["The thread pool version finished the benchmark in 42 seconds.",
+                         "The asyncio version finished the same benchmark in 37 seconds."])
+    assert not g.ok and g.category == "number"
+
+
+def test_ranges_are_read_as_their_two_ends() -> None:
+    assert [(f.value, f.unit) for f in figures("from 3.5% to 4.9%")] == [(3.5, "percentage"), (4.9, "percentage")]
+    assert [f.value for f in figures("between 2005 and 2020")] == [2005, 2020]
+
+
+def test_digits_the_parser_passes_over_are_still_figures() -> None:
+    found = figures("from 500 Mt in 2005 to 400 Mt in 2020")
+    assert [(f.value, f.unit) for f in found] == [(500, "megaton"), (2005, ""), (400, "megaton"), (2020, "")]
+
+
+def test_no_two_is_no_figure() -> None:
+    assert figures("No two consumers in the same group receive the same partition.") == ()
+    g = check_grounding("No two consumers in the same Kafka group receive the same partition at the same time.",
+                        ["Kafka consumers in the same group never receive the same partition at the same time; "
+                         "each partition is assigned to one of them."])
+    assert g.ok, g.reason
+
+
+def test_a_converse_with_its_sides_exchanged_is_a_restatement() -> None:
+    quote = "The central bank lends to commercial banks at the discount rate."
+    assert check_grounding("Commercial banks borrow from the central bank at the discount rate.", [quote]).ok
+    g = check_grounding("The central bank borrows from commercial banks at the discount rate.", [quote])
+    assert not g.ok
+
+
+def test_a_direction_stated_of_the_word_before_it() -> None:
+    quote = "Deforestation in the basin has increased local surface temperatures and reduced rainfall."
+    assert check_grounding("Rainfall in the basin has fallen as deforestation progressed.", [quote]).ok
+    assert not check_grounding("Rainfall in the basin has risen as deforestation progressed.", [quote]).ok
