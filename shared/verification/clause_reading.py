@@ -477,3 +477,10 @@ def subject(clause: Clause) -> set[str]:
         if is_content(t):
             out.add(min(t.forms))
     return out
+
+
+def unknown_word(word: str) -> bool:
+    """No lemma of ``word`` is in lemminflect's tables: a name ("simvastatin", "kubelet")."""
+    import lemminflect  # noqa: PLC0415 - its tables load on first use (clauses loads them first)
+
+    return not lemminflect.getAllLemmas(word)

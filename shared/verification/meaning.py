@@ -48,7 +48,10 @@ from shared.verification.clause_reading import (
     negations,
     not_only,
     parts,
+    passive,
     phrase,
+    pivots,
+    unknown_word,
     prefix_flips,
     quantity,
     role_parts,
@@ -57,7 +60,7 @@ from shared.verification.clause_reading import (
     swapped,
     verbness,
 )
-from shared.verification.clauses import Clause, aligned_pair
+from shared.verification.clauses import Clause, aligned_pair, salient_tokens
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import CAUSAL, CONVERSES, CORRELATIONAL, QUANTIFIERS
 
@@ -73,7 +76,7 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
     clause of its quote it aligns with (``whole``: that entire quote). ``sentence``: the
     word forms of the whole sentence ``said`` is part of, where a condition may stand
     for all its clauses ("In 2022, X died, while Y fell ill")."""
-    for check in (_polarity, _quantifiers, _modality, _direction, _converse, _roles):
+    for check in (_polarity, _quantifiers, _modality, _direction, _converse, _roles, _sides_swapped):
         problem = check(said, source, whole) if check in (_direction, _roles) else check(said, source)
         if problem is not None:
             return problem
@@ -202,10 +205,52 @@ def _roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[s
     return None
 
 
+def _sides_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
+    """Two names (or two words of a converse pair: parent/child, left/right) stand on
+    the two sides of the verb both clauses share, each on the other side in the quote:
+    "Simvastatin inhibits CYP3A4 ... clarithromycin" against "Clarithromycin inhibits
+    CYP3A4 ... simvastatin"."""
+    found = _shared_verb(said, source)
+    if found is None or _voice(said, found[0]) != _voice(source, found[1]):
+        return None
+    (p, q), named = found, _role_words(said) & _role_words(source)
+    mine = {f: i < p for i, t in enumerate(said.tokens) for f in [min(t.forms)] if f in named and i != p}
+    theirs = {f: j < q for j, t in enumerate(source.tokens) for f in [min(t.forms)] if f in named and j != q}
+    moved = {f for f in mine.keys() & theirs.keys() if mine[f] != theirs[f]}
+    if any(mine[f] for f in moved) and any(not mine[f] for f in moved):
+        return "role", "it puts on each side of its verb what its quote puts on the other"
+    return None
+
+
+def _voice(clause: Clause, i: int) -> bool:
+    """Passive at ``i``: after a form of "be", or a participle with its agent ("executed by")."""
+    nxt = clause.tokens[i + 1].low if i + 1 < len(clause.tokens) else ""
+    return passive(clause, i) or nxt == "by"
+
+
+def _shared_verb(said: Clause, source: Clause) -> tuple[int, int] | None:
+    """The surest verb of ``said`` that ``source`` has too (not "than"), in each."""
+    for _, i in sorted((-verbness(said, i), i) for i in range(1, len(said.tokens)) if verbness(said, i) >= 2):
+        found = [j for j, u in enumerate(source.tokens) if j > 0 and u.forms & said.tokens[i].forms
+                 and verbness(source, j) >= 2]
+        if found:
+            return i, found[0]
+    return None
+
+
+def _role_words(clause: Clause) -> set[str]:
+    """Names (capitalised inside the text, or words no dictionary knows: "simvastatin")
+    and the words of converse pairs."""
+    names = {w.lower() for w in salient_tokens(clause.text[clause.start:clause.end])}
+    return {min(t.forms) for t in clause.tokens
+            if t.low in names or t.low in CONVERSES or (t.low.isalpha() and len(t.low) > 3 and unknown_word(t.low))}
+
+
 def _scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tuple[str, str] | None:
     mine = said.forms | (sentence or set())
     for condition in conditions(source):
-        if not any(t.forms & mine for t in condition):
+        kept = [t for t in condition if t.forms & mine]
+        if 2 * len(kept) < len(condition):  # most of it gone ("lowest income quintile" of "households in...")
             words = " ".join(t.text for t in condition)
             return "scope", f'it drops its quote\'s condition ("{words}")'
     return None
