@@ -1,0 +1,72 @@
+"""Rewordings a careful writer makes, kept; the turns that look like them, refused."""
+
+from __future__ import annotations
+
+from shared.verification.grounding import check_grounding
+
+
+def _ok(sentence: str, *quotes: str) -> bool:
+    return check_grounding(sentence, list(quotes)).ok
+
+
+def test_new_verbs_reword_but_new_nouns_are_new_matter() -> None:
+    quote = "git stash saves your uncommitted changes and reverts the working directory to match the HEAD commit."
+    assert _ok("git stash records your uncommitted changes and resets the working directory to match the HEAD commit.",
+               quote)
+    g = check_grounding("git stash saves your uncommitted changes, config files, hooks and submodules.", [quote])
+    assert not g.ok and g.category == "terms"
+
+
+def test_a_clause_may_condense_two_quotes_each_keeping_its_subject() -> None:
+    assert _ok("Glaciers lost an estimated 267 gigatonnes of ice per year between 2000 and 2019, "
+               "which contributed about 21% of observed sea-level rise.",
+               "Glaciers worldwide lost an estimated 267 gigatonnes of ice per year between 2000 and 2019.",
+               "This loss contributed about 21% of observed sea-level rise over the same period.")
+    assert _ok("Warfarin has a narrow therapeutic index and its effect is monitored with the INR.",
+               "Warfarin has a narrow therapeutic index.",
+               "Its effect is monitored with the international normalised ratio (INR).")
+
+
+def test_a_subject_grafted_onto_another_quotes_predicate_is_a_merge() -> None:
+    quotes = ("The epoll interface scales to tens of thousands of file descriptors per process.",
+              "The select call is limited to file descriptors below FD_SETSIZE, usually 1,024.")
+    assert not _ok("The epoll interface is limited to file descriptors below FD_SETSIZE, usually 1,024.", *quotes)
+    quotes = ("A crash in one thread can bring down the whole process.",
+              "Processes are isolated from each other by the operating system.")
+    for order in (quotes, quotes[::-1]):
+        assert not _ok("A crash in one thread is isolated from each other by the operating system.", *order)
+
+
+def test_a_condition_is_kept_only_with_most_of_its_words() -> None:
+    quote = "In adults with normal renal function, the half-life of gabapentin is 5 to 7 hours."
+    assert not _ok("In adults, the half-life of gabapentin is 5 to 7 hours.", quote)
+    assert _ok("In adults with normal kidney function, the half-life of gabapentin is 5 to 7 hours.", quote)
+
+
+def test_a_condition_stated_once_covers_the_sentence() -> None:
+    assert _ok("In 2022, tuberculosis killed 1.3 million people worldwide, while 10.6 million fell ill with it.",
+               "In 2022, an estimated 10.6 million people fell ill with tuberculosis worldwide, "
+               "and 1.3 million died from the disease.")
+
+
+def test_names_moved_across_the_verb_are_a_role_swap() -> None:
+    quote = "Clarithromycin inhibits CYP3A4 and can therefore raise blood levels of drugs such as simvastatin."
+    g = check_grounding("Simvastatin inhibits CYP3A4 and can therefore raise blood levels of drugs such as "
+                        "clarithromycin.", [quote])
+    assert not g.ok and g.category == "role"
+    quote = "In 2023, Germany imported more liquefied natural gas from the United States than from any other country."
+    assert not _ok("In 2023, the United States imported more liquefied natural gas from Germany than from any other "
+                   "country.", quote)
+
+
+def test_a_passive_restatement_is_no_role_swap() -> None:
+    assert _ok("Planning and execution statistics for every SQL statement a server executes are tracked by the "
+               "pg_stat_statements module.",
+               "The pg_stat_statements module tracks planning and execution statistics of all SQL statements "
+               "executed by a server.")
+
+
+def test_bounds_are_not_negations() -> None:
+    assert _ok("Within a partition, Kafka log compaction keeps no less than the last known value for each message key.",
+               "Log compaction in Kafka retains at least the last known value for each message key within a "
+               "partition.")
