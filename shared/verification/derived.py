@@ -14,7 +14,8 @@ A sentence's figure restates a quote's when it is the same value in the same uni
 
 Each is exact up to the rounding of the sentence's figure (1% of it), or 10% after
 "about", "roughly", "nearly" and the like; a fraction word ("a third") is read to two
-hundredths. Years are never computed with, nor bounded. Only the figures of the quotes
+hundredths. Only a figure with a unit, a percent, a ratio ("four times") or one of 100
+or more may be computed: small bare numbers would match some sum or difference by chance. Years are never computed with, nor bounded. Only the figures of the quotes
 the sentence's clause rests on are used, so a figure still cannot be assembled from
 quotes the clause does not rest on.
 """
@@ -60,6 +61,11 @@ _AT_LEAST = re.compile(r"\b(?:at least|no fewer than|no less than)\s*$", re.I)
 _ABOVE = re.compile(r"\b(?:more than|over|above|exceeding|greater than|in excess of|upwards of)\s*$", re.I)
 _AT_MOST = re.compile(r"\b(?:no more than|not more than)\s*$", re.I)  # "up to 9,000" states a limit
 _BELOW = re.compile(r"\b(?:less than|fewer than|under|below)\s*$", re.I)
+_POINTS = re.compile(r"(?:\s*percentage)?\s+points?\b", re.I)
+# Words that say a figure was computed: "by 20%", "in total", "four times", "3.6 months longer".
+_COMPUTING = re.compile(r"\b(?:by|total|totals|combined|together|altogether|in all|sum|difference|gap)\b\W*(?:\S+\W*)?#"
+                        r"|#\W*(?:\S+\s+){0,2}(?:times|fold|more|less|fewer|longer|shorter|higher|lower|larger|"
+                        r"smaller|greater|bigger|points?|in total|combined|together|altogether|in all)\b|-fold", re.I)
 _OF_A_UNIT = re.compile(r"\s+of\s+an?\s+(\w+?)s?\b", re.I)
 
 Reading = tuple[str, float]  # (dimension, value in the dimension's base unit); "" a bare number
@@ -78,7 +84,7 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
     if any(pattern.search(before) for pattern in (_AT_LEAST, _ABOVE, _AT_MOST, _BELOW)):
         return _bounded(before, mine, theirs)
     loose = bool(_APPROX.search(before))
-    derived = theirs + list(_computed([s for s in sources if not _year(s)]))
+    derived = theirs + (list(_computed([s for s in sources if not _year(s)])) if _computable(said, sentence) else [])
     return any(_close(v, w, said, loose=loose) for d, v in mine for e, w in derived if d == e)
 
 
@@ -112,6 +118,8 @@ def _readings(fig: Figure, after: str = "") -> list[Reading]:
             return [("fraction", fig.value)]
     if not unit or unit == "count":
         return [("", fig.value)]
+    if unit == "percentage" and _POINTS.match(after):  # "2.5 percentage points": a difference of percents
+        return [("points", fig.value * 0.01)]
     numerator, _, denominator = unit.partition(" per ")
     out = []
     for dim, scale in _scales(numerator):
@@ -133,7 +141,9 @@ def _computed(sources: Sequence[Figure]) -> Iterator[Reading]:
     for a, b in combinations(sources[:8], 2):
         for (d, x) in _readings(a):
             for (e, y) in _readings(b):
-                if d == e and d != "":
+                if d == e == "fraction":
+                    yield "points", abs(x - y)  # 9.5% to 12.0% is 2.5 points, not 2.5%
+                elif d == e and d != "":
                     yield d, x + y
                     yield d, abs(x - y)
                 if d == e and x > 0 and y > 0:
@@ -144,6 +154,19 @@ def _computed(sources: Sequence[Figure]) -> Iterator[Reading]:
                     yield e, x * y
                 if e == "" and d != "" and _count(b):
                     yield d, x * y
+
+
+def _computable(said: Figure, sentence: str) -> bool:
+    """A figure that may be a computed one: with a unit or a percent, or a ratio said as
+    one ("four times", "3-fold"). A bare small number ("3 trials") is never computed:
+    two of a quote's figures give too many small sums and differences by chance."""
+    before = sentence[max(0, said.start - 24):said.start].lower() if sentence else ""
+    after = sentence[said.end:said.end + 24].lower() if sentence else ""
+    if said.unit != "count" and not _COMPUTING.search(before + " # " + after):
+        return False  # a figure with no word that says it was computed
+    if said.unit and said.unit != "count":
+        return True
+    return said.unit == "count" or after.lstrip(" -").startswith(("times", "fold", "x ")) or said.value >= 100
 
 
 def _close(v: float, w: float, said: Figure, *, loose: bool) -> bool:

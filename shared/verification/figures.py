@@ -33,6 +33,7 @@ _PER_CENT = re.compile(r"(\s)per cent\b", re.IGNORECASE)  # British "per cent", 
 _NO_NUMBER_WORD = re.compile(r"\bno\s+[a-z]+$", re.IGNORECASE)
 _RANGE = re.compile(r"(?:between\s+|from\s+)?(.+?)\s*(?:to|and|-|–)\s*(.+)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\d.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,]*\d)")
+_PERIOD = re.compile(r"(?<!of )\b(?:a|an|per|each|every)\s+(second|minute|hour|day|week|month|year)\b", re.IGNORECASE)
 _ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
 _ONE = re.compile(r"one\b(?!\s+(?:hundred|thousand|million|billion|trillion|dozen)\b)", re.IGNORECASE)
 _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
@@ -94,6 +95,11 @@ def figures(text: str) -> tuple[Figure, ...]:
         value = float(q.value) * _SCALE_WORDS[scale.group(1).lower()] if scale else float(q.value)
         out.append(Figure(value, unit, text[start:scale.end()] if scale else surface, start,
                           scale.end() if scale else end))
+    # A rate's period ("a year", "per year", "each month"): one of that unit, on both
+    # sides alike, so "267 Gt a year" restates "267 Gt per year" and "a month" does not.
+    for m in _PERIOD.finditer(text):
+        if not any(f.start <= m.start() < f.end for f in out):
+            out.append(Figure(1.0, m.group(1).lower(), m.group(), m.start(), m.end()))
     # Digits the parser passed over ("from 500 Mt in 2005 to 400 Mt": it keeps neither
     # 2005 nor 400): bare figures, so no figure of the text goes unread.
     spans = [(f.start, f.end) for f in out]

@@ -82,3 +82,15 @@ def test_a_direction_stated_of_the_word_before_it() -> None:
     quote = "Deforestation in the basin has increased local surface temperatures and reduced rainfall."
     assert check_grounding("Rainfall in the basin has fallen as deforestation progressed.", [quote]).ok
     assert not check_grounding("Rainfall in the basin has risen as deforestation progressed.", [quote]).ok
+
+
+def test_a_difference_of_percents_is_in_points_not_percent() -> None:
+    quote = "The prevalence of diagnosed diabetes rose from 9.5% in 1999 to 12.0% in 2016."
+    assert check_grounding("The prevalence of diagnosed diabetes rose by 2.5 percentage points from 1999 to 2016.",
+                           [quote]).ok
+    assert not check_grounding("The prevalence of diagnosed diabetes rose by 2.5% from 1999 to 2016.", [quote]).ok
+
+
+def test_a_small_bare_number_is_never_computed() -> None:
+    quote = "The review included 5 trials of aspirin and 3 trials of clopidogrel."
+    assert not check_grounding("The review included 2 trials of aspirin and clopidogrel.", [quote]).ok
