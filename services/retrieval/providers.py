@@ -193,9 +193,11 @@ async def fan_out(
     timeout_s: float,
     retries: int,
     on_outcome: Callable[[Outcome], Awaitable[None]] | None = None,
+    on_start: Callable[[Search], Awaitable[None]] | None = None,
 ) -> list[Outcome]:
     """Run every search concurrently (at most ``concurrency`` at once); one Outcome per
-    search, in input order. Errors other than ResearchError are bugs and propagate."""
+    search, in input order; ``on_start`` is told of each search as it starts (after its
+    wait for a slot). Errors other than ResearchError are bugs and propagate."""
     gate = asyncio.Semaphore(concurrency)
     unavailable = _Unavailable()
     outcomes: list[Outcome | None] = [None] * len(searches)
@@ -207,6 +209,8 @@ async def fan_out(
             if refused is not None:
                 outcome = Outcome(search.method, search.query, error=refused, skipped=True)
             else:
+                if on_start is not None:
+                    await on_start(search)
                 try:
                     value, attempts = await _attempts(search, timeout_s=timeout_s, retries=retries)
                     outcome = Outcome(search.method, search.query, value=value, attempts=attempts)

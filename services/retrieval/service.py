@@ -309,15 +309,21 @@ async def _run(searches: list[Search], ctx: StageContext, *, share_of_stage: flo
                 noted.add(line)
                 await ctx.progress(share, line)
         if outcome.ok:
-            await ctx.progress(share, f"searched {outcome.method.value}", searches_done=done, searches=len(searches), results=len(outcome.value))
+            await ctx.progress(share, f"searched {outcome.method.value}: {outcome.query}", searches_done=done,
+                               searches=len(searches), results=len(outcome.value))
         elif not outcome.skipped or outcome.method not in reported:
             reported.add(outcome.method)
             await ctx.progress(share, f"{outcome.method.value} search failed for {outcome.query!r}: {outcome.error}", searches_done=done, searches=len(searches))
+
+    async def starting(search: Search) -> None:  # which search is running, for live progress
+        await ctx.progress(done / max(len(searches), 1) * share_of_stage, f"searching {search.method.value}: {search.query}",
+                           searches_done=done, searches=len(searches))
 
     async with ctx.deadline.until_deadline():
         return await fan_out(
             searches, concurrency=settings.research_retrieval_concurrency,
             timeout_s=settings.research_provider_timeout_s, retries=settings.research_provider_retries, on_outcome=report,
+            on_start=starting,
         )
     cut = Counter(s.method.value for s in searches) - Counter(o.method.value for o in finished)
     ctx.deadline.cut(f"retrieve: {cut.total()} of {len(searches)} searches cut "

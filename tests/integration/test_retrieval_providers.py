@@ -89,7 +89,9 @@ def test_a_job_searches_web_pubmed_and_local_documents(system: System, fakes: tu
     assert all(s["text_hash"].startswith("sha256-") for s in sources)
     messages = system.progress_messages(job_id, "retrieve")
     assert any(m.startswith("searching rag, web, pubmed") for m in messages), messages
-    assert {"searched rag", "searched web", "searched pubmed"} <= set(messages)
+    assert {"searched rag", "searched web", "searched pubmed"} <= {m.split(":")[0] for m in messages}
+    # live progress names each search as it starts, with its query
+    assert any(m.startswith("searching web: ") for m in messages)
     assert tavily.count("search") >= 1 and eutils.count("esearch") >= 1 and eutils.count("efetch") >= 1
     assert all(r["params"].get("email") == "tests@example.org" for r in eutils.requests)
     assert eutils.rejected == 0  # the shared limiter kept E-utilities under 3 requests/s
