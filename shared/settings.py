@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from shared.llm.limits import ProviderLimits
 from shared.research.envelope import CredibilityTier
 from shared.verification.grounding import MIN_SUPPORT, QUOTE_MIN_JACCARD
 
@@ -201,7 +202,7 @@ class GatewaySettings(CommonSettings):
         return pairs
 
 
-class StageSettings(CommonSettings):
+class StageSettings(CommonSettings, ProviderLimits):  # ProviderLimits: LLM_CONTEXT_TOKENS, OPENAI_/ANTHROPIC_ limits
     # -- the LLM layer (shared/llm/engine.py) --
     llm_provider: Literal["auto", "anthropic", "openai", "offline"] = "auto"
     """Which engine does model work. auto: anthropic when ANTHROPIC_API_KEY is set, else offline."""
@@ -462,6 +463,9 @@ class DigestSettings(StageSettings):
     digest_model_max_chars: int = Field(100_000, ge=1_000)
     """Most characters of one source sent to the model (the rest is cut, and said so
     in the prompt); the offline engine always reads the whole text."""
+
+    digest_max_parts: int = Field(4, ge=1)
+    """A source longer than one call's context window is digested in at most this many parts."""
 
     digest_archive_retention_days: float = Field(30.0, gt=0)
     """How long archived canonical texts (and shared-cache entries, whose locators

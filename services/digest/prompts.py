@@ -25,5 +25,8 @@ DIGEST_PROMPT = """\
 {focus}
 {source}{cut_note}"""
 
+PART_NOTE = ("\n(This is {n} of {parts} consecutive parts of the source, each digested on its own: "
+             "digest only this part.)")
+
 CUT_NOTE = "\n(The source continues beyond this point; only the part above was given.)"
 

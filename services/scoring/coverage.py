@@ -1,7 +1,8 @@
 """Checklist coverage judged against verified claims, not counted.
 
 With a model, one call judges every checklist item against the verified claims (ids
-and text): satisfied, partial or open, with the claim ids that answer it and a
+and text; claims too many for one call's context window are shared among several
+calls, and an item is as covered as its best share says): satisfied, partial or open, with the claim ids that answer it and a
 one-line reason. Without one (or when its answer is invalid) the offline engine's
 term-matching rule answers (:func:`assess_coverage`). Either way a deterministic rule has the last word: an
 item's evidence is only the claims named for it that exist and answer it by the
@@ -16,6 +17,7 @@ never files it under that item.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -24,7 +26,8 @@ from services.scoring.schemas import CoverageAnswer, ItemJudgement
 from shared.research.claims import answering_claims
 from shared.research.envelope import ChecklistItem, Claim, CoverageStatus
 from shared.llm.engine import JobLLM
-from shared.llm.providers import LLMInvalidOutput
+from shared.llm.context import fixed_texts, pack, split_on_overflow
+from shared.llm.providers import LLMContextExceeded, LLMInvalidOutput
 from shared.llm.prompting import block
 
 log = logging.getLogger(__name__)
@@ -43,7 +46,7 @@ def assess_coverage(checklist: Sequence[ChecklistItem], claims: Sequence[Claim])
         out.append(item.model_copy(update={"status": status, "evidence": evidence}))
     return out
 
-__all__ = ["apply_judgements", "coverage_prompt", "enforce", "judge_coverage", "offline_coverage"]
+__all__ = ["apply_judgements", "coverage_prompt", "enforce", "judge_coverage", "merge_judgements", "offline_coverage"]
 
 _STATUS = {
     "satisfied": CoverageStatus.SATISFIED,
@@ -51,6 +54,7 @@ _STATUS = {
     "open": CoverageStatus.UNSATISFIED,
 }
 REASON_MAX_CHARS = 200
+COVERAGE_MAX_TOKENS = 2048
 
 
 def offline_coverage(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> list[ChecklistItem]:
@@ -152,14 +156,43 @@ async def judge_coverage(
         answered_offline = True
         return CoverageAnswer(items=[])
 
-    try:
-        answer = await llm.structured(
-            CoverageAnswer, system=prompts.COVERAGE_SYSTEM, prompt=coverage_prompt(question, checklist, claims),
-            tool_name=prompts.COVERAGE_TOOL, offline=offline, max_tokens=2048,
+    async def ask(group: list[Claim]) -> CoverageAnswer:
+        return await llm.structured(
+            CoverageAnswer, system=prompts.COVERAGE_SYSTEM, prompt=coverage_prompt(question, checklist, group),
+            tool_name=prompts.COVERAGE_TOOL, offline=offline, max_tokens=COVERAGE_MAX_TOKENS,
         )
+
+    # The claims are the long part: as many a call as the context window holds, every
+    # call judging every item on its share (an item is as covered as its best share says).
+    fixed = fixed_texts(CoverageAnswer, system=prompts.COVERAGE_SYSTEM, tool_name=prompts.COVERAGE_TOOL)
+    groups = pack(list(claims), lambda group: (*fixed, coverage_prompt(question, checklist, group)),
+                  room=await llm.engine.window.room(COVERAGE_MAX_TOKENS))
+    if len(groups) > 1:
+        log.info("coverage: %d claims judged in %d calls to fit the context window", len(claims), len(groups))
+    try:
+        parts = await asyncio.gather(*(split_on_overflow(g, ask, what="coverage batch") for g in groups))
     except LLMInvalidOutput as exc:
         log.warning("coverage answer unusable (%s): offline rule", exc)
-        return enforce(fallback, claims), ["coverage: offline (model output invalid)"]
+        why = "prompt too long for the context window" if isinstance(exc, LLMContextExceeded) else "model output invalid"
+        return enforce(fallback, claims), [f"coverage: offline ({why})"]
     if answered_offline:
         return enforce(fallback, claims), ["coverage: offline (token budget spent)"]
-    return apply_judgements(checklist, answer.items, claims, fallback), []
+    judged = merge_judgements([answer.items for part in parts for _, answer in part])
+    return apply_judgements(checklist, judged, claims, fallback), []
+
+
+_RANK = {"satisfied": 2, "partial": 1, "open": 0}
+
+
+def merge_judgements(answers: Sequence[Sequence[ItemJudgement]]) -> list[ItemJudgement]:
+    """One judgement per item from calls that each saw a share of the claims: the most
+    covered status any gave, the claim ids every call named for it, that call's reason."""
+    best: dict[str, ItemJudgement] = {}
+    named: dict[str, list[str]] = {}
+    for items in answers:
+        for j in items:
+            key = j.item_id.strip()
+            named.setdefault(key, []).extend(j.claim_ids)
+            if key not in best or _RANK[j.status] > _RANK[best[key].status]:
+                best[key] = j
+    return [j.model_copy(update={"claim_ids": list(dict.fromkeys(named[k]))}) for k, j in best.items()]

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from services.scoring import prompts
+from services.scoring.claim_batches import CLAIMS_MAX_TOKENS, packed_run
 from services.scoring.claims import extract_claims
 from services.scoring.passages import Passage, passages_by_source
 from services.scoring.schemas import ClaimDraft, ClaimsAnswer
@@ -41,7 +42,7 @@ from shared.research.envelope import ChecklistItem, Citation, Claim, CoverageSta
 from shared.platform.errors import PermanentError
 from shared.verification.grounding import Grounding, QuoteCheck, check_grounding, verify_quote
 from shared.llm.engine import JobLLM
-from shared.llm.providers import LLMInvalidOutput
+from shared.llm.providers import LLMContextExceeded, LLMInvalidOutput
 from shared.research.locators import locate
 from shared.verification.meaning import contradicts
 from shared.llm.prompting import block
@@ -50,13 +51,8 @@ from shared.research.text import is_statement, sentence_spans
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "MAX_CLAIMS_PER_CALL",
-    "MAX_SNIPPETS_PER_SOURCE",
-    "MAX_SOURCES_PER_CALL",
-    "ClaimsOutcome",
-    "Refused",
-    "Snippet",
-    "Verifier",
+    "MAX_CLAIMS_PER_CALL", "MAX_SNIPPETS_PER_SOURCE", "MAX_SOURCES_PER_CALL",
+    "ClaimsOutcome", "Refused", "Snippet", "Verifier",
     "batches",
     "build_snippets",
     "check_model_claims",
@@ -399,9 +395,11 @@ class _Extraction:
             answer = await self.llm.structured(
                 ClaimsAnswer, system=prompts.CLAIMS_SYSTEM,
                 prompt=claims_prompt(self.question, self.checklist, self.scored, self.snippets, batch),
-                tool_name=prompts.CLAIMS_TOOL, offline=offline, max_tokens=4096,
+                tool_name=prompts.CLAIMS_TOOL, offline=offline, max_tokens=CLAIMS_MAX_TOKENS,
             )
         except LLMInvalidOutput as exc:
+            if isinstance(exc, LLMContextExceeded) and len(batch) > 1:
+                raise  # packed_run asks again in two halves
             log.warning("claims answer for sources %s unusable (%s): offline engine for them",
                         ", ".join(source_label(i) for i in batch), exc)
             return [], await self.offline_for(batch), [], "model output invalid"
@@ -446,8 +444,8 @@ async def extract_verified_claims(
         return ClaimsOutcome(kept, rejected)
     step = _Extraction(question, sub_questions, checklist, scored, llm, verifier, iteration, passages,
                        build_snippets(scored, passages))
-    groups = batches(step.snippets)
-    results = await asyncio.gather(*(step.batch(b) for b in groups))
+    groups, results = await packed_run(llm, batches(step.snippets), step.snippets, lambda b: claims_prompt(
+        question, checklist, scored, step.snippets, b), step.batch, most=MAX_SOURCES_PER_CALL)
     return await _combine(groups, results, verifier, iteration=iteration)
 
 

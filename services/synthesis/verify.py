@@ -36,6 +36,7 @@ from shared.research.envelope import Claim
 from shared.verification.grounding import check_grounding
 from shared.verification.judge import Judge, JudgeItem, JudgeOutcome
 from shared.llm.engine import JobLLM
+from shared.llm.context import fixed_texts
 from shared.llm.providers import LLMInvalidOutput
 from shared.llm.prompting import block
 from shared.research.text import terms, words
@@ -231,6 +232,11 @@ async def _reask(sentences: Sequence[Sentence], failing: Mapping[int, Problem], 
         for pos, problem in failing.items()
     )
     prompt = prompts.REVISE_PROMPT.format(sentences=numbered, claims=claims_block(claims))
+    fixed = fixed_texts(SentenceFixes, system=prompts.REVISE_SYSTEM, tool_name=REVISE_TOOL)
+    if not await llm.engine.window.fits(*fixed, prompt, max_tokens=4096):
+        # Too long for the context window with every claim: only the claims the sentences cite.
+        cited = {i for pos in failing for i in sentences[pos].claim_ids}
+        prompt = prompts.REVISE_PROMPT.format(sentences=numbered, claims=claims_block([c for c in claims if c.id in cited]))
     try:
         answer = await llm.structured(
             SentenceFixes, system=prompts.REVISE_SYSTEM, prompt=prompt, tool_name=REVISE_TOOL,

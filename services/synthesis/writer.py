@@ -15,7 +15,9 @@ after its retries: the whole report is written offline, and says why.
 The request's ``report_depth`` (depth.py): brief asks for a short report and keeps at
 most the first few surviving sentences of the summary and of each section; detailed
 asks for the executive summary in one call and each section in its own call from that
-section's claims, and verifies all their sentences together, as one draft's.
+section's claims, and verifies all their sentences together, as one draft's. A report
+whose one prompt does not fit the model's context window (``LLM_CONTEXT_TOKENS``) is
+written the detailed way too, each call showing the most confident claims that fit.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from shared.research.envelope import ChecklistItem, Claim, JobEnvelope
 from shared.research.events import CouncilReview, ResearchResult
 from shared.verification.judge import Judge
 from shared.llm.engine import JobLLM
+from shared.llm.budget import estimate_tokens
+from shared.llm.context import fixed_texts
 from shared.llm.providers import LLMInvalidOutput
 from shared.llm.prompting import block
 
@@ -111,7 +115,8 @@ async def _ask_by_section(prepared: Prepared, llm: JobLLM) -> tuple[ReportDraft 
     any claim answers in its own call from that item's claims, so no call's answer has
     to hold the whole report. A section whose call fails is written offline (named in
     the third value); a failed summary call fails the whole draft, as a single call would."""
-    summary, why_not = await _ask(prepared, llm, report_prompt(prepared, note=SUMMARY_ONLY))
+    shown = await _fitting(prepared, llm, prepared.claims, note=SUMMARY_ONLY)
+    summary, why_not = await _ask(prepared, llm, report_prompt(prepared, claims=shown, note=SUMMARY_ONLY))
     if summary is None:
         return None, why_not, []
     sections: list[DraftSection] = []
@@ -120,6 +125,7 @@ async def _ask_by_section(prepared: Prepared, llm: JobLLM) -> tuple[ReportDraft 
         own = [c for c in prepared.claims if addresses(item, c)]
         if not own:
             continue
+        own = await _fitting(prepared, llm, own, checklist=[item], note=SECTION_ONLY)
         draft, why = await _ask(prepared, llm, report_prompt(prepared, checklist=[item], claims=own,
                                                              note=SECTION_ONLY))
         if draft is None:
@@ -129,6 +135,30 @@ async def _ask_by_section(prepared: Prepared, llm: JobLLM) -> tuple[ReportDraft 
         # Only this item's section is taken; any other the model wrote is ignored.
         sections += [s for s in draft.sections if s.checklist_item_id == item.id][:1]
     return ReportDraft.model_construct(executive_summary=summary.executive_summary, sections=sections), None, failed
+
+
+async def _fits_whole(prepared: Prepared, llm: JobLLM) -> bool:
+    """The whole report's prompt fits the model's context window with room for its answer."""
+    prompt = report_prompt(prepared, note=rules_of(prepared.envelope).prompt_note())
+    return await llm.engine.window.fits(*fixed_texts(ReportDraft, system=prompts.REPORT_SYSTEM, tool_name=REPORT_TOOL),
+                                        prompt, max_tokens=REPORT_MAX_TOKENS)
+
+
+async def _fitting(prepared: Prepared, llm: JobLLM, claims: Sequence[Claim], *,
+                   checklist: Sequence[ChecklistItem] | None = None, note: str = "") -> list[Claim]:
+    """``claims`` in their order, the least confident left out until the prompt over them
+    fits the model's context window (one is always kept: the engine refuses a prompt that
+    still does not fit, and the part is written offline)."""
+    fixed = fixed_texts(ReportDraft, system=prompts.REPORT_SYSTEM, tool_name=REPORT_TOOL)
+    room = await llm.engine.window.room(REPORT_MAX_TOKENS)
+    kept = list(claims)
+    while len(kept) > 1 and estimate_tokens(*fixed, report_prompt(prepared, checklist=checklist, claims=kept,
+                                                                  note=note)) > room:
+        kept.remove(min(kept, key=lambda c: c.confidence_score))
+    if len(kept) < len(claims):
+        log.info("report call%s: %d of %d claims shown, the most confident, to fit the context window",
+                 f" for {checklist[0].id}" if checklist else "", len(kept), len(claims))
+    return kept
 
 
 def _flatten(draft: ReportDraft, known_items: set[str]) -> tuple[list[Sentence], list[tuple[str, int]], int]:
@@ -198,10 +228,14 @@ async def write_report(envelope: JobEnvelope, llm: JobLLM, *, partial_reason: st
     elif not prepared.claims:
         # Without a verified claim every factual sentence would be removed: no call.
         draft, why_not = None, "there was no verified claim to write from"
-    elif rules_of(envelope).section_calls:
+    elif rules_of(envelope).section_calls or not await _fits_whole(prepared, llm):
+        # Detailed, or too long for the context window in one call: a call per section.
         draft, why_not, _failed = await _ask_by_section(prepared, llm)
     else:
         draft, why_not = await _ask(prepared, llm)
+        if draft is None and not llm.offline and not await _fits_whole(prepared, llm):
+            # Refused for length by a server whose window proved smaller than assumed: a call per section.
+            draft, why_not, _failed = await _ask_by_section(prepared, llm)
     prepared.envelope = llm.with_degraded(envelope)  # the report says if this stage found the provider unavailable
     if draft is None:
         body = offline_body(prepared)

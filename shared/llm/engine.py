@@ -46,7 +46,6 @@ raise :class:`LLMUnavailable` as before; their callers report it.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import logging
@@ -65,9 +64,12 @@ from shared.llm.budget import (
     _Reservation,
     estimate_tokens,
 )
+from shared.llm.context import ContextWindow
+from shared.llm.limits import Slots, call_limits
 from shared.llm.pricing import Price, PriceTable
 from shared.llm.providers import (
     AnthropicProvider,
+    LLMContextExceeded,
     LLMInvalidOutput,
     LLMUnavailable,
     OpenAICompatibleProvider,
@@ -122,12 +124,13 @@ class LLMEngine:
     default limits of a job (tokens; cost in USD, None: no limit)."""
 
     def __init__(self, provider: Provider | None, *, max_concurrency: int = 4, max_tokens_per_job: int = 200_000,
-                 prices: PriceTable | None = None, max_cost_usd: float | None = None) -> None:
+                 prices: PriceTable | None = None, max_cost_usd: float | None = None, context_tokens: int = 0) -> None:
         self.provider = provider
+        self.window = ContextWindow(provider, context_tokens)  # LLM_CONTEXT_TOKENS, else the provider's
         self.max_tokens_per_job = max_tokens_per_job
         self.prices = prices if prices is not None else PriceTable()
         self.max_cost_usd = max_cost_usd
-        self._slots = asyncio.Semaphore(max_concurrency)
+        self._slots = Slots(max_concurrency, provider)  # and the provider's own limit (OPENAI_/ANTHROPIC_MAX_CONCURRENCY)
 
     def price(self, model: str | None = None) -> Price | None:
         """The price of ``model`` (as a provider reported it), else of this engine's
@@ -265,7 +268,8 @@ class JobLLM(JobBudget):
                 return provider.structured(json_schema, system=system, prompt=prompt, tool_name=tool_name,
                                            tool_description=description, max_tokens=out, followup=turns or None)
 
-            raw = await self._call(go, estimate=estimate, max_tokens=max_tokens)
+            out = await self.engine.window.limit(estimate, max_tokens, stage=self.stage)  # never a cut prompt
+            raw = await self._call(go, estimate=estimate, max_tokens=out)
             if raw is None:
                 if attempt == 1 or self.unavailable is not None:
                     return offline()
@@ -293,8 +297,9 @@ class JobLLM(JobBudget):
         provider = self.engine.provider
         if provider is None or self._skips_provider():
             return offline()
-        raw = await self._call(lambda out: provider.text(system=system, prompt=prompt, max_tokens=out),
-                               estimate=estimate_tokens(system, prompt), max_tokens=max_tokens)
+        estimate = estimate_tokens(system, prompt)
+        raw = await self._call(lambda out: provider.text(system=system, prompt=prompt, max_tokens=out), estimate=estimate,
+                               max_tokens=await self.engine.window.limit(estimate, max_tokens, stage=self.stage))
         if raw is None:
             return offline()
         if not isinstance(raw.data, str) or not raw.data.strip():
@@ -324,6 +329,10 @@ class JobLLM(JobBudget):
             if not self._degrades(exc):
                 raise
             return None
+        except LLMContextExceeded as exc:  # the server's window is smaller than the one assumed
+            self._failed(estimate, out, cost, started)
+            self.engine.window.learn(exc.window, estimate)
+            raise
         except BaseException:  # a provider error, a timeout, or the stage being cancelled
             self._failed(estimate, out, cost, started)
             raise
@@ -448,11 +457,11 @@ def make_provider(kind: str, model: str, settings: Any) -> Provider:
         if not key:
             raise ConfigurationError(f"anthropic:{model} needs ANTHROPIC_API_KEY")
         return AnthropicProvider(api_key=key, model=model, base_url=settings.anthropic_base_url,
-                                 timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries)
+                                 max_retries=settings.llm_max_retries, **call_limits("anthropic", settings))
     return OpenAICompatibleProvider(
         api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused",
         model=model, base_url=settings.openai_base_url,
-        timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
+        max_retries=settings.llm_max_retries, **call_limits("openai", settings),
         structured_mode=getattr(settings, "llm_structured_mode", "auto"),
     )
 
@@ -461,7 +470,8 @@ def engine_limits(settings: Any) -> dict[str, Any]:
     """An engine's keyword arguments from ``settings``: calls in flight, the job's token
     budget and default cost limit, and the price table (``LLM_PRICES`` over the defaults)."""
     return {"max_concurrency": settings.llm_max_concurrency, "max_tokens_per_job": settings.research_max_tokens_per_job,
-            "prices": PriceTable.from_settings(settings), "max_cost_usd": getattr(settings, "research_max_cost_usd", None)}
+            "prices": PriceTable.from_settings(settings), "max_cost_usd": getattr(settings, "research_max_cost_usd", None),
+            "context_tokens": getattr(settings, "llm_context_tokens", 0)}
 
 
 def make_engine(settings: Any, role: str | None = None) -> LLMEngine:

@@ -53,6 +53,19 @@ class LLMInvalidOutput(Exception):
     Callers fall back to their offline answer."""
 
 
+class LLMContextExceeded(LLMInvalidOutput, LLMError):
+    """A prompt too long for the model's context window: refused before it was sent (its
+    estimate leaves no room for the answer) or by the server (a 400 naming the context
+    length). Never a truncated prompt: a caller that batches splits the batch and asks
+    again; any other falls back to its offline answer, as for an unusable answer (it is
+    one, and a permanent :class:`LLMError` too: the same prompt would be refused again)."""
+
+    def __init__(self, message: str, *, window: int | None = None, estimate: int | None = None) -> None:
+        super().__init__(message)
+        self.window = window
+        self.estimate = estimate
+
+
 # -- providers -----------------------------------------------------------------
 
 
@@ -90,11 +103,15 @@ class AnthropicProvider:
 
     name = "anthropic"
 
-    def __init__(self, *, api_key: str, model: str, base_url: str | None, timeout_s: float, max_retries: int) -> None:
+    def __init__(self, *, api_key: str, model: str, base_url: str | None, timeout_s: float, max_retries: int,
+                 max_in_flight: int = 0, context_tokens: int = 0) -> None:
         import anthropic
 
         self._sdk = anthropic
         self.model = model
+        self.base_url = base_url
+        self.max_in_flight = max_in_flight  # calls in flight to this server per process (0: no limit of its own)
+        self.context_tokens = context_tokens  # ANTHROPIC_CONTEXT_TOKENS (0: LLM_CONTEXT_TOKENS, else Claude's)
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=max_retries,
         )
@@ -156,7 +173,7 @@ class OpenAICompatibleProvider:
     name = "openai"
 
     def __init__(self, *, api_key: str, model: str, base_url: str | None, timeout_s: float, max_retries: int,
-                 structured_mode: str = "auto") -> None:
+                 structured_mode: str = "auto", max_in_flight: int = 0, context_tokens: int = 0) -> None:
         import openai
 
         if structured_mode != "auto" and structured_mode not in STRUCTURED_MODES:
@@ -164,6 +181,8 @@ class OpenAICompatibleProvider:
         self._sdk = openai
         self.model = model
         self.base_url = base_url
+        self.max_in_flight = max_in_flight  # calls in flight to this server per process (0: no limit of its own)
+        self.context_tokens = context_tokens  # OPENAI_CONTEXT_TOKENS (0: LLM_CONTEXT_TOKENS, else asked)
         self.fixed_mode = structured_mode != "auto"
         self.mode: StructuredMode = "tools" if structured_mode == "auto" else structured_mode  # type: ignore[assignment]
         self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=max_retries)
@@ -178,7 +197,7 @@ class OpenAICompatibleProvider:
                                                    tool_description=tool_description, max_tokens=max_tokens,
                                                    followup=followup)
             except self._sdk.APIStatusError as exc:
-                if not self._refuses(mode, exc):
+                if too_long(exc) or not self._refuses(mode, exc):
                     raise self._translated(exc) from exc
                 self._demote(mode, f"{exc.status_code}: {_detail(exc)}")
                 continue
@@ -303,17 +322,55 @@ def _translate(sdk: Any, exc: Exception, *, who: str, key_var: str, model_hint: 
     if isinstance(exc, sdk.NotFoundError):
         return LLMError(f"{who} has no such model or endpoint (404): check {model_hint} ({detail})")
     if isinstance(exc, sdk.BadRequestError):
+        if too_long(exc):
+            return LLMContextExceeded(f"{who} refused the prompt as longer than its context window (400): {detail}",
+                                      window=_server_window(exc))
         return LLMError(f"{who} rejected the request (400): {detail}")
     if isinstance(exc, sdk.APITimeoutError):
-        return LLMUnavailable(f"{who} did not answer within LLM_TIMEOUT_S, after retries")
+        return LLMUnavailable(f"{who} did not answer within its time limit (LLM_TIMEOUT_S, or OPENAI_TIMEOUT_S / "
+                              "ANTHROPIC_TIMEOUT_S), after retries")
     if isinstance(exc, sdk.APIConnectionError):
         return LLMUnavailable(f"cannot reach {who}: {exc}")
     if isinstance(exc, sdk.APIStatusError):
+        if exc.status_code == 413:  # Claude's request_too_large: the request is more than the API takes
+            return LLMContextExceeded(f"{who} refused the request as too large (413): {detail}")
         if exc.status_code == 429 or exc.status_code >= 500:
             return LLMUnavailable(f"{who} is unavailable ({exc.status_code}) after retries: {detail}",
                                   retry_after_s=_retry_after(exc))
         return LLMError(f"{who} rejected the request ({exc.status_code}): {detail}")
     return LLMError(f"{who}: {type(exc).__name__}: {detail}")
+
+
+# Servers say "too long for the context" in no common typed way: OpenAI sends the code
+# context_length_exceeded, llama.cpp the type exceed_context_size_error, vLLM and Claude
+# only a message ("maximum context length is 4096 tokens", "prompt is too long"). The
+# code and type are read first; the message is the last resort, as for tool refusals.
+_TOO_LONG_CODES = {"context_length_exceeded", "exceed_context_size_error", "string_above_max_length"}
+_TOO_LONG = re.compile(r"context[ _-]?(length|window|size)|maximum context|prompt is too long|too many tokens|"
+                       r"exceeds? the (available )?context", re.I)
+
+
+def too_long(exc: Any) -> bool:
+    """``exc`` (a 400 from the SDK) is the server refusing a prompt longer than its window."""
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(err, dict) and (err.get("code") in _TOO_LONG_CODES or err.get("type") in _TOO_LONG_CODES):
+        return True
+    return getattr(exc, "status_code", None) in (400, 413) and bool(_TOO_LONG.search(_detail(exc)))
+
+
+_WINDOW_SAID = re.compile(r"maximum context length is (\d+)|> (\d+) maximum|context (?:size|window) of (\d+)", re.I)
+
+
+def _server_window(exc: Any) -> int | None:
+    """The window a refusal for length names: llama.cpp's ``n_ctx``, or the number in
+    vLLM's and OpenAI's "maximum context length is N" or Claude's "> N maximum"."""
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(err, dict) and isinstance(err.get("n_ctx"), int):
+        return int(err["n_ctx"])
+    found = _WINDOW_SAID.search(_detail(exc))
+    return int(next(g for g in found.groups() if g)) if found else None
 
 
 def _detail(exc: Any) -> str:

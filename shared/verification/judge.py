@@ -3,7 +3,7 @@
 A claim or report sentence that passed the deterministic checks (``shared.verification.grounding``)
 may still say something its quotes do not: a dropped "not", "some" become "all", a
 cause turned around. The judge asks a verifier model, for up to ``MAX_BATCH``
-statements a call, whether the quotes *alone* entail each one: entailed, partial,
+statements a call (fewer when the verifier's context window holds fewer), whether the quotes *alone* entail each one: entailed, partial,
 not_supported or contradicted, with the span of a quote that entails it.
 
 The judge can only veto. Nothing it says makes a statement pass that the code
@@ -32,7 +32,8 @@ from pydantic import BaseModel, Field
 from shared.llm.council import parse_members
 from shared.platform.errors import ConfigurationError
 from shared.llm.engine import JobLLM, LLMEngine, engine_limits, make_engine, make_provider
-from shared.llm.providers import LLMError, LLMInvalidOutput, LLMUnavailable
+from shared.llm.context import fixed_texts, pack
+from shared.llm.providers import LLMContextExceeded, LLMError, LLMInvalidOutput, LLMUnavailable
 from shared.llm.prompting import block
 
 __all__ = ["MAX_BATCH", "Judge", "JudgeItem", "JudgeOutcome", "Judgement", "Verdict", "make_verifier_engine"]
@@ -153,7 +154,10 @@ class Judge:
         llm = self._llm
         verifier = llm if self._engine is llm.engine else llm.on(self._engine)
         start = len(llm.calls)  # the verifier shares the stage's call list
-        batches = [asked[k:k + MAX_BATCH] for k in range(0, len(asked), MAX_BATCH)]
+        # As many statements a call as the verifier's context window holds, MAX_BATCH at most.
+        fixed = fixed_texts(_Judgements, system=JUDGE_SYSTEM, tool_name=JUDGE_TOOL)
+        batches = pack(asked, lambda b: (*fixed, _prompt(items, b)),
+                       room=await verifier.engine.window.room(_answer_tokens(MAX_BATCH)), most=MAX_BATCH)
         try:
             problems = await asyncio.gather(*(self._batch(verifier, items, b, results) for b in batches))
         finally:
@@ -166,15 +170,23 @@ class Judge:
 
     async def _batch(self, llm: JobLLM, items: Sequence[JudgeItem], indices: list[int],
                      results: list[Judgement | None]) -> str | None:
-        """Judge ``indices`` in one call, filling ``results``; what went wrong, or None."""
-        parts = []
-        for n, i in enumerate(indices, 1):
-            parts.append(block("statement", items[i].statement, number=str(n)))
-            parts += [block("quote", q, number=str(n)) for q in items[i].quotes if q.strip()]
-        prompt = "Judge whether each statement is entailed by its own quotes.\n" + "\n".join(parts)
+        """Judge ``indices`` in one call, filling ``results``; what went wrong, or None. A
+        call refused as too long for the context window is made again in two halves."""
         try:
-            answer = await llm.structured(_Judgements, system=JUDGE_SYSTEM, prompt=prompt, tool_name=JUDGE_TOOL,
-                                          offline=lambda: _OFFLINE, max_tokens=300 + 200 * len(indices))
+            answer = await llm.structured(_Judgements, system=JUDGE_SYSTEM, prompt=_prompt(items, indices),
+                                          tool_name=JUDGE_TOOL, offline=lambda: _OFFLINE,
+                                          max_tokens=_answer_tokens(len(indices)))
+        except LLMContextExceeded as exc:
+            if len(indices) < 2:
+                log.warning("entailment judge (%s): a statement not judged, too long for the context window: %s",
+                            llm.label, exc)
+                return "a statement too long for the context window"
+            log.warning("entailment judge (%s): %d statements too long for one call (%s): in two halves",
+                        llm.label, len(indices), exc)
+            mid = len(indices) // 2
+            halves = [await self._batch(llm, items, indices[:mid], results),
+                      await self._batch(llm, items, indices[mid:], results)]
+            return "; ".join(p for p in halves if p) or None
         except LLMInvalidOutput as exc:
             log.warning("entailment judge (%s): %d statement(s) not judged, answer unusable: %s",
                         llm.label, len(indices), exc)
@@ -207,6 +219,18 @@ class Judge:
             log.warning("entailment judge (%s): 'entailed' for statement(s) %s not trusted: the span is in none "
                         "of their quotes", llm.label, ", ".join(map(str, distrusted)))
         return None
+
+
+def _prompt(items: Sequence[JudgeItem], indices: Sequence[int]) -> str:
+    parts = []
+    for n, i in enumerate(indices, 1):
+        parts.append(block("statement", items[i].statement, number=str(n)))
+        parts += [block("quote", q, number=str(n)) for q in items[i].quotes if q.strip()]
+    return "Judge whether each statement is entailed by its own quotes.\n" + "\n".join(parts)
+
+
+def _answer_tokens(statements: int) -> int:
+    return 300 + 200 * statements
 
 
 def make_verifier_engine(settings: Any, job_engine: LLMEngine) -> LLMEngine | None:

@@ -23,6 +23,19 @@ servers that a client must tolerate are switches:
 - `fence_json`: JSON answered in `content` is a fenced ```json block with prose before
   and after it.
 
+- `context_tokens`: the model's context window. A request whose prompt (every token
+  of its JSON body, 4 characters a token: more than any real tokenizer counts for the
+  messages alone) plus its `max_tokens` exceeds it is refused with vLLM's 400
+  ("This model's maximum context length is N tokens...", code
+  `context_length_exceeded`); with `truncate_long` it is answered instead, as Ollama
+  does, after dropping the start of the conversation (the system prompt is lost), and
+  counted in `truncated`. `prompt_sizes` records every request's (prompt tokens,
+  max_tokens); `max_prompt_tokens` the largest prompt seen, `refused_for_length` the
+  refusals.
+- `show`: the JSON Ollama's `POST /api/show` answers at the server root (`model_info`,
+  `parameters`), and `ps` the `models` of its `GET /api/ps`; unset, both are 404 (a
+  server that is not Ollama). `show_requests` counts the asks.
+
 `structured_mode_of(request)` says which structured mode a recorded request used.
 
 `base_url` ends in `/v1`, as these servers are configured:
@@ -39,6 +52,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
 from tests.fakes.llm import (
     Fail,
     RecordedRequest,
@@ -48,14 +66,19 @@ from tests.fakes.llm import (
     ToolCall,
     random_id,
     serve_forever,
+    canonical_json,
+    count_tokens,
     text_of,
     tokens_used,
 )
 
-__all__ = ["OLLAMA_NO_TOOLS", "OpenAIFake", "openai_fake", "structured_mode_of"]
+__all__ = ["OLLAMA_NO_TOOLS", "TOO_LONG", "OpenAIFake", "openai_fake", "structured_mode_of"]
 
 # What Ollama answers (400) when the model's template has no tools.
 OLLAMA_NO_TOOLS = "registry.ollama.ai/library/{model} does not support tools"
+TOO_LONG = ("This model's maximum context length is {window} tokens. However, you requested {total} tokens "
+            "({prompt} in the messages, {completion} in the completion). Please reduce the length of the messages "
+            "or completion.")
 NO_RESPONSE_FORMAT = "response_format type 'json_schema' is not supported by this server"
 _SCHEMA_BLOCK = re.compile(r'<json_schema name="([^"]+)">\n(.*?)\n</json_schema>', re.S)
 
@@ -121,8 +144,20 @@ class OpenAIFake(ScriptedLLM):
         think: str | None = None,
         reasoning_content: str | None = None,
         fence_json: bool = False,
+        context_tokens: int | None = None,
+        truncate_long: bool = False,
+        show: dict[str, Any] | None = None,
+        ps: list[dict[str, Any]] | None = None,
     ) -> None:
+        self.show = show
+        self.ps = ps
+        self.show_requests = 0
         super().__init__(api_key=api_key, responder=responder)
+        self.context_tokens = context_tokens
+        self.truncate_long = truncate_long
+        self.prompt_sizes: list[tuple[int, int]] = []
+        self.refused_for_length = 0
+        self.truncated = 0
         # Local servers (Ollama, llama.cpp) accept any key; OpenAI and vLLM with
         # --api-key check it.
         self.require_auth = require_auth
@@ -165,6 +200,9 @@ class OpenAIFake(ScriptedLLM):
                 return f"Missing required parameter: 'messages[{i}].role'."
         if body.get("stream"):
             return "stream: this fake does not implement streaming"
+        too_long = self._window_check(body)
+        if too_long is not None:
+            return too_long
         if self.refuse_tools and body.get("tools"):
             return OLLAMA_NO_TOOLS.format(model=body["model"])
         fmt = body.get("response_format")
@@ -186,6 +224,50 @@ class OpenAIFake(ScriptedLLM):
         elif choice not in (None, "none", "auto", "required"):
             return "Invalid value for 'tool_choice': expected 'none', 'auto', 'required' or a function."
         return None
+
+    def _window_check(self, body: dict[str, Any]) -> str | None:
+        """Record the request's size; vLLM's refusal when it does not fit the window (or,
+        as Ollama, the conversation's start dropped: ``body`` is changed in place)."""
+        prompt = count_tokens(canonical_json(body))
+        completion = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+        with self._lock:
+            self.prompt_sizes.append((prompt, completion))
+        if self.context_tokens is None or prompt + completion <= self.context_tokens:
+            return None
+        if self.truncate_long:
+            with self._lock:
+                self.truncated += 1
+            body["messages"] = [m for m in body["messages"] if m.get("role") not in ("system", "developer")]
+            return None
+        with self._lock:
+            self.refused_for_length += 1
+        return TOO_LONG.format(window=self.context_tokens, total=prompt + completion, prompt=prompt,
+                               completion=completion)
+
+    @property
+    def max_prompt_tokens(self) -> int:
+        with self._lock:
+            return max((p for p, _ in self.prompt_sizes), default=0)
+
+    def _app(self) -> Starlette:
+        app = super()._app()
+        app.router.routes += [Route("/api/show", self._show, methods=["POST"]),
+                              Route("/api/ps", self._ps, methods=["GET"])]
+        return app
+
+    async def _show(self, request: Request) -> Response:
+        self.show_requests += 1
+        if self.show is None:
+            return JSONResponse({"error": "not found"}, status_code=404)
+        body = json.loads(await request.body() or b"{}")
+        if not isinstance(body, dict) or not body.get("model"):
+            return JSONResponse({"error": "model is required"}, status_code=400)
+        return JSONResponse(self.show)
+
+    async def _ps(self, request: Request) -> Response:
+        if self.ps is None:
+            return JSONResponse({"error": "not found"}, status_code=404)
+        return JSONResponse({"models": self.ps})
 
     def _describe(self, rec: RecordedRequest, body: dict[str, Any]) -> None:
         for tool in body.get("tools") or []:
@@ -288,6 +370,8 @@ class OpenAIFake(ScriptedLLM):
         default_type, code, default_message = _ERRORS.get(
             fail.status, ("server_error", None, f"HTTP {fail.status}")
         )
+        if fail.message and fail.message.startswith(TOO_LONG[:36]):
+            code = "context_length_exceeded"
         return {
             "error": {
                 "message": fail.message or default_message,
