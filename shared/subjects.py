@@ -99,17 +99,19 @@ def stage_durable(stage: Stage) -> str:
 # The gateway reads job events through two durables, so that an outcome never waits
 # behind other jobs' progress. v3: progress and stage events only (v2 took every event).
 GATEWAY_EVENTS_DURABLE = "gateway-events-v3"
-GATEWAY_OUTCOMES_DURABLE = f"gateway-outcomes-{DURABLE_VERSION}"
-GATEWAY_RETIRED_DURABLES = ("gateway-events-v2", "gateway-events-deadletter-v1")
+# v2: also plan_review events (a consumer's filter changes by a new name).
+GATEWAY_OUTCOMES_DURABLE = "gateway-outcomes-v2"
+GATEWAY_RETIRED_DURABLES = ("gateway-events-v2", "gateway-events-deadletter-v1", "gateway-outcomes-v1",
+                            "gateway-events-deadletter-v2")
 """Durables of earlier gateway versions, deleted at start-up (a durable nobody reads
 would only keep a count of pending messages)."""
 GATEWAY_DEADLETTER_DURABLE = f"gateway-deadletter-{DURABLE_VERSION}"
-# v2: also the outcome consumer's advisories.
-GATEWAY_EVENTS_DEADLETTER_DURABLE = "gateway-events-deadletter-v2"
+# v2: also the outcome consumer's advisories; v3: those of gateway-outcomes-v2.
+GATEWAY_EVENTS_DEADLETTER_DURABLE = "gateway-events-deadletter-v3"
 
 PROGRESS_KINDS = ("progress", "stage")
 """Event kinds the gateway stores coalesced (each job's latest, once per batch)."""
-OUTCOME_KINDS = ("completed", "failed", "clarification")
+OUTCOME_KINDS = ("completed", "failed", "clarification", "plan_review")
 """Event kinds that move a job to another status: read by their own consumer."""
 
 

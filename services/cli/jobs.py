@@ -23,6 +23,7 @@ import httpx
 from rich.console import Console
 from rich.live import Live
 
+from services.cli.plan_review import review_plan
 from services.cli.view import JobView, cost_text, plain_line
 from shared.settings import CliSettings
 
@@ -42,7 +43,8 @@ EXIT_CODES_HELP = """exit codes:
   3    the job was cancelled
   4    the job expired, or no such job (or it is another user's)
   5    the job is not in a state for this (result of a running job, cancel of a
-       finished one, resume of a running or completed one)
+       finished one, resume of a running or completed one, follow-up of one not
+       completed)
   130  interrupted (Ctrl-C)"""
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8080"
 FORMATS = ("md", "html", "json", "pdf", "docx")
@@ -271,6 +273,21 @@ def answer_clarification(gw: Gateway, job_id: str, questions: list[str]) -> bool
     return True
 
 
+def _send_plan(gw: Gateway, job_id: str, body: dict[str, Any]) -> str | None:
+    """None when the gateway took the plan; why it refused it (422) otherwise."""
+    try:
+        gw.call("POST", f"/api/research/jobs/{job_id}/plan", json=body, what="plan review")
+    except CliExit as exc:
+        if exc.code == EXIT_USAGE:
+            return str(exc)
+        raise
+    return None
+
+
+def _cancel(gw: Gateway, job_id: str) -> None:
+    gw.call("POST", f"/api/research/jobs/{job_id}/cancel", what=f"cancel job {job_id}")
+
+
 def follow(gw: Gateway, job_id: str, *, live: bool, max_iterations: int | None = None,
            console: Console | None = None) -> dict[str, Any]:
     """Show the job's progress until it ends; the job as it ended."""
@@ -284,9 +301,13 @@ def follow(gw: Gateway, job_id: str, *, live: bool, max_iterations: int | None =
             # the planner's questions), or it would answer 409; a replayed wait that
             # was answered (or cancelled) long ago is not asked again.
             elif (event.get("type") == "status" and event.get("status") == "AWAITING_INPUT"
-                  and gw.job(job_id)["status"] == "AWAITING_INPUT"):
+                  and (waiting := gw.job(job_id))["status"] == "AWAITING_INPUT"):
                 with display.paused():
-                    answered = answer_clarification(gw, job_id, questions)
+                    if waiting.get("plan") is not None:  # --review-plan: services/cli/plan_review.py
+                        answered = review_plan(job_id, waiting["plan"], send=lambda body: _send_plan(gw, job_id, body),
+                                               cancel=lambda: _cancel(gw, job_id))
+                    else:
+                        answered = answer_clarification(gw, job_id, questions)
                 if not answered:
                     break
     return gw.job(job_id)

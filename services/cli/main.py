@@ -17,6 +17,7 @@ import httpx
 
 from services.cli.check import add_check_command
 from services.cli.config import cmd_config
+from services.cli.follow_up import cmd_follow_up
 from services.cli.jobs import (
     EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_USAGE, FORMATS, CliExit, Command, Gateway, cmd_cancel, cmd_jobs, cmd_result,
     cmd_resume, cmd_status, cmd_trace, cmd_watch, ended, follow, live_wanted, write_report,
@@ -165,6 +166,8 @@ def _request(args: argparse.Namespace, corpora: list[str] | None) -> dict:
         body["clarify"] = True
     if getattr(args, "depth", None):
         body["report_depth"] = args.depth
+    if getattr(args, "review_plan", False):
+        body["review_plan"] = True
     return body
 
 
@@ -276,6 +279,9 @@ def _add_ask(sub: argparse._SubParsersAction) -> None:
         "--depth", choices=["brief", "standard", "detailed"], default=None,
         help="how much the report says: brief (one screen), standard (the default) or detailed",
     )
+    ask.add_argument("--review-plan", action="store_true",
+                     help="review the research plan first: Enter accepts it, e opens it in $EDITOR (as JSON); "
+                          "off a terminal it is accepted as it is")
     ask.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
     _add_output_options(ask, "the report (then it is not printed)")
     ask.set_defaults(func=cmd_ask)
@@ -303,6 +309,12 @@ def _add_job_commands(sub: argparse._SubParsersAction) -> None:
     job_command("cancel", cmd_cancel, "cancel a job that has not ended")
     job_command("trace", cmd_trace, "print a job's trace: queries, results, checklist, claims and stage times per iteration").add_argument(
         "--json", action="store_true", help="the trace as JSON")
+    follow_up = job_command("follow-up", cmd_follow_up, "ask a follow-up question of a completed job: a new job that starts "
+                            "from its research, followed live like `ask`")
+    follow_up.add_argument("question")
+    follow_up.add_argument("--json", action="store_true", help="print the result object instead of the report")
+    follow_up.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+    _add_output_options(follow_up, "the report (then it is not printed)")
     resume = job_command("resume", cmd_resume, "resume a failed, cancelled or expired job from its last checkpoint, then watch it")
     resume.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
     _add_output_options(resume, "the report once it completes")

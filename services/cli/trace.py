@@ -50,10 +50,25 @@ def _iteration_lines(it: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _review_lines(review: dict[str, Any]) -> list[str]:
+    changes = [c for c in review.get("changes") or [] if isinstance(c, dict)]
+    head = f"plan review: waited {float(review.get('waited_s') or 0):.1f}s; "
+    lines = [head + ("approved as it was" if not changes else f"{len(changes)} change(s) by the user")]
+    for c in changes:
+        what = f"{c.get('part', '?')} {c.get('id') or ''}".strip()
+        before, after = c.get("before"), c.get("after")
+        detail = f"{before!s} -> {after!s}" if before and after else (after or before or "")
+        lines.append(f"  {c.get('action', '?'):<8} {what}: {detail}")
+    return lines
+
+
 def trace_lines(trace: dict[str, Any]) -> list[str]:
     lines = [f"trace of job {trace.get('job_id', '?')}"]
     extra = {k: v for k, v in trace.items() if k not in ("job_id", "iterations") and isinstance(v, str | int | float | bool)}
     lines += [f"  {k}: {v}" for k, v in extra.items()]
+    for review in trace.get("plan_review") or []:  # a job with review_plan: what the user changed
+        if isinstance(review, dict):
+            lines += _review_lines(review)
     iterations = trace.get("iterations") or []
     if not iterations:
         lines.append("  no iteration recorded yet")

@@ -18,6 +18,8 @@ import json
 import re
 
 from shared.research.envelope import ChecklistItem, StepKind
+from shared.research.plan_review import CHECKLIST_MAX as PLAN_CHECKLIST_MAX
+from shared.research.plan_review import CHECKLIST_MIN as PLAN_CHECKLIST_MIN
 from shared.research.text import STOPWORDS, normalize_query, terms
 
 from services.decomposition.followups import follow_ups, worth_defining
@@ -35,8 +37,8 @@ from services.decomposition.wordforms import be_for, do_for, verb_lemma
 __all__ = ["CHECKLIST_MAX", "CHECKLIST_MIN", "classify_step", "echoes", "key_terms", "offline_checklist",
            "offline_sub_questions"]
 
-CHECKLIST_MIN = 3
-CHECKLIST_MAX = 7
+CHECKLIST_MIN = PLAN_CHECKLIST_MIN  # the same bounds a user's edit of the plan passes
+CHECKLIST_MAX = PLAN_CHECKLIST_MAX
 
 # -- sub-questions ------------------------------------------------
 

@@ -30,12 +30,13 @@ from shared.research.envelope import (
     StepKind,
     SubQuestion,
 )
+from shared.research.plan_review import MAX_STEPS
 from shared.research.steps import default_dependencies, mark_ran
 from shared.research.text import normalize_query, terms
 
 from services.decomposition.offline import classify_step, key_terms, offline_checklist, offline_sub_questions
 
-MAX_SUB_QUESTIONS = 8
+MAX_SUB_QUESTIONS = MAX_STEPS  # the same cap a user's edit of the plan passes
 
 # -- parsing the decomposition answer ---------------------------------------------
 

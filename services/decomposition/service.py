@@ -7,6 +7,10 @@ Before the first plan, when a model writes the brief and RESEARCH_CONTEXT_SEARCH
 the job takes one hop to retrieval for a quick context search (``phase="context"``,
 iteration -1) and comes back (``phase="brief"``) with titles and snippets the brief is
 written from; iteration 0 then starts as usual.
+With ``review_plan`` on the request, the first plan goes to the gateway in a
+``plan_review`` event (the job waits in AWAITING_INPUT for the user); the approved plan
+comes back with ``phase="reviewed"`` and goes on to retrieval without being planned
+again, its new and reworded steps given queries (review.py).
 First pass (iteration 0): research brief (refined question, scope, key terms,
 checklist), 1-8 sub-questions (parsed by plan.parse_sub_questions), step kinds and
 dependencies (shared/research/steps.py), and the independent steps' per-provider queries.
@@ -22,11 +26,13 @@ from __future__ import annotations
 
 
 from services.decomposition.hybrid import hybrid_queries
+from services.decomposition.parent_research import count_parent_claims, planning_request
 from services.decomposition.plan import dedupe_queries
 from services.decomposition.planner import clarifying_questions, plan_first, plan_refinement
+from services.decomposition.review import review_request, schedule_reviewed
 from shared.llm.council import Council, brief_review_notes
 from shared.research.envelope import CONTEXT_ITERATION, JobEnvelope, Plan, Usage
-from shared.research.events import ClarificationRequested, CouncilReviewed
+from shared.research.events import ClarificationRequested, CouncilReviewed, PlanReviewRequested
 from shared.llm.engine import LLMEngine
 from shared.settings import StageSettings
 from shared.runtime.app import stage_app
@@ -39,9 +45,12 @@ council = Council.from_settings(settings)  # RESEARCH_COUNCIL_MODELS; empty: no 
 
 
 @runner.work  # up to RESEARCH_STAGE_CONCURRENCY at once; routes: shared/runtime/routing.py
-async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | ClarificationRequested:
+async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | ClarificationRequested | PlanReviewRequested:
     bounded = ctx.deadline.model_or_offline  # model work cut at the job's deadline; the offline answer then
-    if envelope.plan is None:
+    if envelope.phase == "reviewed" and envelope.plan is not None:  # the plan the user approved: not planned again
+        plan = schedule_reviewed(envelope.plan)
+        message = "reviewed plan ready"
+    elif envelope.plan is None:
         if envelope.phase is None:  # not yet back from the context search
             if questions := await bounded(ctx.llm, lambda llm: clarifying_questions(envelope.request, llm),
                                           cut="plan: the model's clarifying questions (none asked)"):
@@ -52,13 +61,16 @@ async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | Cl
                 return envelope.advance(Stage.RETRIEVE, phase="context", iteration=CONTEXT_ITERATION)
         notes: list[str] = []
         plan = await bounded(ctx.llm, lambda llm: plan_first(
-            envelope.request, llm, max_sub_questions=settings.research_max_sub_questions,
+            planning_request(envelope, llm), llm, max_sub_questions=settings.research_max_sub_questions,
             context_hits=envelope.context_hits, notes=notes,
         ), cut="plan: the model's research plan (the offline plan instead)")
         envelope = envelope.model_copy(update={"notes": [*envelope.notes, *notes]})
-        message = "research plan ready"
+        plan, answered = count_parent_claims(envelope, plan)  # a follow-up's parent's claims
+        message = "research plan ready" + (f"; {answered} step(s) already answered by the parent job" if answered else "")
         if council:
             envelope = await _council_review(envelope, plan, ctx)
+        if envelope.request.review_plan:  # the user approves it first (services/decomposition/review.py)
+            return await review_request(envelope, plan, ctx)
     else:
         queries = await bounded(ctx.llm, lambda llm: plan_refinement(envelope, llm),
                                 cut="plan: the model's refinement queries (the offline ones instead)")
@@ -78,9 +90,12 @@ async def plan_job(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope | Cl
 @runner.on_deadline  # the runner cut plan_job past the deadline (RESEARCH_DEADLINE_GRACE_S)
 async def plan_at_deadline(envelope: JobEnvelope, ctx: StageContext) -> JobEnvelope:
     """On to retrieval with the offline plan (first pass) or no new queries (later ones)."""
-    if envelope.plan is None:
+    if envelope.phase == "reviewed" and envelope.plan is not None:
+        plan = schedule_reviewed(envelope.plan)
+    elif envelope.plan is None:
         offline = LLMEngine(None).bind(Stage.PLAN.value, Usage())
         plan = await plan_first(envelope.request, offline, max_sub_questions=settings.research_max_sub_questions)
+        plan = count_parent_claims(envelope, plan)[0]
     else:
         plan = envelope.plan.model_copy(update={"queries": []})
     return envelope.advance(Stage.RETRIEVE, plan=plan, phase=None, iteration=max(envelope.iteration, 0))

@@ -112,6 +112,9 @@ class JobCreate(BaseModel):
         "per section, 3 Verified Findings), standard, or detailed (every finding under each item it answers, up to 10 "
         "Verified Findings, each section written in its own model call, one more iteration while items are open)",
     )
+    review_plan: bool = Field(False, description="Wait for the user to approve (or edit) the research plan before "
+                              "research goes on: the job goes to AWAITING_INPUT with the plan under `plan`; "
+                              "POST /api/research/jobs/{id}/plan approves it")
 
     @field_validator("question")
     @classmethod
@@ -218,7 +221,7 @@ async def submit_job(
                 session, job_id=new_job_id(), user_id=user, question=body.question, context=body.context,
                 max_iterations=body.max_iterations, corpora=body.corpora,
                 providers=providers, clarify=body.clarify, time_budget_s=body.time_budget_s,
-                max_cost_usd=body.max_cost_usd, report_depth=body.report_depth,
+                max_cost_usd=body.max_cost_usd, report_depth=body.report_depth, review_plan=body.review_plan,
                 rate_max=settings.research_rate_limit_max, rate_window_s=settings.research_rate_limit_window_s,
                 idempotency_key=idempotency_key,
                 request_digest=jobs.request_hash(body.model_dump(mode="json")) if idempotency_key is not None else None,
@@ -250,7 +253,9 @@ async def list_jobs(
 
 @router.get("/api/research/jobs/{job_id}", response_model=JobPublic, tags=["jobs"])
 async def get_job(job_id: str, user: User, life: Life) -> JobPublic:
-    return JobPublic.of(await _owned_job(life, job_id, user))
+    job = await _owned_job(life, job_id, user)
+    async with life.sessions() as session:
+        return JobPublic.of(job, follow_ups=await jobs.follow_up_ids(session, job_id=job_id))
 
 
 @router.get("/api/research/jobs/{job_id}/result", tags=["jobs"])

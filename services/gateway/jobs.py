@@ -74,11 +74,13 @@ async def create_job(
     time_budget_s: float | None = None,
     max_cost_usd: float | None = None,
     report_depth: str = "standard",
+    review_plan: bool = False,
     rate_max: int,
     rate_window_s: int,
     idempotency_key: str | None = None,
     request_digest: str | None = None,
     reuse: bool = True,
+    parent_job_id: str | None = None,
 ) -> tuple[Job, bool]:
     """Insert a QUEUED job and its QUEUED status event, enforcing the per-user
     submission rate in the same transaction (serialized per user by an advisory lock,
@@ -109,9 +111,9 @@ async def create_job(
     job = Job(
         id=job_id, user_id=user_id, question=clean(question), context=clean(context) if context is not None else None,
         max_iterations=max_iterations, corpora=clean_json(corpora), providers=providers, clarify=clarify,
-        time_budget_s=time_budget_s, max_cost_usd=max_cost_usd, report_depth=report_depth,
+        time_budget_s=time_budget_s, max_cost_usd=max_cost_usd, report_depth=report_depth, review_plan=review_plan,
         status=JobStatus.QUEUED, created_at=now, updated_at=now,
-        idempotency_key=idempotency_key, request_hash=request_digest, reuse=reuse,
+        idempotency_key=idempotency_key, request_hash=request_digest, reuse=reuse, parent_job_id=parent_job_id,
     )
     session.add(job)
     outbox.enqueue_status(session, JobStatusChanged(job_id=job_id, status=JobStatus.QUEUED))
@@ -125,6 +127,11 @@ async def get_job(session: AsyncSession, *, job_id: str, user_id: str | None = N
     if user_id is not None:
         query = query.where(Job.user_id == user_id)
     return (await session.exec(query)).first()
+
+
+async def follow_up_ids(session: AsyncSession, *, job_id: str) -> list[str]:
+    """The ids of the jobs that follow ``job_id`` up, oldest first."""
+    return list((await session.exec(select(Job.id).where(Job.parent_job_id == job_id).order_by(col(Job.seq)))).all())
 
 
 async def list_jobs(session: AsyncSession, *, user_id: str, limit: int, offset: int, status: JobStatus | None = None) -> tuple[Sequence[Job], int]:
@@ -210,10 +217,12 @@ class JobProgress:
     progress: float = 0.0
     error: str | None = None
     tokens: tuple[int, int, int] | None = None  # input tokens, output tokens, model calls
+    cost_usd: float = 0.0
 
     def add_usage(self, usage: Usage) -> None:
         seen = (usage.input_tokens, usage.output_tokens, usage.calls)
         self.tokens = seen if self.tokens is None else tuple(max(a, b) for a, b in zip(self.tokens, seen))  # type: ignore[assignment]
+        self.cost_usd = max(self.cost_usd, usage.cost_usd)
 
     def values(self) -> dict:
         out: dict = {}
@@ -231,6 +240,7 @@ class JobProgress:
                 "input_tokens": sa.func.greatest(Job.input_tokens, self.tokens[0]),
                 "output_tokens": sa.func.greatest(Job.output_tokens, self.tokens[1]),
                 "llm_calls": sa.func.greatest(Job.llm_calls, self.tokens[2]),
+                "cost_usd": sa.func.greatest(Job.cost_usd, self.cost_usd),
             }
         return out
 
@@ -273,6 +283,7 @@ def _usage_values(usage: Usage) -> dict:
         "input_tokens": sa.func.greatest(Job.input_tokens, usage.input_tokens),
         "output_tokens": sa.func.greatest(Job.output_tokens, usage.output_tokens),
         "llm_calls": sa.func.greatest(Job.llm_calls, usage.calls),
+        "cost_usd": sa.func.greatest(Job.cost_usd, usage.cost_usd),
     }
 
 
@@ -290,14 +301,19 @@ async def await_input(session: AsyncSession, *, job_id: str, questions: list[str
     t = await _transition(
         session, job_id=job_id, to=JobStatus.AWAITING_INPUT, from_=(JobStatus.PROCESSING,),
         reason="waiting for answers to clarifying questions",
-        values={"clarifying_questions": clean_json(questions), "progress": 0.0, **_usage_values(usage)},
+        # A plan an earlier run left waiting is not what the job waits on now.
+        values={"clarifying_questions": clean_json(questions), "progress": 0.0, "plan_envelope": None,
+                **_usage_values(usage)},
     )
     await session.commit()
     return t
 
 
 async def answer_clarification(session: AsyncSession, *, job_id: str, answer: str) -> Transition | None:
-    """AWAITING_INPUT -> QUEUED with the user's answer; admission starts it again."""
+    """AWAITING_INPUT -> QUEUED with the user's answer; admission starts it again. A
+    job that waits on its plan (services/gateway/plan_review.py) takes no answer."""
+    if (await session.exec(select(Job.plan_envelope).where(Job.id == job_id, col(Job.plan_reviewed_at).is_(None)))).first() is not None:
+        return None
     t = await _transition(
         session, job_id=job_id, to=JobStatus.QUEUED, from_=(JobStatus.AWAITING_INPUT,),
         reason="clarification received", values={"clarification": clean(answer)},
@@ -316,7 +332,7 @@ async def complete_job(session: AsyncSession, *, job_id: str, result: ResearchRe
             "progress": 1.0, "stage": "synthesize", "partial": result.partial,
             "error": clean(result.partial_reason) if result.partial_reason else None,
             "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
-            "llm_calls": result.usage.calls,
+            "llm_calls": result.usage.calls, "cost_usd": result.usage.cost_usd,
             "iteration": result.output.iterations_used - 1,
         },
     )

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from services.gateway import db, jobs, outbox, resume, reuse, storage, traces
+from services.gateway import db, jobs, outbox, plan_review, resume, reuse, storage, traces
 from services.gateway.progress import coalesce
 from services.gateway.loops import LoopHealth, Loops
 from services.gateway.models import Job
@@ -37,6 +37,7 @@ from shared.research.events import (
     JobCompleted,
     JobFailed,
     JobStatus,
+    PlanReviewRequested,
     ProgressEvent,
     StageEvent,
     StageState,
@@ -158,7 +159,7 @@ class Lifecycle:
                 question=job.question, context=job.context, max_iterations=job.max_iterations, corpora=job.corpora,
                 providers=job.providers, clarify=job.clarify, clarification=job.clarification,
                 time_budget_s=job.time_budget_s, max_cost_usd=job.max_cost_usd,
-                report_depth=job.report_depth or "standard",
+                report_depth=job.report_depth or "standard", review_plan=job.review_plan,
             ),
             created_at=job.created_at,
             deadline_at=started + timedelta(seconds=job.time_budget_s or self.settings.research_job_deadline_s),
@@ -181,10 +182,15 @@ class Lifecycle:
         may ask clarifying questions is not seeded: its answers could change the question."""
         fresh = self.envelope_for(job)
         fresh = fresh.model_copy(update={"request": fresh.request.model_copy(update={"reuse": job.reuse})})
+        if (approved := plan_review.continuation(job, fresh)) is not None:  # its user approved its plan
+            return approved
         if job.resumes:
             return await resume.resumed_envelope(self.js, job, fresh)
+        if job.parent_job_id is not None:  # a follow-up starts from its parent's research
+            return await reuse.follow_up_envelope(self.js, fresh, job.parent_job_id)
         s = self.settings
-        if not job.reuse or job.clarify or s.research_reuse_max_age_s <= 0:
+        # Nor is one whose user reviews its plan: a seeded job may skip planning.
+        if not job.reuse or job.clarify or job.review_plan or s.research_reuse_max_age_s <= 0:
             return fresh
         async with self.sessions() as session:
             candidate = await reuse.find_similar(session, job, max_age_s=s.research_reuse_max_age_s,
@@ -436,6 +442,9 @@ class Lifecycle:
                     await jobs.record_usage(session, job_id=event.job_id, usage=usage)
                 case ClarificationRequested():
                     await jobs.await_input(session, job_id=event.job_id, questions=event.questions, usage=event.usage)
+                    self.kick()
+                case PlanReviewRequested():
+                    await plan_review.await_plan_review(session, event=event)
                     self.kick()
                 case StageEvent(state=StageState.RETRYING):
                     await jobs.record_retry(session, job_id=event.job_id, stage=event.stage.value, delivery=event.delivery, error=event.error or "")

@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from services.gateway.mcp_backend import CorporaListing, ResearchBackend
+from services.gateway.mcp_plan import review_over_mcp
 from shared.platform.errors import ResearchError
 from shared.research.events import ChecklistCoverage, ResearchOutput
 from shared.subjects import Stage
@@ -52,7 +53,10 @@ while it runs; cancelling the call cancels the research.
 Do NOT use this for:
 - Simple factual lookups
 - Questions about the current conversation or document
-- Questions that can be answered from context"""
+- Questions that can be answered from context
+
+To ask a follow-up of an earlier answer, pass its trace_id: the research starts from \
+what that one found and cites its sources beside new ones."""
 
 LOOP_STAGES = (Stage.PLAN, Stage.RETRIEVE, Stage.DIGEST, Stage.SCORE)
 LOOP_SHARE = 0.9  # of the progress bar; synthesis takes the rest
@@ -91,17 +95,34 @@ def _ended_without_result(job: dict[str, Any]) -> ResearchOutput:
     )
 
 
-async def research(backend: ResearchBackend, ctx: Context, body: dict[str, Any]) -> ResearchOutput:
+async def research(backend: ResearchBackend, ctx: Context, body: dict[str, Any], *,
+                   follow_up_of: str | None = None) -> ResearchOutput:
     """Run one job to its end, reporting progress; a call that ends any other way
-    (cancelled by the client, or an error) cancels the job."""
-    job_id = await backend.submit(body)
+    (cancelled by the client, or an error) cancels the job. With ``follow_up_of`` the
+    job is a follow-up of that one, and has its request (iterations, report depth)."""
+    if follow_up_of is None:
+        job_id = await backend.submit(body)
+    else:
+        job_id = await backend.follow_up(follow_up_of, body["question"])
+        body = await backend.job(job_id)
     # A detailed report may take one more pass than asked while checklist items are open.
     max_iterations = int(body["max_iterations"]) + (1 if body.get("report_depth") == "detailed" else 0)
     await ctx.report_progress(0.0, 1.0, f"research job {job_id} submitted")
     shown = 0.0
+    plan_waits = False  # a plan_review event came: the job's next AWAITING_INPUT is for it (mcp_plan.py)
 
     async def on_event(event: dict[str, Any]) -> None:
-        nonlocal shown
+        nonlocal shown, plan_waits
+        plan_waits = plan_waits or event.get("type") == "plan_review"
+        if plan_waits and event.get("type") == "status" and event.get("status") == "AWAITING_INPUT":
+            plan_waits = False
+            job = await backend.job(job_id)  # the wait is stored (its status event came): the plan can be approved
+            if job["status"] == "AWAITING_INPUT" and job.get("plan") is not None:
+                note = await review_over_mcp(backend, ctx, job_id, job["plan"])
+                if note is None:
+                    await _cancel(backend, job_id)
+                    note = "research cancelled at the plan review"
+                await ctx.report_progress(shown, 1.0, note)
         step = overall_progress(event, max_iterations)
         if step is not None and step[0] >= shown:
             shown = step[0]
@@ -156,13 +177,23 @@ def build_server(backend_for: BackendFor) -> MCPServer:
         report_depth: Annotated[Literal["brief", "standard", "detailed"], Field(
             description="How much the report says: brief (a one-screen answer), standard (default) or detailed "
             "(every finding, more Verified Findings, one more iteration while checklist items are open)")] = "standard",
+        trace_id: Annotated[str, Field(
+            description="Optional: the trace_id of an earlier, completed deep_research answer, to ask `question` as a "
+            "follow-up of it (it then keeps that research's context, iterations and report depth)")] = "",
+        review_plan: Annotated[bool, Field(
+            description="Let the user review (and edit) the research plan before research goes on, where the client "
+            "can ask them (elicitation); otherwise the plan is approved as it is")] = False,
         *, ctx: Context,
     ) -> ResearchOutput:
         body: dict[str, Any] = {"question": question, "max_iterations": max_iterations, "report_depth": report_depth}
+        if review_plan:
+            body["review_plan"] = True
         if context.strip():
+            if trace_id.strip():
+                raise ToolError("a follow-up (trace_id) keeps the earlier research's context: leave context empty")
             body["context"] = context
         try:
-            return await research(backend_for(ctx), ctx, body)
+            return await research(backend_for(ctx), ctx, body, follow_up_of=trace_id.strip() or None)
         except ResearchError as exc:
             log.warning("deep_research failed: %s", exc)
             raise ToolError(str(exc)) from exc

@@ -85,6 +85,14 @@ class ResearchBackend:
             raise _refused("the job was not accepted", r)
         return str(r.json()["job_id"])
 
+    async def follow_up(self, job_id: str, question: str) -> str:
+        """Submit ``question`` as a follow-up of the completed job ``job_id``; the new job's id."""
+        r = await self._call("submitting the follow-up", "POST", f"/api/research/jobs/{job_id}/follow-up",
+                             json={"question": question})
+        if r.status_code != 202:
+            raise _refused(f"the follow-up of job {job_id} was not accepted", r)
+        return str(r.json()["job_id"])
+
     async def job(self, job_id: str) -> dict[str, Any]:
         r = await self._call("reading the job", "GET", f"/api/research/jobs/{job_id}")
         if r.status_code != 200:
@@ -106,6 +114,16 @@ class ResearchBackend:
         if r.status_code != 200:
             raise _refused(f"cancelling job {job_id}", r)
         return True
+
+    async def review_plan(self, job_id: str, plan: dict[str, Any]) -> str | None:
+        """Approve the plan of a job waiting on it (as ``plan`` has it); None when the
+        gateway took it, its reason when it refused the plan (422: the job still waits)."""
+        r = await self._call("sending the plan", "POST", f"/api/research/jobs/{job_id}/plan", json=plan)
+        if r.status_code == 422:
+            return _message(r)
+        if r.status_code != 200:
+            raise _refused(f"approving the plan of job {job_id}", r)
+        return None
 
     async def corpora(self) -> CorporaListing:
         r = await self._call("listing corpora", "GET", "/api/research/corpora")

@@ -13,7 +13,9 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
+from shared.research.envelope import Plan
 from shared.research.events import JobStatus
+from shared.research.plan_review import ReviewPlan, review_of
 
 
 def _tz() -> sa.DateTime:
@@ -38,6 +40,8 @@ class JobBase(SQLModel):
     max_cost_usd: float | None = None
     # How much the report says: brief, standard or detailed (services/synthesis/depth.py).
     report_depth: str = Field(default="standard", max_length=10)
+    # The user approves (or edits) the first plan before research goes on.
+    review_plan: bool = False
 
 
 class Job(JobBase, table=True):
@@ -56,6 +60,7 @@ class Job(JobBase, table=True):
     input_tokens: int = 0
     output_tokens: int = 0
     llm_calls: int = 0
+    cost_usd: float = 0.0  # USD at the configured prices so far; only ever raised
     clarifying_questions: list[str] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
     clarification: str | None = Field(default=None, sa_column=sa.Column(sa.Text, nullable=True))
     # A client's Idempotency-Key and the hash of the request it came with: a retried
@@ -68,10 +73,33 @@ class Job(JobBase, table=True):
     reuse: bool = Field(default=True, sa_column=sa.Column(sa.Boolean, nullable=False, server_default=sa.true()))
     resumes: int = Field(default=0, sa_column=sa.Column(sa.Integer, nullable=False, server_default="0"))
     resumed_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
+    # The completed job this one follows up (services/gateway/followup.py): it starts
+    # from that job's research.
+    parent_job_id: str | None = Field(default=None, sa_column=sa.Column(
+        sa.String(36), sa.ForeignKey("research_jobs.id", ondelete="SET NULL"), nullable=True, index=True))
+    # Plan review (services/gateway/plan_review.py): the envelope research continues
+    # from (the planner's while the job waits, with the user's plan once approved), when
+    # the user approved it and what they changed.
+    plan_envelope: dict[str, Any] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
+    plan_reviewed_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
+    plan_changes: list[dict[str, Any]] | None = Field(default=None, sa_column=sa.Column(JSONB, nullable=True))
     created_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False, index=True))
     started_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
     finished_at: datetime | None = Field(default=None, sa_column=sa.Column(_tz(), nullable=True))
     updated_at: datetime = Field(sa_column=sa.Column(_tz(), nullable=False))
+
+
+def awaiting_plan(job: Job) -> bool:
+    """The job waits for its user to approve (or edit) its plan."""
+    return job.status == JobStatus.AWAITING_INPUT and job.plan_envelope is not None and job.plan_reviewed_at is None
+
+
+def plan_to_review(job: Job) -> ReviewPlan | None:
+    """The plan the job waits on, as the user reviews it; None when it waits on none."""
+    if not awaiting_plan(job):
+        return None
+    assert job.plan_envelope is not None
+    return review_of(Plan.model_validate(job.plan_envelope["plan"]))
 
 
 class OutboxMessage(SQLModel, table=True):
@@ -93,6 +121,7 @@ class TokenUsagePublic(SQLModel):
     input_tokens: int
     output_tokens: int
     llm_calls: int = 0
+    cost_usd: float = 0.0  # USD at the configured prices (LLM_PRICES); unpriced models count 0
 
 
 class JobPublic(JobBase):
@@ -106,24 +135,30 @@ class JobPublic(JobBase):
     token_usage: TokenUsagePublic
     clarifying_questions: list[str] | None = None  # while AWAITING_INPUT: answer them to resume
     clarification: str | None = None
+    plan: ReviewPlan | None = None  # while AWAITING_INPUT for plan review: approve it (edited) to resume
+    plan_changes: list[dict[str, Any]] | None = None  # what the user changed in the plan ([]: approved as it was)
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
     reuse: bool = True
     resumes: int = 0
+    parent_job_id: str | None = None  # the job this one follows up
+    follow_ups: list[str] | None = None  # the jobs that follow this one up, oldest first (GET …/{id} only; None in listings)
 
     @classmethod
-    def of(cls, job: Job) -> JobPublic:
+    def of(cls, job: Job, *, follow_ups: list[str] | None = None) -> JobPublic:
         return cls(
             job_id=job.id, question=job.question, context=job.context, max_iterations=job.max_iterations,
             corpora=job.corpora, providers=job.providers, clarify=job.clarify, time_budget_s=job.time_budget_s,
-            max_cost_usd=job.max_cost_usd, report_depth=job.report_depth,
+            max_cost_usd=job.max_cost_usd, report_depth=job.report_depth, review_plan=job.review_plan,
+            plan=plan_to_review(job), plan_changes=job.plan_changes,
             status=job.status, stage=job.stage, iteration=job.iteration,
             progress=job.progress, error=job.error, partial=job.partial,
-            token_usage=TokenUsagePublic(input_tokens=job.input_tokens, output_tokens=job.output_tokens, llm_calls=job.llm_calls),
+            token_usage=TokenUsagePublic(input_tokens=job.input_tokens, output_tokens=job.output_tokens, llm_calls=job.llm_calls,
+                                         cost_usd=round(job.cost_usd, 6)),
             clarifying_questions=job.clarifying_questions, clarification=job.clarification,
             created_at=job.created_at, started_at=job.started_at, finished_at=job.finished_at,
-            reuse=job.reuse, resumes=job.resumes,
+            reuse=job.reuse, resumes=job.resumes, parent_job_id=job.parent_job_id, follow_ups=follow_ups,
         )
 
 

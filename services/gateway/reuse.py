@@ -44,7 +44,8 @@ from shared.research.events import JobStatus
 from shared.subjects import Stage
 from shared.research.text import jaccard, terms
 
-__all__ = ["CANDIDATES", "Candidate", "covers", "find_similar", "question_similarity", "reused_envelope", "same_scope"]
+__all__ = ["CANDIDATES", "Candidate", "covers", "find_similar", "follow_up_envelope", "question_similarity",
+           "reused_envelope", "same_scope"]
 
 log = logging.getLogger(__name__)
 
@@ -144,4 +145,39 @@ async def reused_envelope(js: JetStreamContext, fresh: JobEnvelope, candidate: C
     # The new job's own first checkpoint: no stage has handed it on yet, and a resume of
     # it, or a later job reusing it, starts from here.
     await checkpoints.save(js, seeded)
+    return seeded
+
+
+async def follow_up_envelope(js: JetStreamContext, fresh: JobEnvelope, parent_job_id: str) -> JobEnvelope:
+    """``fresh`` (a follow-up question's first command) seeded from its parent's final
+    checkpoint as a reuse that never counts as covered: the follow-up plans afresh for
+    its own question with the parent's sources, digests, verified claims (checked again
+    on its first scoring pass), memory and searches, and the parent's refined question
+    as what it builds on. A parent whose checkpoint is gone (it outlived
+    RESEARCH_JOB_TTL_S) is logged as an error and the follow-up researches from nothing,
+    its methodology saying that nothing was carried over. A checkpoint that cannot be
+    read for now raises (admission tries again)."""
+    try:
+        parent = await checkpoints.latest(js, parent_job_id)
+    except PermanentError as exc:
+        log.error("job %s: the checkpoint of job %s, which it follows up, is unreadable: %s", fresh.job_id, parent_job_id, exc)
+        parent = None
+    similarity = round(question_similarity(fresh.request.question, parent.request.question), 3) if parent else 0.0
+    if parent is None or parent.stage != Stage.SYNTHESIZE:
+        log.error("job %s follows up job %s, which has no final checkpoint: it starts without that job's research",
+                  fresh.job_id, parent_job_id)
+        return fresh.model_copy(update={"reused": ReusedWork(job_id=parent_job_id, similarity=similarity, sources=0,
+                                                             claims=0, follow_up=True)})
+    reused = ReusedWork(
+        job_id=parent_job_id, similarity=similarity, sources=len(parent.sources), claims=len(parent.claims),
+        source_ids=[s.id for s in parent.sources], follow_up=True,
+        question=parent.plan.refined_question if parent.plan is not None else parent.request.question,
+    )
+    log.info("job %s follows up job %s: %d sources, %d claims carried over", fresh.job_id, parent_job_id,
+             reused.sources, reused.claims)
+    seeded = fresh.model_copy(update={
+        "sources": parent.sources, "scored_sources": parent.scored_sources, "queries_run": parent.queries_run,
+        "claims": parent.claims, "memory": parent.memory, "reused": reused,
+    })
+    await checkpoints.save(js, seeded)  # the follow-up's own first checkpoint, as a reusing job's
     return seeded

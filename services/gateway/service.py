@@ -41,10 +41,12 @@ from services.gateway import db, storage
 from services.gateway.api import OPENAPI_SECURITY, STORE_FULL_RETRY_AFTER_S, ErrorBody, current_user, router
 from services.gateway.contract import router as contract_router
 from services.gateway.events_sse import router as events_router
+from services.gateway.followup import router as follow_up_router
 from services.gateway.lifecycle import LOOP_CONNECTIONS, Lifecycle
 from services.gateway.mcp import McpRoute, MountedMcp, loopback_url
 from services.gateway.models import Job
 from services.gateway.pages import router as pages_router
+from services.gateway.plan_review_api import router as plan_review_router
 from shared.platform import metrics
 from shared.stores import topology
 from shared.platform.errors import ConfigurationError
@@ -147,6 +149,8 @@ app = FastAPI(
 )
 app.include_router(router)
 app.include_router(events_router)  # GET /api/research/jobs/{job_id}/events
+app.include_router(plan_review_router)  # POST /api/research/jobs/{job_id}/plan
+app.include_router(follow_up_router)  # POST /api/research/jobs/{job_id}/follow-up
 app.include_router(contract_router)  # GET /api/schemas/events and /asyncapi.json
 # The deep_research tool over streamable HTTP, behind the same bearer keys as the API.
 app.router.routes.append(Route("/mcp", McpRoute(), methods=["GET", "POST", "DELETE"]))

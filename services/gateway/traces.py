@@ -38,13 +38,16 @@ from shared.research.events import (
     parse_event,
 )
 from shared.research.memory import ResearchMemory
+from shared.research.plan_review import PlanChange
 from shared.subjects import Stage
 
-__all__ = ["JobTrace", "TraceIteration", "TraceStage", "job_trace", "record_traces", "traced", "trace_events"]
+__all__ = ["PLAN_REVIEW_ROW", "JobTrace", "TraceIteration", "TracePlanReview", "TraceStage", "job_trace", "record_traces",
+           "traced", "trace_events"]
 
 log = logging.getLogger(__name__)
 
 _STAGE_ORDER = {s.value: n for n, s in enumerate(Stage)}
+PLAN_REVIEW_ROW = "plan_review"  # the stage column of the user's plan review (services/gateway/plan_review.py)
 
 _INSERT = sa.text(
     """
@@ -83,14 +86,26 @@ class TraceIteration(BaseModel):
     step_order: list[str] = Field(default_factory=list)  # plan step ids in the order they ran, when known
 
 
+class TracePlanReview(BaseModel):
+    """The user's review of the plan (a request with ``review_plan``): how long the job
+    waited, and what the user changed (nothing: approved as it was)."""
+
+    run: int = 0  # the job's resume count when it was reviewed
+    waited_s: float
+    approved_as_is: bool
+    changes: list[PlanChange] = Field(default_factory=list)
+
+
 class JobTrace(BaseModel):
     """What each research pass did: searches, results, checklist, claims, and each
-    stage's duration and tokens; ``memory`` is the research memory as last stored."""
+    stage's duration and tokens; ``memory`` is the research memory as last stored;
+    ``plan_review`` what the user changed in the plan, when they reviewed it."""
 
     job_id: str
     status: str
     iterations: list[TraceIteration]
     memory: ResearchMemory = Field(default_factory=ResearchMemory)
+    plan_review: list[TracePlanReview] = Field(default_factory=list)
 
 
 # -- writing -------------------------------------------------------------------------------
@@ -153,8 +168,13 @@ def assemble(job_id: str, status: str, rows: Sequence[Any], stored_memory: dict[
     """The trace from a job's rows (any order), one entry per iteration in order."""
     by_iteration: dict[int, TraceIteration] = {}
     memory: ResearchMemory | None = None
+    reviews: list[TracePlanReview] = []
     ordered = sorted(rows, key=lambda r: (r.iteration, _STAGE_ORDER.get(r.stage, 99)))
     for row in ordered:
+        if row.stage == PLAN_REVIEW_ROW:  # written by the gateway (plan_review.py), not a stage
+            data = json.loads(row.data) if isinstance(row.data, str) else dict(row.data or {})
+            reviews.append(TracePlanReview(run=row.iteration, waited_s=row.duration_s, **data))
+            continue
         trace = _stage_data(row)
         entry = by_iteration.setdefault(row.iteration, TraceIteration(iteration=row.iteration))
         entry.stages.append(TraceStage(stage=row.stage, duration_s=round(trace.duration_s, 3), tokens=trace.tokens,
@@ -173,7 +193,8 @@ def assemble(job_id: str, status: str, rows: Sequence[Any], stored_memory: dict[
             memory = trace.memory
     if stored_memory is not None:  # the result's: what the report was written from
         memory = ResearchMemory.model_validate(stored_memory)
-    return JobTrace(job_id=job_id, status=status, iterations=list(by_iteration.values()), memory=memory or ResearchMemory())
+    return JobTrace(job_id=job_id, status=status, iterations=list(by_iteration.values()), memory=memory or ResearchMemory(),
+                    plan_review=reviews)
 
 
 async def job_trace(session: AsyncSession, *, job_id: str, status: str, stored_memory: dict[str, Any] | None) -> JobTrace:

@@ -342,7 +342,10 @@ def methodology(prepared: Prepared, draft: Draft, cited: int,
            "(still in the result's claims)" if off_topic else "")
         + f"; {len(prepared.findings)} shown as Verified Findings.",
     ]
-    if (r := env.reused) is not None:
+    if (r := env.reused) is not None and r.follow_up:
+        lines.append(f"Follow-up of job {r.job_id}: its {plural(r.sources, 'source')} and {plural(r.claims, 'verified claim')} "
+                     "were carried over (each claim checked again against its quotes) and are cited beside this job's own.")
+    elif r is not None:
         lines.append(f"Reused from job {r.job_id} (question similarity {r.similarity:.2f}): {plural(r.sources, 'source')} "
                      f"and {plural(r.claims, 'claim')} taken over without searching, digesting or extracting them again"
                      + ("; its checklist already covered this question, so this report was assembled from its verified "

@@ -20,6 +20,8 @@ def _what(step: SubQuestion) -> str:
         return ("not run: research ended before every step it depends on had checked claims "
                 "(or with no pass left to run it)")
     when = f"iteration {step.ran_in_iteration + 1}"
+    if step.answered_by is not None:
+        return f"not searched: the verified claims of job {step.answered_by}, which this job follows up, answer it"
     if step.kind is StepKind.INDEPENDENT:
         return f"searched in {when}"
     if step.kind is StepKind.HYBRID:

@@ -108,6 +108,7 @@ class ResearchRequest(_Wire):
     time_budget_s: float | None = None  # the job's own deadline (seconds from its start); None: RESEARCH_JOB_DEADLINE_S
     max_cost_usd: float | None = Field(None, gt=0)  # the job's cost limit in USD; None: RESEARCH_MAX_COST_USD
     report_depth: ReportDepth = "standard"  # how much the report says (services/synthesis/depth.py)
+    review_plan: bool = False  # the user approves (or edits) the first plan before research goes on
 
 
 class ChecklistItem(_Wire):
@@ -130,6 +131,7 @@ class SubQuestion(_Wire):
     depends_on: list[str] = Field(default_factory=list)
     ran_in_iteration: int | None = None  # the iteration it searched in (or was analysed in); None: not yet
     searched: list[str] = Field(default_factory=list)  # query texts run for it: its sources' found_by name them
+    answered_by: str | None = None  # a follow-up's step its parent's claims answer: that job's id; not searched
 
 
 class SearchQuery(_Wire):
@@ -371,6 +373,10 @@ class ReusedWork(_Wire):
     claims: int
     source_ids: list[str] = Field(default_factory=list)
     covered: bool = False  # its checklist already covered the question: straight to synthesis
+    # A follow-up question of that job (services/gateway/followup.py), not a similar one;
+    # ``question`` is then that job's refined question, which the new plan builds on.
+    follow_up: bool = False
+    question: str | None = None
 
 
 class Degraded(_Wire):
@@ -408,8 +414,9 @@ class JobEnvelope(_Wire):
     provider_errors: list[str] = Field(default_factory=list)
     # The hop before the brief (at CONTEXT_ITERATION): "context" on the retrieve command
     # of the quick context search, "brief" on the plan command it answers with; None on
-    # every other command.
-    phase: Literal["context", "brief"] | None = None
+    # every other command; "reviewed" on the plan command that carries the plan the user
+    # approved (shared/research/plan_review.py): planning writes its queries, no new plan.
+    phase: Literal["context", "brief", "reviewed"] | None = None
     context_hits: list[ContextHit] = Field(default_factory=list)  # what the context search found
     # Dependent steps' verified claims (ids "<step id>.a<n>"), kept across passes: scoring
     # extracts the other claims afresh each pass, but an analysis runs once.

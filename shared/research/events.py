@@ -16,19 +16,21 @@ from shared.research.envelope import (
     Citation,
     Claim,
     JobConfidence,
+    JobEnvelope,
     RejectedClaim,
     ScoredSource,
     Usage,
     utcnow,
 )
 from shared.research.memory import ResearchMemory
+from shared.research.plan_review import ReviewPlan
 from shared.subjects import Stage
 
 
 class JobStatus(StrEnum):
     QUEUED = "QUEUED"
     PROCESSING = "PROCESSING"
-    AWAITING_INPUT = "AWAITING_INPUT"  # the planner asked clarifying questions; holds no slot
+    AWAITING_INPUT = "AWAITING_INPUT"  # clarifying questions asked, or a plan to review; holds no slot
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
@@ -246,6 +248,17 @@ class ClarificationRequested(_Event):
     usage: Usage = Field(default_factory=Usage)
 
 
+class PlanReviewRequested(_Event):
+    """The first plan is made and the request set ``review_plan``: the job waits for
+    the user to approve it, as it is or edited (shared/research/plan_review.py).
+    ``envelope`` is what research continues from, with the plan the user approves."""
+
+    type: Literal["plan_review"] = "plan_review"
+    plan: ReviewPlan
+    envelope: JobEnvelope
+    usage: Usage = Field(default_factory=Usage)
+
+
 class CouncilReviewed(_Event):
     """A council model reviewed the plan (before research) or the verified findings
     (before the report is written); disagreements also appear in the report."""
@@ -331,11 +344,13 @@ DigestEvent = (
 )
 
 JobEvent = Annotated[
-    ProgressEvent | StageEvent | JobCompleted | JobFailed | ClarificationRequested | JobStatusChanged | CouncilReviewed | DigestEvent,
+    ProgressEvent | StageEvent | JobCompleted | JobFailed | ClarificationRequested | PlanReviewRequested | JobStatusChanged
+    | CouncilReviewed | DigestEvent,
     Field(discriminator="type"),
 ]
 _event_adapter: TypeAdapter[Any] = TypeAdapter(JobEvent)
 
 
-def parse_event(data: bytes | str) -> ProgressEvent | StageEvent | JobCompleted | JobFailed | ClarificationRequested | JobStatusChanged | CouncilReviewed | DigestEvent:
+def parse_event(data: bytes | str) -> (ProgressEvent | StageEvent | JobCompleted | JobFailed | ClarificationRequested
+                                       | PlanReviewRequested | JobStatusChanged | CouncilReviewed | DigestEvent):
     return _event_adapter.validate_json(data)

@@ -18,7 +18,9 @@ iteration -1 (``CONTEXT_ITERATION``) and carry ``envelope.phase`` ("context", th
 "brief") in their Nats-Msg-Id, so neither collides with iteration 0's own plan and
 retrieve commands (nor with their stage events and trace rows).
 
-Planning may instead end the hop with a ``clarification`` event, and synthesis ends
+Planning may instead end the hop with a ``clarification`` or ``plan_review`` event (the
+job then waits for the user; an approved plan comes back as a plan command with
+``phase="reviewed"`` and goes on to retrieval), and synthesis ends
 the job with its ``completed`` event; those are events, not commands, and go to the
 job's event subjects.
 """

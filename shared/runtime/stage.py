@@ -71,7 +71,8 @@ from shared.runtime.deadline import Deadline, backstop_at, hand_on_stage, with_c
 from shared.research.envelope import JobEnvelope, Usage
 from shared.platform.errors import JobCancelled, PermanentError, TransientError
 from shared.research.events import (
-    ClarificationRequested, JobCompleted, JobFailed, ProgressEvent, StageEvent, StageState, StageTrace, TraceTokens,
+    ClarificationRequested, JobCompleted, JobFailed, PlanReviewRequested, ProgressEvent, StageEvent, StageState,
+    StageTrace, TraceTokens,
 )
 from shared.runtime.faults import inject, parse_chaos
 from shared.runtime.heartbeat import heartbeat as beat
@@ -146,7 +147,8 @@ class StageContext:
             await publish_event(self.js, event, msg_id)
 
 
-Work = Callable[[JobEnvelope, StageContext], Awaitable[JobEnvelope | JobCompleted | ClarificationRequested]]
+Work = Callable[[JobEnvelope, StageContext],
+               Awaitable[JobEnvelope | JobCompleted | ClarificationRequested | PlanReviewRequested]]
 
 
 # The model role of each stage's work (LLM_MODEL_<ROLE>); retrieval asks no model.

@@ -6,28 +6,18 @@ directory (``web-*.png``)."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.browser.chromium import expect, playwright_api
 from tests.fakes.anthropic import AnthropicFake
 from tests.integration.conftest import running_system
 from tests.integration.harness import System
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing: pip install -e '.[test]'")
-expect = playwright_api.expect
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-if not Path(CHROMIUM).is_file():
-    pytest.skip(
-        f"no Chromium at {CHROMIUM}: install it with `apt-get install chromium` to run the web page tests",
-        allow_module_level=True,
-    )
 
 KEY, OTHER_KEY = "key-web", "key-other"
 QUESTION = "How do lighthouses use Fresnel lenses?"
@@ -44,18 +34,6 @@ def system(tmp_root: Path, postgres) -> Iterator[System]:  # noqa: ANN001
     }
     with running_system(tmp_root, postgres, env_overrides=env) as s:
         yield s
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[playwright_api.Browser]:
-    with playwright_api.sync_playwright() as p:
-        # Chromium refuses its sandbox to root (CI containers run as root).
-        args = ["--no-sandbox"] if os.geteuid() == 0 else []
-        b = p.chromium.launch(executable_path=CHROMIUM, args=args)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture
@@ -351,6 +329,9 @@ def test_clarifying_questions_are_answered_on_the_page(claude_system: System, cl
     assert job["clarification"] == "Lighthouses in Scotland, 1900-1990"
     usage = job["token_usage"]
     assert usage["input_tokens"] > 0
+    cost = usage["cost_usd"]  # the fake's model is priced as its family: its cost is shown too
+    money = f"${cost:.4f}" if cost < 0.01 else f"${cost:.2f}"
+    assert cost > 0
     expect(page.locator("#stat-tokens")).to_have_text(
-        f"{usage['input_tokens']} in / {usage['output_tokens']} out · {usage['llm_calls']} calls")
+        f"{usage['input_tokens']} in / {usage['output_tokens']} out · {usage['llm_calls']} calls · {money}")
     _no_script_errors(page)

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENT_TYPES = {
-    "progress", "stage", "completed", "failed", "clarification", "status", "council",
+    "progress", "stage", "completed", "failed", "clarification", "plan_review", "status", "council",
     "digest.started", "digest.completed", "digest.skipped", "digest.error", "digest.pdf_extract_error",
     "digest.circuit_breaker_triggered",
 }

@@ -55,6 +55,7 @@ JOB_ROUTES = [
     ("GET", "/api/research/jobs/{id}/sources/s1/verify"),
     ("POST", "/api/research/jobs/{id}/cancel"),
     ("POST", "/api/research/jobs/{id}/clarification"),
+    ("POST", "/api/research/jobs/{id}/plan"),
 ]
 
 CASES: list[tuple[str, str, str, dict[str, Any], str]] = [
@@ -71,6 +72,11 @@ CASES: list[tuple[str, str, str, dict[str, Any], str]] = [
     ("nul-answer", "POST", f"/api/research/jobs/{JOB}/clarification", _json({"answer": "yes\x00"}), "NUL"),
     ("surrogate-answer", "POST", f"/api/research/jobs/{JOB}/clarification", _json({"answer": "\ud800"}), "surrogate"),
     ("invisible-answer", "POST", f"/api/research/jobs/{JOB}/clarification", _json({"answer": "\ufeff\u200b"}), "empty"),
+    ("nul-plan-item", "POST", f"/api/research/jobs/{JOB}/plan",
+     _json({"refined_question": "abc", "checklist": [{"description": "a\x00"}], "steps": [{"text": "b"}]}), "NUL"),
+    ("plan-step-cycle", "POST", f"/api/research/jobs/{JOB}/plan",
+     _json({"refined_question": "abc", "checklist": [{"description": "a"}],
+            "steps": [{"id": "a", "text": "x", "depends_on": ["b"]}, {"id": "b", "text": "y", "depends_on": ["a"]}]}), "cycle"),
     ("huge-offset", "GET", "/api/research/jobs?offset=9223372036854775808", {}, "offset"),
     ("huge-limit", "GET", "/api/research/jobs?limit=99999999999999999999", {}, "limit"),
     ("negative-offset", "GET", "/api/research/jobs?offset=-1", {}, "offset"),
@@ -123,6 +129,7 @@ _bodies = st.one_of(
             "corpora": st.one_of(st.none(), st.lists(_text, max_size=3)),
             "providers": st.one_of(st.none(), st.lists(st.sampled_from(["web", "pubmed", "rag", "local", "x"]), max_size=3)),
             "clarify": _anything,
+            "review_plan": _anything,
             "report_depth": st.one_of(st.sampled_from(["brief", "standard", "detailed"]), _anything),
         },
     ),

@@ -54,7 +54,9 @@ def test_a_job_plans_with_claude_and_reports_its_tokens(claude_system: System, c
     assert usage["output_tokens"] == claude.total_output_tokens - before_out
     assert usage["llm_calls"] == calls == sum(s["calls"] for s in usage["by_stage"].values())
     assert usage["by_stage"]["plan"]["calls"] >= 2
-    assert job["token_usage"] == {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"], "llm_calls": calls}
+    assert job["token_usage"] == {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"], "llm_calls": calls,
+                                  "cost_usd": round(usage["cost_usd"], 6)}
+    assert usage["cost_usd"] > 0  # the fake's model is priced as its family
     # The model plans and writes; whatever it could not write is labelled as offline.
     assert result["engine"].startswith("anthropic:claude-sonnet-5-5")
     assert ("Written by anthropic:claude-sonnet-5-5" in result["report"]

@@ -80,7 +80,8 @@ async def test_stdio_lists_the_tool_and_researches_as_the_keys_user(system: Syst
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert set(tools) >= {"deep_research", "list_corpora"}
         tool = tools["deep_research"]
-        assert set(tool.input_schema["properties"]) == {"question", "context", "max_iterations", "report_depth"}
+        assert set(tool.input_schema["properties"]) == {"question", "context", "max_iterations", "report_depth", "trace_id",
+                                                           "review_plan"}
         assert tool.input_schema["properties"]["report_depth"]["enum"] == ["brief", "standard", "detailed"]
         assert tool.input_schema["required"] == ["question"]
         assert {"trace_id", "answer", "sources", "checklist_coverage", "iterations_used", "status"} <= set(tool.output_schema["properties"])

@@ -94,6 +94,7 @@ async function submit(event) {
     providers: providers.length ? providers : null,
     max_iterations: Number($("#max-iterations").value),
     clarify: $("#clarify").checked,
+    review_plan: $("#review-plan").checked,
     report_depth: $("#report-depth").value,
   };
   $("#submit").disabled = true;

@@ -1,9 +1,13 @@
 // One job, live: its status and counters from the server-sent event stream, the
-// clarifying questions and their answer, cancelling, and then its report (report.js).
+// clarifying questions and their answer, the plan to review (plan.js), cancelling, and
+// then its report (report.js).
 
 import { api, ApiError, streamEvents } from "./api.js";
 import { $, duration, el, show } from "./dom.js";
+import { clearThread, renderThread, wireFollowUp } from "./followup.js";
+import { hidePlan, showPlan, wirePlan } from "./plan.js";
 import { clearResult, showResult } from "./report.js";
+import { clearTrace, showTrace, wireTrace } from "./trace.js";
 
 const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "EXPIRED"]);
 // Where each stage sits on the job's overall progress (the gateway stores the same).
@@ -37,11 +41,15 @@ function setStatus(job, status, reason) {
   node.dataset.status = status;
   $("#job-reason").textContent = reason ? "— " + reason : "";
   show($("#cancel-button"), !TERMINAL.has(status));
-  if (status !== "AWAITING_INPUT") show($("#clarify-view"), false);
+  if (status !== "AWAITING_INPUT") {
+    show($("#clarify-view"), false);
+    hidePlan();
+  }
 }
 
-function setTokens(input, output, calls) {
-  $("#stat-tokens").textContent = `${input} in / ${output} out · ${calls} calls`;
+function setTokens(input, output, calls, cost) {
+  const money = cost > 0 ? ` · $${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}` : "";
+  $("#stat-tokens").textContent = `${input} in / ${output} out · ${calls} calls${money}`;
 }
 
 function tickElapsed(job) {
@@ -60,9 +68,10 @@ function render(job) {
   $("#stat-stage").textContent = job.stage || "–";
   $("#stat-iteration").textContent = String(job.iteration);
   const t = job.token_usage;
-  setTokens(t.input_tokens, t.output_tokens, t.llm_calls);
+  setTokens(t.input_tokens, t.output_tokens, t.llm_calls, t.cost_usd || 0);
   tickElapsed(job);
-  if (job.status === "AWAITING_INPUT" && job.clarifying_questions) showClarify(job.clarifying_questions);
+  if (job.status === "AWAITING_INPUT" && job.clarifying_questions && !job.plan) showClarify(job.clarifying_questions);
+  if (job.status === "AWAITING_INPUT" && job.plan) showPlan(job.plan);
 }
 
 function showClarify(questions) {
@@ -89,12 +98,16 @@ function onEvent(job, event) {
     const stages = Object.values((event.usage && event.usage.by_stage) || {});
     if (stages.length) {
       const sum = (k) => stages.reduce((a, s) => a + (s[k] || 0), 0);
-      setTokens(sum("input_tokens"), sum("output_tokens"), sum("calls"));
+      setTokens(sum("input_tokens"), sum("output_tokens"), sum("calls"), sum("cost_usd"));
     }
   } else if (event.type === "clarification") {
     showClarify(event.questions);
+  } else if (event.type === "plan_review") {
+    job.pendingPlan = event.plan; // shown once the gateway has stored the wait (its status event)
   } else if (event.type === "status") {
     setStatus(job, event.status, event.reason);
+    if (event.status === "AWAITING_INPUT" && job.pendingPlan) showPlan(job.pendingPlan);
+    if (event.status !== "AWAITING_INPUT") job.pendingPlan = null;
   } else if (event.type === "failed") {
     $("#job-message").textContent = "failed" + (event.stage ? " in " + event.stage : "") + ": " + event.reason;
   } else if (event.type.startsWith("digest.")) {
@@ -157,6 +170,8 @@ async function follow(state, ctx) {
 async function finish(state, ctx) {
   clearInterval(state.ticker);
   tickElapsed(state.job);
+  renderThread(state.job, ctx); // a completed job can be followed up
+  showTrace(state.job.job_id, ctx); // reports its own errors
   if (state.job.status === "COMPLETED") await showResult(state.job.job_id, ctx).catch((err) => ctx.report(err, $("#job-error")));
 }
 
@@ -189,12 +204,28 @@ async function answer(event, ctx) {
   }
 }
 
+async function approvePlan(body, ctx) {
+  if (!current) return;
+  $("#plan-send").disabled = true;
+  show($("#plan-error"), false);
+  try {
+    const job = await api(`/api/research/jobs/${current.job.job_id}/plan`, { method: "POST", body });
+    setStatus(current.job, job.status, job.error);
+  } catch (err) {
+    ctx.report(err, $("#plan-error")); // a 422 names the field; the plan stays as edited
+  } finally {
+    $("#plan-send").disabled = false;
+  }
+}
+
 function reset() {
   for (const id of ["#job-question", "#job-context", "#job-reason", "#job-message"]) $(id).textContent = "";
   for (const id of ["#stat-stage", "#stat-iteration", "#stat-sources", "#stat-claims", "#stat-tokens", "#stat-elapsed"]) $(id).textContent = "–";
   $("#progress-bar").style.width = "0%";
-  for (const id of ["#job-error", "#clarify-view", "#cancel-button"]) show($(id), false);
+  for (const id of ["#job-error", "#clarify-view", "#plan-view", "#cancel-button"]) show($(id), false);
   clearResult();
+  clearThread();
+  clearTrace();
 }
 
 let wired = false;
@@ -206,6 +237,9 @@ export async function openJob(jobId, ctx) {
     wired = true;
     $("#cancel-button").addEventListener("click", () => cancel(ctx));
     $("#clarify-form").addEventListener("submit", (event) => answer(event, ctx));
+    wirePlan((body) => approvePlan(body, ctx));
+    wireFollowUp(() => (current ? current.job : null), ctx);
+    wireTrace(() => (current ? current.job : null), ctx);
   }
   const state = { job: { job_id: jobId, progress: 0 }, abort: new AbortController(), ticker: null };
   current = state;
@@ -218,6 +252,7 @@ export async function openJob(jobId, ctx) {
   if (current !== state) return;
   state.job = job;
   render(job);
+  renderThread(job, ctx);
   if (TERMINAL.has(job.status)) return finish(state, ctx);
   state.ticker = setInterval(() => tickElapsed(state.job), 1000);
   follow(state, ctx);
