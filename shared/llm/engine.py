@@ -66,7 +66,7 @@ from shared.llm.budget import (
 )
 from shared.llm.context import ContextWindow
 from shared.llm.limits import Slots, call_limits
-from shared.llm.pricing import Price, PriceTable
+from shared.llm.pricing import LOCAL_PRICE, Price, PriceTable, served_locally
 from shared.llm.providers import (
     AnthropicProvider,
     LLMContextExceeded,
@@ -138,7 +138,7 @@ class LLMEngine:
         found = self.prices.price(model) if model else None
         if found is None and self.provider is not None:
             found = self.prices.price(self.provider.model)
-        return found
+        return LOCAL_PRICE if found is None and served_locally(self.provider) else found  # a model you run is free
 
     @property
     def offline(self) -> bool:

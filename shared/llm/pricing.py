@@ -8,21 +8,25 @@ per million tokens; ``model=0`` prices a model at nothing, e.g. a local one you 
 
 A model matches the entry that is its name, or the longest entry its name starts with
 followed by ``-``, ``@`` or ``:`` (``claude-sonnet-4-5-20250929`` is priced by
-``claude-sonnet-4-5``, else ``claude-sonnet``). A model no entry matches (a local model on an
-OpenAI-compatible server, a new name) is *unpriced*: its calls count 0 in the cost and
-the model is listed as unpriced wherever the cost is shown, since 0 then means "not
-known", not "free". A cost limit (``RESEARCH_MAX_COST_USD``, a request's
+``claude-sonnet-4-5``, else ``claude-sonnet``). A model served by an OpenAI-compatible server on this
+machine or its private network (a loopback, private or link-local address, or a
+``.local``/``localhost`` name: Ollama, vLLM, llama.cpp) costs nothing per token unless
+``LLM_PRICES`` names it. Any other model no entry matches (a new name at a paid API) is
+*unpriced*: its calls count 0 in the cost and the model is listed as unpriced wherever
+the cost is shown, since 0 then means "not known", not "free". A cost limit (``RESEARCH_MAX_COST_USD``, a request's
 ``max_cost_usd``) cannot bound an unpriced model's calls; its token budget still does.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from shared.platform.errors import ConfigurationError
 
-__all__ = ["DEFAULT_PRICES", "Price", "PriceTable", "parse_prices"]
+__all__ = ["DEFAULT_PRICES", "LOCAL_PRICE", "Price", "PriceTable", "on_this_network", "parse_prices", "served_locally"]
 
 
 @dataclass(frozen=True)
@@ -119,3 +123,30 @@ class PriceTable:
         """What the tokens cost on ``model``, or None when it is unpriced."""
         price = self.price(model)
         return None if price is None else price.cost(input_tokens, output_tokens)
+
+
+LOCAL_PRICE = Price(0.0, 0.0)
+
+
+def on_this_network(base_url: str | None) -> bool:
+    """``base_url`` names a server on this machine or its private network (loopback,
+    private, link-local or unique-local addresses; ``localhost``, ``*.local``,
+    ``*.internal``, a bare host name such as a compose service's ``ollama``)."""
+    if not base_url:
+        return False
+    host = (urlsplit(base_url).hostname or "").lower()
+    if not host:
+        return False
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost" or host.endswith((".localhost", ".local", ".internal", ".lan")) or "." not in host
+    return ip.is_loopback or ip.is_private or ip.is_link_local
+
+
+def served_locally(provider: object) -> bool:
+    """The provider is an OpenAI-compatible server on this machine or network (Ollama,
+    vLLM, llama.cpp): the models it serves cost nothing per token. (Anthropic's API is
+    never run locally.)"""
+    return getattr(provider, "name", "") == "openai" and on_this_network(getattr(provider, "base_url", None))
+

@@ -265,3 +265,29 @@ def test_the_methodology_states_the_cost_with_the_synthesis_stage_s_calls() -> N
     offline = build_report(make_envelope().model_copy(update={"usage": Usage()}), partial_reason=None)
     assert "Cost: $" not in offline.report
     assert line in with_cost(offline.model_copy(update={"usage": after})).report
+
+
+@pytest.mark.parametrize(("url", "local"), [
+    ("http://127.0.0.1:11434/v1", True), ("http://localhost:8000/v1", True), ("http://ollama:11434/v1", True),
+    ("http://192.168.1.20:8080/v1", True), ("http://gpu-box.local/v1", True), ("http://[::1]:8000/v1", True),
+    ("https://api.openai.com/v1", False), ("https://api.together.xyz/v1", False), (None, False), ("", False),
+])
+def test_a_server_on_this_network_is_local(url: str | None, local: bool) -> None:
+    from shared.llm.pricing import on_this_network
+
+    assert on_this_network(url) is local
+
+
+def test_a_model_you_run_costs_nothing_and_a_paid_api_s_unknown_model_is_unpriced() -> None:
+    from shared.llm.engine import LLMEngine
+    from shared.llm.pricing import LOCAL_PRICE
+
+    class Server:
+        name = "openai"  # an OpenAI-compatible server; Anthropic's API is never run locally
+
+        def __init__(self, model: str, base_url: str | None) -> None:
+            self.model, self.base_url = model, base_url
+
+    assert LLMEngine(Server("llama3.1:8b", "http://127.0.0.1:11434/v1")).price() == LOCAL_PRICE  # type: ignore[arg-type]
+    assert LLMEngine(Server("llama3.1:8b", "https://api.example.com/v1")).price() is None  # type: ignore[arg-type]
+    assert LLMEngine(Server("gpt-4o", "http://127.0.0.1:8000/v1")).price().input_per_mtok == 2.5  # type: ignore[arg-type]
