@@ -62,7 +62,9 @@ if str(ROOT) not in sys.path:  # run as `python bench/adversarial.py` from a che
     sys.path.insert(0, str(ROOT))
 
 from bench.jobs import SAMPLE_CORPUS, SAMPLE_CORPUS_NAME, remove_unless_kept  # noqa: E402
-from bench.quality import FAKE_TOKEN_BUDGET, _headers, _mean, _offline, run_question  # noqa: E402
+from bench.jobs import headers  # noqa: E402
+from bench.quality import FAKE_TOKEN_BUDGET, _offline, run_question  # noqa: E402
+from bench.quality_report import _mean  # noqa: E402
 from shared.verification.judge import JUDGE_TOOL  # noqa: E402
 from tests.fakes.anthropic import AnthropicFake  # noqa: E402
 from tests.fakes.llm import RecordedRequest, Step, ToolCall  # noqa: E402
@@ -100,6 +102,7 @@ class Run:
     judge_status: Counter[str] = field(default_factory=Counter)
     judge_tokens: list[int] = field(default_factory=list)  # verification.judge_tokens, per completed job
     job_tokens: list[int] = field(default_factory=list)
+    job_cost: list[float] = field(default_factory=list)  # USD at the default prices (the fake's model as Sonnet)
     all_judge_tokens: list[int] = field(default_factory=list)  # every record_judgements call, the fake's count
 
     @property
@@ -117,6 +120,7 @@ class Run:
         self.judge_tokens.append(int(v.get("judge_tokens") or 0))
         by_stage = (result.get("usage") or {}).get("by_stage") or {}
         self.job_tokens.append(sum(u.get("input_tokens", 0) + u.get("output_tokens", 0) for u in by_stage.values()))
+        self.job_cost.append(sum(float(u.get("cost_usd") or 0) for u in by_stage.values()))
         judged = [r for r in calls if r.forced_tool == JUDGE_TOOL]
         self.all_judge_tokens.append(sum(r.input_tokens + r.output_tokens for r in judged))
 
@@ -127,6 +131,7 @@ class Run:
                 "sentences_removed": dict(self.removed.most_common()), "sentences_kept": dict(self.kept.most_common()),
                 "judge_status": dict(self.judge_status), "judge_tokens_per_report": judge,
                 "job_tokens_per_report": job, "judge_share": judge / job if job else 0.0,
+                "cost_usd_per_report": _mean(self.job_cost),
                 "all_judge_tokens_per_report": _mean([float(t) for t in self.all_judge_tokens])}
 
 
@@ -169,7 +174,7 @@ def plan(writers: list[str], judges: list[str], every: bool) -> list[tuple[str, 
 async def run_pairs(url: str, fake: AnthropicFake, runs: list[Run], questions: list[str], timeout_s: float) -> None:
     """Every pair's questions on the system at ``url``, one job at a time, each with a
     fresh writer and judge behind the fake."""
-    async with httpx.AsyncClient(base_url=url, headers=_headers(), timeout=30) as client:
+    async with httpx.AsyncClient(base_url=url, headers=headers(), timeout=30) as client:
         for run in runs:
             for question in questions:
                 writer, judge = within_schema(WRITERS[run.writer]()), JUDGES[run.judge]
@@ -222,14 +227,16 @@ def report(figures: list[dict[str, Any]], questions: list[str]) -> str:
              f"corpus    {SAMPLE_CORPUS.relative_to(ROOT)}", f"questions {len(questions)}",
              *(f"  - {q}" for q in questions), "",
              f"{'writer':<11} {'judge':<11} {'jobs':>5} {'removed':>8} {'kept':>5} "
-             f"{'judge tok':>10} {'job tok':>9} {'judge %':>8} {'all judge tok':>14}"]
+             f"{'judge tok':>10} {'job tok':>9} {'judge %':>8} {'all judge tok':>14} {'cost':>8}"]
     for f in figures:
         lines.append(f"{f['writer']:<11} {f['judge']:<11} {f['completed']:>2}/{f['jobs']:<2} "
                      f"{sum(f['sentences_removed'].values()):>8} {sum(f['sentences_kept'].values()):>5} "
                      f"{f['judge_tokens_per_report']:>10,.0f} {f['job_tokens_per_report']:>9,.0f} "
-                     f"{100 * f['judge_share']:>7.1f}% {f['all_judge_tokens_per_report']:>14,.0f}")
+                     f"{100 * f['judge_share']:>7.1f}% {f['all_judge_tokens_per_report']:>14,.0f} "
+                     f"${f['cost_usd_per_report']:>7.3f}")
     lines += ["", "tokens are means per completed report; judge tok: the report judge's "
-              "(verification.judge_tokens); all judge tok: every record_judgements call, scoring's included", "",
+              "(verification.judge_tokens); all judge tok: every record_judgements call, scoring's included;",
+              "cost: USD per report at the default prices (the fake's model priced as Sonnet, $3/$15 a million)", "",
               "removed by reason / kept by level (summed over the questions), judge status"]
     for f in figures:
         lines += [f"  {f['writer']} × {f['judge']}",
