@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
-from pathlib import Path
 
 import httpx
 
-from services.cli.jobs import EXIT_INTERRUPTED, Gateway, ended, follow, gateway_url, live_wanted, write_report
+from services.cli.jobs import Gateway, gateway_url, see_through
 from shared.settings import CliSettings
 
 __all__ = ["cmd_follow_up", "follow_up_via"]
@@ -37,25 +35,8 @@ def follow_up_via(url: str, args: argparse.Namespace, api_key: str | None) -> in
                            what=f"follow-up of job {args.job_id}").json()
         job_id = accepted["job_id"]
         print(f"job {job_id} submitted to {url}, following up job {args.job_id}", file=sys.stderr, flush=True)
-        try:
-            job = follow(gw, job_id, live=live_wanted(args), max_iterations=gw.job(job_id).get("max_iterations"))
-        except KeyboardInterrupt:
-            gw.call("POST", f"/api/research/jobs/{job_id}/cancel", what=f"cancel job {job_id}")
-            print(f"job {job_id} cancelled", file=sys.stderr)
-            return EXIT_INTERRUPTED
-        code = ended(job)
-        if code:
-            return code
-        if args.output:
-            write_report(gw, job_id, Path(args.output), args.format)
-        if args.json:
-            result = gw.call("GET", f"/api/research/jobs/{job_id}/result", what=f"result of job {job_id}").json()
-            print(json.dumps(result["output"] | {"job_id": job_id, "parent_job_id": args.job_id,
-                                                 "confidence": result["confidence"], "tokenUsage": result["tokenUsage"]},
-                             indent=2))
-        elif not args.output:
-            write_report(gw, job_id, None, "md")
-        return 0
+        return see_through(gw, job_id, args, max_iterations=gw.job(job_id).get("max_iterations"),
+                           shown={"parent_job_id": args.job_id})
     finally:
         gw.close()
 

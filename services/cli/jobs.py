@@ -30,7 +30,7 @@ from shared.settings import CliSettings
 __all__ = [
     "EXIT_CODES_HELP", "EXIT_CANCELLED", "EXIT_CONFLICT", "EXIT_FAILED", "EXIT_GONE", "EXIT_INTERRUPTED", "EXIT_OK",
     "EXIT_USAGE", "CliExit", "Gateway", "STATUS_EXIT", "cmd_cancel", "cmd_jobs", "cmd_result", "cmd_resume",
-    "cmd_status", "cmd_trace", "cmd_watch", "follow", "gateway_url", "write_report",
+    "cmd_status", "cmd_trace", "cmd_watch", "follow", "gateway_url", "see_through", "write_report",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED, EXIT_GONE, EXIT_CONFLICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
@@ -467,3 +467,29 @@ def cmd_trace(args: argparse.Namespace, settings: CliSettings) -> int:
 
 
 Command = Callable[[argparse.Namespace, CliSettings], int]
+
+
+def see_through(gw: Gateway, job_id: str, args: argparse.Namespace, *, max_iterations: int | None,
+                shown: dict[str, Any] | None = None) -> int:
+    """Follow a submitted job to its end as ``ask`` does (Ctrl-C cancels it), then write
+    its report (``-o``), print the result object (``--json``, with ``shown`` added) or
+    print the report; the exit code says how it ended."""
+    try:
+        job = follow(gw, job_id, live=live_wanted(args), max_iterations=max_iterations)
+    except KeyboardInterrupt:
+        gw.call("POST", f"/api/research/jobs/{job_id}/cancel", what=f"cancel job {job_id}")
+        print(f"job {job_id} cancelled", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    code = ended(job)
+    if code:
+        return code
+    if args.output:
+        write_report(gw, job_id, Path(args.output), args.format)
+    if args.json:
+        result = gw.call("GET", f"/api/research/jobs/{job_id}/result", what=f"result of job {job_id}").json()
+        print(json.dumps(result["output"] | {"job_id": job_id, **(shown or {}), "confidence": result["confidence"],
+                                             "tokenUsage": result["tokenUsage"]}, indent=2))
+    elif not args.output:
+        write_report(gw, job_id, None, "md")
+    return 0
+

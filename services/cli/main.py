@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -20,7 +19,7 @@ from services.cli.config import cmd_config
 from services.cli.follow_up import cmd_follow_up
 from services.cli.jobs import (
     EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_USAGE, FORMATS, CliExit, Command, Gateway, cmd_cancel, cmd_jobs, cmd_result,
-    cmd_resume, cmd_status, cmd_trace, cmd_watch, ended, follow, live_wanted, write_report,
+    cmd_resume, cmd_status, cmd_trace, cmd_watch, see_through,
 )
 from shared.platform.errors import ConfigurationError, ResearchError
 from shared.settings import CliSettings
@@ -177,23 +176,7 @@ def _ask_via(url: str, args: argparse.Namespace, corpora: list[str] | None) -> i
     try:
         job_id = gw.call("POST", "/api/research/jobs", json=_request(args, corpora), what="submission").json()["job_id"]
         print(f"job {job_id} submitted to {url}", file=sys.stderr, flush=True)
-        try:
-            job = follow(gw, job_id, live=live_wanted(args), max_iterations=args.max_iterations)
-        except KeyboardInterrupt:
-            gw.call("POST", f"/api/research/jobs/{job_id}/cancel", what=f"cancel job {job_id}")
-            print(f"job {job_id} cancelled", file=sys.stderr)
-            return EXIT_INTERRUPTED
-        code = ended(job)
-        if code:
-            return code
-        if args.output:
-            write_report(gw, job_id, Path(args.output), args.format)
-        if args.json:
-            result = gw.call("GET", f"/api/research/jobs/{job_id}/result", what=f"result of job {job_id}").json()
-            print(json.dumps(result["output"] | {"job_id": job_id, "confidence": result["confidence"], "tokenUsage": result["tokenUsage"]}, indent=2))
-        elif not args.output:
-            write_report(gw, job_id, None, "md")
-        return 0
+        return see_through(gw, job_id, args, max_iterations=args.max_iterations)
     finally:
         gw.close()
 
