@@ -50,7 +50,6 @@ from shared.verification.clause_reading import (
     parts,
     passive,
     phrase,
-    pivots,
     unknown_word,
     prefix_flips,
     quantity,
@@ -60,7 +59,7 @@ from shared.verification.clause_reading import (
     swapped,
     verbness,
 )
-from shared.verification.clauses import Clause, aligned_pair, salient_tokens
+from shared.verification.clauses import Clause, aligned_pair, is_content, salient_tokens
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import CAUSAL, CONVERSES, CORRELATIONAL, QUANTIFIERS
 
@@ -76,7 +75,7 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
     clause of its quote it aligns with (``whole``: that entire quote). ``sentence``: the
     word forms of the whole sentence ``said`` is part of, where a condition may stand
     for all its clauses ("In 2022, X died, while Y fell ill")."""
-    for check in (_polarity, _quantifiers, _modality, _direction, _converse, _roles, _sides_swapped):
+    for check in (_polarity, _quantifiers, _modality, _direction, _converse, _roles, _sides_swapped, _objects_swapped):
         problem = check(said, source, whole) if check in (_direction, _roles) else check(said, source)
         if problem is not None:
             return problem
@@ -235,6 +234,32 @@ def _shared_verb(said: Clause, source: Clause) -> tuple[int, int] | None:
                  and verbness(source, j) >= 2]
         if found:
             return i, found[0]
+    return None
+
+
+# Prepositions whose object is a role ("multiplexes goroutines onto threads", "moves
+# data from disk to memory"); "than" is the comparisons' (see _direction).
+_ROLE_PREPOSITIONS = frozenset("onto into to from".split())
+
+
+def _objects_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
+    """The same preposition governs another of the quote's words, and the word it
+    governs in the quote stands elsewhere in the sentence: "threads onto goroutines"
+    against "goroutines onto threads"."""
+    def governed(clause: Clause) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for i, t in enumerate(clause.tokens[:-1]):
+            if t.low in _ROLE_PREPOSITIONS:
+                nxt = next((u for u in clause.tokens[i + 1:i + 4] if is_content(u)), None)
+                if nxt is not None:
+                    out.setdefault(t.low, min(nxt.forms))
+        return out
+
+    mine, theirs = governed(said), governed(source)
+    for prep in mine.keys() & theirs.keys():
+        a, b = mine[prep], theirs[prep]
+        if a != b and a in source.forms and b in said.forms:
+            return "role", f'it puts "{a}" after "{prep}" where its quote puts "{b}"'
     return None
 
 

@@ -70,3 +70,10 @@ def test_bounds_are_not_negations() -> None:
     assert _ok("Within a partition, Kafka log compaction keeps no less than the last known value for each message key.",
                "Log compaction in Kafka retains at least the last known value for each message key within a "
                "partition.")
+
+
+def test_the_objects_of_onto_from_and_to_are_roles() -> None:
+    quote = "The Go runtime multiplexes goroutines onto a small number of operating system threads."
+    g = check_grounding("The Go runtime multiplexes operating system threads onto goroutines.", [quote])
+    assert not g.ok and g.category == "role"
+    assert _ok("The Go runtime multiplexes goroutines onto a few operating system threads.", quote)
