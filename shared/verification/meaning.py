@@ -59,7 +59,7 @@ from shared.verification.clause_reading import (
     swapped,
     verbness,
 )
-from shared.verification.clauses import Clause, aligned_pair, is_content, salient_tokens
+from shared.verification.clauses import Clause, aligned_pair, salient_tokens
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import CAUSAL, CONVERSES, CORRELATIONAL, QUANTIFIERS
 
@@ -243,23 +243,21 @@ _ROLE_PREPOSITIONS = frozenset("onto into to from".split())
 
 
 def _objects_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
-    """The same preposition governs another of the quote's words, and the word it
-    governs in the quote stands elsewhere in the sentence: "threads onto goroutines"
-    against "goroutines onto threads"."""
-    def governed(clause: Clause) -> dict[str, str]:
-        out: dict[str, str] = {}
+    """The same preposition governs other words of the quote's, and the words it governs
+    in the quote stand elsewhere in the sentence: "threads onto goroutines" against
+    "goroutines onto a small number of threads"."""
+    def governed(clause: Clause) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
         for i, t in enumerate(clause.tokens[:-1]):
-            if t.low in _ROLE_PREPOSITIONS:
-                nxt = next((u for u in clause.tokens[i + 1:i + 4] if is_content(u)), None)
-                if nxt is not None:
-                    out.setdefault(t.low, min(nxt.forms))
+            if t.low in _ROLE_PREPOSITIONS and not (t.low == "to" and clause.tokens[i + 1].verb):  # not "to balance"
+                out.setdefault(t.low, set()).update(phrase(clause, i, 1)[0])
         return out
 
     mine, theirs = governed(said), governed(source)
-    for prep in mine.keys() & theirs.keys():
-        a, b = mine[prep], theirs[prep]
-        if a != b and a in source.forms and b in said.forms:
-            return "role", f'it puts "{a}" after "{prep}" where its quote puts "{b}"'
+    for prep in sorted(mine.keys() & theirs.keys()):
+        moved_in, moved_out = mine[prep] - theirs[prep], theirs[prep] - mine[prep]
+        if moved_in & source.forms and moved_out & said.forms and not mine[prep] & theirs[prep]:
+            return "role", f'it puts after "{prep}" what its quote puts elsewhere'
     return None
 
 
