@@ -66,6 +66,8 @@ _POINTS = re.compile(r"(?:\s*percentage)?\s+points?\b", re.I)
 _COMPUTING = re.compile(r"\b(?:by|total|totals|combined|together|altogether|in all|sum|difference|gap)\b\W*(?:\S+\W*)?#"
                         r"|#\W*(?:\S+\s+){0,2}(?:times|fold|more|less|fewer|longer|shorter|higher|lower|larger|"
                         r"smaller|greater|bigger|points?|in total|combined|together|altogether|in all)\b|-fold", re.I)
+# "over 10 years" is a span of time ("during"), not "more than 10 years".
+_DURING = re.compile(r"\s*(?:years?|months?|weeks?|days?|decades?|hours?|centuries|century)\b", re.I)
 _OF_A_UNIT = re.compile(r"\s+of\s+an?\s+(\w+?)s?\b", re.I)
 
 Reading = tuple[str, float]  # (dimension, value in the dimension's base unit); "" a bare number
@@ -81,8 +83,11 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
     if _year(said):
         return False
     theirs = [r for s in sources if not _year(s) for r in _readings(s)]
-    if any(pattern.search(before) for pattern in (_AT_LEAST, _ABOVE, _AT_MOST, _BELOW)):
-        return _bounded(before, mine, theirs)
+    if any(pattern.search(before) for pattern in (_AT_LEAST, _ABOVE, _AT_MOST, _BELOW)) \
+            and not _DURING.match(sentence[said.end:]):
+        # A bound holds of a figure its quote states plainly ("1,214 patients"), not of
+        # one the quote bounds itself ("more than 1,200"): that bound is its figure.
+        return _bounded(before, mine, [r for s in sources if not _year(s) and not s.bounded for r in _readings(s)])
     loose = bool(_APPROX.search(before))
     derived = theirs + (list(_computed([s for s in sources if not _year(s)])) if _computable(said, sentence) else [])
     return any(_close(v, w, said, loose=loose) for d, v in mine for e, w in derived if d == e)

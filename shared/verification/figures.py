@@ -13,7 +13,7 @@ import logging
 import math
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 __all__ = ["Figure", "digit_words", "figures", "same_figure"]
@@ -34,6 +34,8 @@ _NO_NUMBER_WORD = re.compile(r"\bno\s+[a-z]+$", re.IGNORECASE)
 _RANGE = re.compile(r"(?:between\s+|from\s+)?(.+?)\s*(?:to|and|-|–)\s*(.+)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\d.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,]*\d)")
 _PERIOD = re.compile(r"(?<!of )\b(?:a|an|per|each|every)\s+(second|minute|hour|day|week|month|year)\b", re.IGNORECASE)
+_BOUND_BEFORE = re.compile(r"\b(?:at least|at most|more than|less than|fewer than|over|under|above|below|up to|"
+                           r"exceeding|greater than|in excess of|upwards of)\s*$", re.IGNORECASE)
 _ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
 _ONE = re.compile(r"one\b(?!\s+(?:hundred|thousand|million|billion|trillion|dozen)\b)", re.IGNORECASE)
 _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
@@ -48,6 +50,7 @@ class Figure:
     surface: str
     start: int
     end: int
+    bounded: bool = False  # the text bounds it ("more than 1,200", "under 5 ms"): a limit, not a count
 
 
 @lru_cache(maxsize=1)
@@ -109,7 +112,8 @@ def figures(text: str) -> tuple[Figure, ...]:
             after = text[m.end():].lstrip()  # "400 Mt" after a parsed "500 Mt": the same unit
             unit = next((u for sym, u in units.items() if re.match(rf"{re.escape(sym)}(?!\w)", after)), "")
             out.append(Figure(float(m.group().replace(",", "")), unit, m.group(), m.start(), m.end()))
-    return tuple(sorted(out, key=lambda f: f.start))
+    return tuple(sorted((replace(f, bounded=True) if _BOUND_BEFORE.search(text[:f.start]) else f for f in out),
+                        key=lambda f: f.start))
 
 
 def _leading_number(surface: str) -> float:

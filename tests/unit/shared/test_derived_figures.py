@@ -94,3 +94,11 @@ def test_a_difference_of_percents_is_in_points_not_percent() -> None:
 def test_a_small_bare_number_is_never_computed() -> None:
     quote = "The review included 5 trials of aspirin and 3 trials of clopidogrel."
     assert not check_grounding("The review included 2 trials of aspirin and clopidogrel.", [quote]).ok
+
+
+def test_a_bound_holds_only_of_a_figure_the_quote_states_plainly() -> None:
+    assert not check_grounding("The trial enrolled more than 1,100 patients.",
+                               ["The trial enrolled more than 1,200 patients."]).ok
+    assert not check_grounding("Glaciers lost a third of their volume over 10 years.",
+                               ["Glaciers lost a third of their volume over 20 years."]).ok
+    assert check_grounding("The trial enrolled more than 1,000 patients.", ["The trial enrolled 1,214 patients."]).ok
