@@ -60,7 +60,7 @@ def _scored(n: int) -> tuple[list[ScoredSource], Verifier]:
 
 def _llm(fake: OpenAIFake, window: int) -> Any:
     settings = StageSettings(**{k.lower(): v for k, v in {
-        **fake.env(), "OPENAI_MODEL": "qwen3:4b", "LLM_MAX_RETRIES": "0", "LLM_TIMEOUT_S": "5",
+        **fake.env(), "OPENAI_MODEL": "qwen3:4b", "LLM_MAX_RETRIES": "0", "LLM_TIMEOUT_S": "30",
         "LLM_CONTEXT_TOKENS": str(window)}.items()})
     return make_engine(settings).bind("score", Usage())
 

@@ -94,7 +94,7 @@ async def test_the_models_judgement_is_overruled_through_the_whole_step(claude: 
         {"item_id": "c2", "status": "satisfied", "claim_ids": ["cl3"], "reason": "remote stations"},
         {"item_id": "c3", "status": "satisfied", "claim_ids": ["cl3"], "reason": "costs given"},
     ]})
-    env = {**claude.env(), "LLM_TIMEOUT_S": "5", "LLM_MAX_RETRIES": "0"}
+    env = {**claude.env(), "LLM_TIMEOUT_S": "30", "LLM_MAX_RETRIES": "0"}
     llm = make_engine(StageSettings(**{k.lower(): v for k, v in env.items()})).bind("score", Usage())
     checklist, notes = await judge_coverage(QUESTION, CHECKLIST, CLAIMS, llm)
     assert notes == []

@@ -332,7 +332,7 @@ def claude() -> Iterator[AnthropicFake]:
 
 
 def _llm(fake: AnthropicFake) -> object:
-    env = {**fake.env(), "LLM_TIMEOUT_S": "5", "LLM_MAX_RETRIES": "0"}
+    env = {**fake.env(), "LLM_TIMEOUT_S": "30", "LLM_MAX_RETRIES": "0"}
     return make_engine(StageSettings(**{k.lower(): v for k, v in env.items()})).bind("score", Usage())
 
 

@@ -51,7 +51,7 @@ def claude() -> Iterator[AnthropicFake]:
 
 
 def _llm(fake: AnthropicFake) -> JobLLM:
-    env = {**fake.env(), "LLM_TIMEOUT_S": "5", "LLM_MAX_RETRIES": "0"}
+    env = {**fake.env(), "LLM_TIMEOUT_S": "30", "LLM_MAX_RETRIES": "0"}
     return make_engine(StageSettings(**{k.lower(): v for k, v in env.items()})).bind("synthesize", Usage())
 
 

@@ -32,7 +32,7 @@ def claude() -> Iterator[AnthropicFake]:
 
 
 def _llm(fake: AnthropicFake, usage: Usage | None = None, **extra: str):  # noqa: ANN202
-    env = {**fake.env(), "LLM_TIMEOUT_S": "5", "LLM_MAX_RETRIES": "0", **extra}
+    env = {**fake.env(), "LLM_TIMEOUT_S": "30", "LLM_MAX_RETRIES": "0", **extra}
     return make_engine(StageSettings(**{k.lower(): v for k, v in env.items()})).bind("synthesize", usage or Usage())
 
 

@@ -22,7 +22,7 @@ from tests.unit.synthesis.test_report_depth import envelope
 
 def _llm(fake: OpenAIFake, window: int):  # noqa: ANN202
     settings = StageSettings(**{k.lower(): v for k, v in {
-        **fake.env(), "OPENAI_MODEL": "qwen3:8b", "LLM_MAX_RETRIES": "0", "LLM_TIMEOUT_S": "5",
+        **fake.env(), "OPENAI_MODEL": "qwen3:8b", "LLM_MAX_RETRIES": "0", "LLM_TIMEOUT_S": "30",
         "LLM_CONTEXT_TOKENS": str(window)}.items()})
     return make_engine(settings).bind("synthesize", Usage())
 
