@@ -14,6 +14,7 @@ from typing import Any
 from dotenv import dotenv_values
 from pydantic import SecretStr
 
+from shared.research.corpora import read_corpora
 from shared.settings import CliSettings, DigestSettings
 
 __all__ = ["cmd_config", "effective_settings", "mask", "providers"]
@@ -57,8 +58,7 @@ def effective_settings(env_file: Path = Path(".env")) -> list[dict[str, Any]]:
 
 def providers(settings: CliSettings) -> dict[str, str]:
     """Each provider and what it is configured to do (or what would enable it)."""
-    from services.retrieval.index import list_corpora
-    from services.retrieval.service import pubmed_enabled
+    from services.retrieval.service import pubmed_enabled  # the retrieval stage's own rule
 
     choice = settings.llm_provider
     if choice == "auto":
@@ -69,7 +69,7 @@ def providers(settings: CliSettings) -> dict[str, str]:
         "openai": f"OpenAI-compatible, model {settings.openai_model or '(OPENAI_MODEL missing)'} at {settings.openai_base_url or 'api.openai.com'}",
         "offline": "offline (deterministic, no model; set ANTHROPIC_API_KEY, or LLM_PROVIDER=openai with OPENAI_BASE_URL and OPENAI_MODEL)",
     }[choice]
-    corpora = list_corpora(settings.corpora_dir)
+    corpora = [c.name for c in read_corpora(settings.corpora_dir)]
     return {
         "model": model,
         "web": "Tavily" + (f" at {settings.tavily_base_url}" if settings.tavily_base_url else "") if settings.tavily_api_key
