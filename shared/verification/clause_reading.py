@@ -127,11 +127,24 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
     return strength, frequency, rare, exclusive
 
 
-def certainty(clause: Clause) -> int:
-    words = set(clause.words())
-    if words & HEDGES:
-        return 1
-    return 3 if words & STRONG else 2
+def certainty(clause: Clause, about: set[str] | None = None) -> int:
+    """1 hedged, 2 plain, 3 strong. With ``about`` (the word forms of a clause read
+    against this one), a hedge counts only in a part of the clause (between commas or
+    before "but", "which"...) that shares a word with it: "…, after which the dose can
+    be adjusted" hedges the adjusting, not "the effect is achieved" before it."""
+    words = clause.words()
+    part_start = 0
+    for i, w in enumerate(words + [""]):
+        if i == len(words) or (i and (clause.pause_before(i) or w in _PART_OPENERS)):
+            part = clause.tokens[part_start:i]
+            if {t.low for t in part} & HEDGES and (about is None or any(
+                    t.forms & about for t in part if is_content(t) and t.low not in HEDGES and not direction_of(t))):
+                return 1
+            part_start = i
+    return 3 if set(words) & STRONG else 2
+
+
+_PART_OPENERS = frozenset("but which whereas while though although yet".split())
 
 
 def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:

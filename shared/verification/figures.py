@@ -33,7 +33,11 @@ _PER_CENT = re.compile(r"(\s)per cent\b", re.IGNORECASE)  # British "per cent", 
 _NO_NUMBER_WORD = re.compile(r"\bno\s+[a-z]+$", re.IGNORECASE)
 _RANGE = re.compile(r"(?:between\s+|from\s+)?(.+?)\s*(?:to|and|-|–)\s*(.+)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\d.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,]*\d)")
-_PERIOD = re.compile(r"(?<!of )\b(?:a|an|per|each|every)\s+(second|minute|hour|day|week|month|year)\b", re.IGNORECASE)
+# A rate's period ("267 Gt a year"); "a year later" is a time, not a period.
+_PERIOD = re.compile(r"(?<!of )\b(?:a|an|per|each|every)\s+(second|minute|hour|day|week|month|year)\b"
+                     r"(?!\s+(?:later|earlier|before|after|ago)\b)", re.IGNORECASE)
+_PERIOD_END = re.compile(r"\s+(?:a|an)\s+(second|minute|hour|day|week|month|year)$", re.IGNORECASE)
+_TIME_AFTER = re.compile(r"\s+(?:later|earlier|before|after|ago)\b", re.IGNORECASE)
 _BOUND_BEFORE = re.compile(r"\b(?:at least|at most|more than|less than|fewer than|over|under|above|below|up to|"
                            r"exceeding|greater than|in excess of|upwards of)\s*$", re.IGNORECASE)
 _ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
@@ -86,6 +90,10 @@ def figures(text: str) -> tuple[Figure, ...]:
             continue  # "a year", "a drop", "one TCP connection": an article, not a figure
         unit = "" if q.unit.name == "dimensionless" else _UNIT_ALIASES.get(q.unit.name, q.unit.name)
         unit = unit.replace("united states dollar", "dollar")
+        period = _PERIOD_END.search(surface)
+        if period and _TIME_AFTER.match(text, end):  # "$350,000 a year earlier": a time, not a rate
+            surface, end = surface[:period.start()], start + period.start()
+            unit = unit.removesuffix(f" per {period.group(1).lower()}")
         ends = _RANGE.fullmatch(surface) if q.uncertainty else None
         if ends:  # "3.5% to 4.9%", "between 2005 and 2020": its two ends, not their mean
             low, high = float(q.value) - float(q.uncertainty), float(q.value) + float(q.uncertainty)

@@ -57,7 +57,7 @@ EXCLUSIVE = frozenset("only solely exclusively sole alone".split())
 HEDGES = frozenset("""
     may might could can possibly perhaps likely probably potentially suggest suggests
     suggested suggesting appear appears appeared seem seems seemed unclear uncertain
-    presumably plausibly tend tends tended possible possibly potential risk
+    presumably plausibly tend tends tended possible possibly potential
 """.split())
 STRONG = frozenset("""
     must definitely certainly conclusively conclusive undoubtedly unquestionably prove

@@ -117,7 +117,7 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
 
 
 def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
-    if certainty(said) > certainty(source):
+    if certainty(said) > certainty(source, about=said.forms):
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
     mine, theirs = set(said.words()), set(source.words())
     changes = any(direction_of(t) and verbness(said, i) >= 2 for i, t in enumerate(said.tokens))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import subject
+from shared.verification.lexicon import CONDITION_OPENERS
 from shared.verification.clauses import Clause, Token, clauses, covered, forms_of, names, token
 
 __all__ = ["Anchored", "Failure", "anchor_all"]
@@ -90,8 +91,10 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     unsupported = sorted(t.low for t in content.values() if not covered(t, every))
     support = round(1 - len(unsupported) / len(content), 3)
     pairs: list[list[tuple[Clause, Clause, Clause]]] = []
-    for clause in said:
+    for n, clause in enumerate(said):
         problem = _anchor(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support)
+        if n and not isinstance(problem, Failure):
+            problem = _carried_subject(said[n - 1], pairs[-1], clause, problem, quotes) or problem
         if isinstance(problem, Failure):
             return problem
         pairs.append(problem)
@@ -132,6 +135,10 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         elif _keeps_subject(clause, quote_clauses[best]):
             parallel += [j for j in others if len([u for u in covers[j] if u not in covers[best]]) >= MERGE_PART
                          and (_anaphoric(quotes[j]) or _keeps_subject(clause, quote_clauses[j]))]
+            # Or both quotes name its subject: "US consumer price inflation eased…" from
+            # "US consumer prices rose…" and "annual inflation had slowed…".
+            if t.forms & subject(clause) and _keeps_subject(clause, quote_clauses[best], whole=True):
+                parallel += [j for j in others if t.forms & _subject_of(clause, quote_clauses[j])]
         if not parallel:
             return _fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
         helpers.add(parallel[0])
@@ -154,6 +161,32 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
 
 
 _ANAPHORS = frozenset("it its they their this these those such".split())
+_CARRIERS = frozenset("and or but then yet".split())
+
+
+def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause, Clause]], clause: Clause,
+                     readings: list[tuple[Clause, Clause, Clause]], quotes: Sequence[str]) -> Failure | None:
+    """A clause with no subject of its own ("…, and writes data to disk") says its
+    predicate of the subject of the clause before it. When it rests
+    on another quote than that clause, the quote must say it of the same thing: "Redis
+    keeps its data in memory and writes to a commit log" takes Cassandra's predicate."""
+    if not clause.tokens or clause.tokens[0].low not in _CARRIERS or subject(clause):
+        return None
+    if before.tokens and before.tokens[0].low in CONDITION_OPENERS:
+        return None  # "When a row grows…, TOAST moves… and compresses…": its subject is not the first words
+    carried = subject(before)
+    if not carried:
+        return None
+    earlier = {id(whole.tokens[0]) for _, _, whole in before_readings if whole.tokens}
+    for _, aligned, whole in readings:
+        if not whole.tokens or id(whole.tokens[0]) in earlier:
+            return None  # it rests on the quote the clause before it rests on
+        own = {f for f in subject(aligned) if not f.endswith("li")}
+        if not own or own & carried or _anaphoric(whole.text[whole.start:whole.end]):
+            return None
+    said = " ".join(t.text for t in before.tokens if min(t.forms) in carried)
+    return _fail("merge", f'it gives "{said}" what another quote says of something else',
+                 missing=[t.text for t in clause.content[:1]])
 
 
 def _anaphoric(quote: str) -> bool:
@@ -162,12 +195,18 @@ def _anaphoric(quote: str) -> bool:
     return quote.lstrip("\"'([ ").split(" ", 1)[0].lower() in _ANAPHORS
 
 
-def _keeps_subject(clause: Clause, quote: Sequence[Clause]) -> bool:
-    """The subject of the anchor quote's clause that best matches ``clause`` is in it."""
+def _subject_of(clause: Clause, quote: Sequence[Clause]) -> set[str]:
+    """The subject of the quote's clause that best matches ``clause``, without adverbs ("typically")."""
     keys = clause.content
     aligned = max(quote, key=lambda qc: _alignment(keys, qc))
-    own = {f for f in subject(aligned) if not f.endswith("li")}  # not its adverbs ("typically")
-    return bool(own) and bool(own & clause.forms)
+    return {f for f in subject(aligned) if not f.endswith("li")}
+
+
+def _keeps_subject(clause: Clause, quote: Sequence[Clause], *, whole: bool = False) -> bool:
+    """The subject of the anchor quote's clause that best matches ``clause`` is in it
+    (``whole``: every word of it, so that none was swapped for another quote's)."""
+    own = _subject_of(clause, quote)
+    return bool(own) and (own <= clause.forms if whole else bool(own & clause.forms))
 
 
 def _alignment(keys: Sequence[Token], quote_clause: Clause) -> int:

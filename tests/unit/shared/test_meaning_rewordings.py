@@ -77,3 +77,39 @@ def test_the_objects_of_onto_from_and_to_are_roles() -> None:
     g = check_grounding("The Go runtime multiplexes operating system threads onto goroutines.", [quote])
     assert not g.ok and g.category == "role"
     assert _ok("The Go runtime multiplexes goroutines onto a few operating system threads.", quote)
+
+
+def test_a_predicate_after_and_is_said_of_the_subject_before_it() -> None:
+    quotes = ("Redis keeps its whole dataset in memory and serves reads in well under a millisecond.",
+              "Cassandra writes data to disk through an append-only commit log and scales writes across many nodes.")
+    g = check_grounding("Redis keeps its whole dataset in memory and writes data to disk through an append-only "
+                        "commit log.", list(quotes))
+    assert not g.ok and g.category == "merge"
+    assert _ok("QUIC integrates TLS 1.3 into its handshake and runs over UDP.",
+               "QUIC integrates TLS 1.3 into its handshake.", "QUIC runs over UDP.")
+
+
+def test_a_subject_both_quotes_name_may_join_them() -> None:
+    quotes = ("US consumer prices rose 9.1% in the year to June 2022, the fastest pace since November 1981.",
+              "By June 2023 annual inflation had slowed to 3.0%.")
+    assert _ok("US consumer price inflation eased from 9.1% in the year to June 2022 to 3.0% a year later.", *quotes)
+    # a subject's name swapped for the other quote's is still a merge
+    quotes = ("Norway's greenhouse gas emissions fell by 4.7% in 2022 as more cars ran on electricity.",
+              "Poland's emissions rose by 1.9% in 2022, driven by coal power.")
+    assert not _ok("Norway's emissions rose by 1.9% in 2022, driven by coal power.", *quotes)
+
+
+def test_a_time_after_a_figure_is_no_rate() -> None:
+    assert _ok("The median ransom payment fell to $200,000 in 2023 from $350,000 the year before.",
+               "The median ransom payment fell to $200,000 in 2023 from $350,000 a year earlier.")
+    assert not _ok("Glaciers lost 267 gigatonnes of ice a month.", "Glaciers lost 267 gigatonnes of ice a year.")
+
+
+def test_a_hedge_holds_only_for_the_part_of_its_quote_it_is_in() -> None:
+    assert _ok("The lipid-lowering effect of statins is largely achieved within four to six weeks of starting "
+               "treatment.",
+               "The lipid-lowering effect of statins is largely achieved within four to six weeks of starting "
+               "treatment, after which the dose can be adjusted.")
+    g = check_grounding("Tariffs were responsible for the decline in imports, though exchange rates also moved.",
+                        ["Tariffs may have contributed to the decline in imports, though exchange rates also moved."])
+    assert not g.ok and g.category == "modality"
