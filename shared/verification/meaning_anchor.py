@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import subject
-from shared.verification.lexicon import CONDITION_OPENERS
+from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
 from shared.verification.clauses import Clause, Token, clauses, covered, forms_of, names, token
 
 __all__ = ["Anchored", "Failure", "anchor_all"]
@@ -150,14 +150,52 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     tied = [best, *(i for i in range(len(quotes)) if i != best and len(covers[i]) == len(covers[best]))]
     readings = []
     for i in tied:
-        held = [_alignment(keys, qc) for qc in quote_clauses[i]]
-        tied = [qc for qc, n in zip(quote_clauses[i], held, strict=True) if n == max(held)]
+        tied = _spanned(keys, quote_clauses[i])
         aligned = tied[0] if len(tied) == 1 else Clause([t for c in tied for t in c.tokens], tied[0].start,
                                                          tied[-1].end, tied[0].text)
         whole = quote_clauses[i]
         readings.append((clause, aligned, Clause([t for c in whole for t in c.tokens], whole[0].start, whole[-1].end,
                                                  aligned.text)))
+    if len(helpers) > 1:
+        readings.append(_condensed(clause, [quotes[i] for i in sorted(helpers)]))
     return readings
+
+
+def _spanned(keys: Sequence[Token], quote: Sequence[Clause]) -> list[Clause]:
+    """The clauses of a quote that a sentence clause restates: those that hold most of its
+    words, and each clause next to them that holds words of its own (at least
+    ``MERGE_PART``) that they lack ("X adjusts requests and should not be paired with Y"
+    spans "X adjusts requests" and ", and should not be used with Y")."""
+    held = [_alignment(keys, qc) for qc in quote]
+    chosen = {n for n, h in enumerate(held) if h == max(held)}
+    grown = True
+    while grown:
+        grown = False
+        forms = forms_of([quote[n] for n in sorted(chosen)])
+        for n in sorted({m + d for m in chosen for d in (-1, 1)} - chosen):
+            if 0 <= n < len(quote) and len([t for t in keys if covered(t, forms_of([quote[n]]))
+                                            and not covered(t, forms)]) >= MERGE_PART:
+                chosen.add(n)
+                grown = True
+                break
+    return [quote[n] for n in sorted(chosen)]
+
+
+def _condensed(clause: Clause, quotes: Sequence[str]) -> tuple[Clause, Clause, Clause]:
+    """The reading of a clause that condenses several quotes: against what they say
+    together, the clause of each that it restates joined in the quotes' order."""
+    text = " ".join(q.strip() for q in quotes)
+    parts, start = [], 0
+    for quote in quotes:
+        end = start + len(quote.strip())
+        own = [c for c in clauses(text) if start <= c.start < end]
+        if own:
+            parts.append(max(own, key=lambda qc: _alignment(clause.content, qc)))
+        start = end + 1
+    tokens = [t for c in parts for t in c.tokens]
+    every = clauses(text)
+    return (clause, Clause(tokens, tokens[0].start, tokens[-1].end, text),
+            Clause([t for c in every for t in c.tokens], every[0].start, every[-1].end, text))
 
 
 _ANAPHORS = frozenset("it its they their this these those such".split())
@@ -190,9 +228,32 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
 
 
 def _anaphoric(quote: str) -> bool:
-    """The quote opens by pointing back ("Its effect...", "This loss..."): what it speaks
-    of was named before it, perhaps in another quote."""
-    return quote.lstrip("\"'([ ").split(" ", 1)[0].lower() in _ANAPHORS
+    """The quote opens by pointing back ("Its effect...", "This loss...", "Despite its
+    name, ...", "The decline is...": a bare "the" and a noun for an event or act): what it
+    speaks of was named before it, perhaps in another quote."""
+    words = [w.strip("\"'([,;:").lower() for w in quote.split()[:4]]
+    if not words:
+        return False
+    if words[0] in _ANAPHORS:
+        return True
+    lead = quote.split(",", 1)[0].split()
+    if len(lead) <= 3 and len(quote) > len(" ".join(lead)) + 1 and any(w.lower() in _ANAPHORS for w in lead):
+        return True  # "Despite its name, the conflict spanned…"
+    return (len(words) >= 3 and words[0] == "the" and words[2] in _BARE_NOUN_FOLLOWERS
+            and quote.split()[1].islower() and _an_act(words[1]))
+
+
+# Shell nouns: words for an event or an act that stand for one a text has just told of.
+_EVENTS = frozenset("change changes conflict war crisis outbreak move decision ruling shift reform event loss "
+                    "surge slowdown slump jump decrease collapse recovery expansion contraction".split())
+_BARE_NOUN_FOLLOWERS = frozenset("is was are were has had followed began came reflects reflected "
+                                 "lasted spanned occurred happened".split())
+
+
+def _an_act(word: str) -> bool:
+    """A noun for an event or a change ("the increase", "the conflict"): a bare "the"
+    before it points back to what the text told of, where "the kernel" names a thing."""
+    return word in DIRECTIONS or word in _EVENTS
 
 
 def _subject_of(clause: Clause, quote: Sequence[Clause]) -> set[str]:

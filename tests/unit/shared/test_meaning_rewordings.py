@@ -113,3 +113,22 @@ def test_a_hedge_holds_only_for_the_part_of_its_quote_it_is_in() -> None:
     g = check_grounding("Tariffs were responsible for the decline in imports, though exchange rates also moved.",
                         ["Tariffs may have contributed to the decline in imports, though exchange rates also moved."])
     assert not g.ok and g.category == "modality"
+
+
+def test_a_bare_the_and_an_event_noun_points_back() -> None:
+    quotes = ("The Dead Sea's surface level has been falling by about 1 metre per year.",
+              "The decline is mainly due to diversion of water from the Jordan River and to mineral extraction.")
+    assert _ok("The Dead Sea's surface level has been falling by about 1 metre per year, mainly due to diversion "
+               "of water from the Jordan River and to mineral extraction.", *quotes)
+    # "the kernel" names a thing, not an event told of before: its predicate is not another's
+    quotes = ("The kernel schedules threads preemptively.", "Go's runtime schedules goroutines on a few threads.")
+    assert not _ok("Go's runtime schedules threads preemptively.", *quotes)
+
+
+def test_a_clause_spanning_two_clauses_of_its_quote_is_read_against_both() -> None:
+    assert _ok("The Vertical Pod Autoscaler adjusts containers' CPU and memory requests and should not be "
+               "paired with HPA on the same CPU or memory metrics.",
+               "Vertical Pod Autoscaler instead adjusts the CPU and memory requests of containers, and should not "
+               "be used together with HPA on the same CPU or memory metrics.")
+    quote = "The cache keeps entries for an hour, but it does not keep entries larger than 1 MB."
+    assert not _ok("The cache does not keep entries for an hour.", quote)
