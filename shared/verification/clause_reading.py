@@ -372,7 +372,7 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
     ``said`` that ``source`` has, and its first occurrence there."""
     words, theirs = said.words(), source.words()
     for word in ORDER_WORDS:
-        if word in words and word in theirs:
+        if word in words and word in theirs and not _paired(words, word) and not _paired(theirs, word):
             return words.index(word), theirs.index(word)
     candidates = [(-verbness(said, i), i) for i in range(1, len(said.tokens))]
     for rank, i in sorted(candidates):
@@ -386,6 +386,12 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
 
 
 ORDER_WORDS = ("than", "before", "after")
+
+
+def _paired(words: list[str], word: str) -> bool:
+    """"before and after surgery": a span of time, not one thing ordered before another."""
+    i = words.index(word)
+    return (i + 1 < len(words) and words[i + 1] in ("and", "or")) or (i > 0 and words[i - 1] in ("and", "or"))
 
 
 # Where a subject or object phrase ends: a preposition (other than "of"), or a word that

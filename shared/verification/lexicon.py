@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = [
     "CAUSAL",
+    "CESSATION",
     "CONVERSES",
     "CONDITION_OPENERS",
     "CORRELATIONAL",
@@ -22,6 +23,7 @@ __all__ = [
     "QUANTIFIERS",
     "RARE",
     "STRONG",
+    "SYMMETRIC",
 ]
 
 # Words that negate their clause. "not only" is not a negation (handled by the reader),
@@ -125,3 +127,11 @@ for _pair in _PAIRS:
     _a, _b = _pair.split("/")
     CONVERSES[_a] = CONVERSES.get(_a, frozenset()) | {_b}
     CONVERSES[_b] = CONVERSES.get(_b, frozenset()) | {_a}
+
+# Relations that hold both ways ("X is linked to Y" says "Y is linked to X"): exchanging
+# their two sides swaps no roles.
+SYMMETRIC = frozenset("""link associate correlate connect relate coincide resemble equal match
+    intersect overlap collide interact coexist""".split())
+# Verbs that end a state: "stopped recommending" says "no longer recommended".
+CESSATION = frozenset("""stop cease end remove drop discontinue abandon abolish scrap withdraw
+    retire deprecate halt quit""".split())

@@ -61,7 +61,10 @@ from shared.verification.clause_reading import (
 )
 from shared.verification.clauses import Clause, aligned_pair, salient_tokens
 from shared.verification.figures import figures, same_figure
-from shared.verification.lexicon import CAUSAL, CONVERSES, CORRELATIONAL, QUANTIFIERS
+from shared.verification.lexicon import (
+    CAUSAL, CESSATION, CONVERSES, CORRELATIONAL, NEGATORS, QUANTIFIERS, SYMMETRIC,
+)
+from shared.research.text import STOPWORDS
 
 __all__ = ["compare", "contradicts"]
 
@@ -84,9 +87,30 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
 
 def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
     flips = prefix_flips(said, source)
-    if (negations(said) + flips - negations(source)) % 2 or not_only(said) != not_only(source):
+    if not_only(said) != not_only(source):
         return "negation", "it negates what its quote affirms, or affirms what its quote negates"
-    return None
+    if (negations(said) + flips - negations(source)) % 2 == 0:
+        return None
+    if not flips and (negations(said) + _negated_words(said, source) + _ceased(said, source)
+                      - negations(source) - _negated_words(source, said) - _ceased(source, said)) % 2 == 0:
+        return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
+    return "negation", "it negates what its quote affirms, or affirms what its quote negates"
+
+
+def _negated_words(clause: Clause, other: Clause) -> int:
+    """Words of ``clause`` negated by "un-" or "non-" ("unaware", "non-binding") that
+    ``other`` lacks. (Not "in-" or "dis-": "increase" and "discover" negate nothing.)"""
+    return sum(1 for t in clause.tokens if not t.forms & other.forms and t.low not in NEGATORS | STOPWORDS
+               and any(t.low.startswith(p) and len(t.low) - len(p) >= 4 and not unknown_word(t.low[len(p):])
+                       for p in ("non-", "non", "un")) and t.low not in ("unlike", "unless"))
+
+
+def _ceased(clause: Clause, other: Clause) -> int:
+    """1 when ``clause`` ends a state with a verb ("stopped", "removed") where ``other``
+    says "no longer"."""
+    words = other.words()
+    no_longer = any(a == "no" and b == "longer" for a, b in zip(words, words[1:], strict=False))
+    return int(no_longer and any(t.lemma in CESSATION and t.verb for t in clause.tokens))
 
 
 # Universal words that say the same ("each server", "every server", "all servers").
@@ -186,6 +210,8 @@ def _roles_exchanged(said: Clause, word: str, source: Clause, other: frozenset[s
 
 
 def _roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+    if _symmetric(said, source):
+        return None
     parts = role_parts(said, source)
     if parts is None:
         return None
@@ -204,13 +230,19 @@ def _roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[s
     return None
 
 
+def _symmetric(said: Clause, source: Clause) -> bool:
+    """Both clauses state a relation that holds both ways ("X is linked to Y" restates
+    "Y is linked to X"): exchanging its sides swaps no roles."""
+    return bool({t.lemma for t in said.tokens if t.verb} & {t.lemma for t in source.tokens if t.verb} & SYMMETRIC)
+
+
 def _sides_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
     """Two names (or two words of a converse pair: parent/child, left/right) stand on
     the two sides of the verb both clauses share, each on the other side in the quote:
     "Simvastatin inhibits CYP3A4 ... clarithromycin" against "Clarithromycin inhibits
     CYP3A4 ... simvastatin"."""
     found = _shared_verb(said, source)
-    if found is None or _voice(said, found[0]) != _voice(source, found[1]):
+    if found is None or _voice(said, found[0]) != _voice(source, found[1]) or _symmetric(said, source):
         return None
     (p, q), named = found, _role_words(said) & _role_words(source)
     mine = {f: i < p for i, t in enumerate(said.tokens) for f in [min(t.forms)] if f in named and i != p}
@@ -254,6 +286,8 @@ def _objects_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
         return out
 
     mine, theirs = governed(said), governed(source)
+    if _symmetric(said, source):
+        return None
     for prep in sorted(mine.keys() & theirs.keys()):
         moved_in, moved_out = mine[prep] - theirs[prep], theirs[prep] - mine[prep]
         if moved_in & source.forms and moved_out & said.forms and not mine[prep] & theirs[prep]:

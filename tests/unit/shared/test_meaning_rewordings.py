@@ -132,3 +132,30 @@ def test_a_clause_spanning_two_clauses_of_its_quote_is_read_against_both() -> No
                "be used together with HPA on the same CPU or memory metrics.")
     quote = "The cache keeps entries for an hour, but it does not keep entries larger than 1 MB."
     assert not _ok("The cache does not keep entries for an hour.", quote)
+
+
+def test_an_un_word_or_a_verb_that_ends_a_state_restates_a_negation() -> None:
+    assert _ok("About half of people with hepatitis C worldwide do not know they have the infection.",
+               "About half of people with hepatitis C worldwide are unaware that they have the infection.")
+    assert _ok("TLS 1.3 dropped support for static RSA key exchange.",
+               "TLS 1.3 no longer supports static RSA key exchange.")
+    # the un-word's own stem on the other side is still a flip, and "unlike" negates nothing
+    assert not _ok("About half of people with hepatitis C are aware of their infection.",
+                   "About half of people with hepatitis C are unaware of their infection.")
+    assert not _ok("An uncaught exception in one thread terminates the other threads of a Java program.",
+                   "Unlike a process crash, an uncaught exception in one thread does not terminate the other "
+                   "threads of a Java program.")
+
+
+def test_a_relation_that_holds_both_ways_may_be_turned_round() -> None:
+    assert _ok("The extinction of the dinosaurs is widely linked to the Chicxulub impact.",
+               "The Chicxulub impact is widely linked to the extinction of the dinosaurs.")
+    assert not _ok("The extinction of the dinosaurs caused the Chicxulub impact.",
+                   "The Chicxulub impact caused the extinction of the dinosaurs.")
+
+
+def test_before_and_after_is_a_span_not_an_order() -> None:
+    assert _ok("In the trial, giving pembrolizumab with chemotherapy before and after surgery lifted the "
+               "response rate to 64.8%, from 51.2%.",
+               "In the trial, adding pembrolizumab to chemotherapy before and after surgery increased the "
+               "response rate from 51.2% to 64.8%.")
