@@ -121,7 +121,11 @@ _PAIRS = """read/write reader/writer input/output client/server send/receive sen
     accept/reject allow/deny win/lose left/right first/last start/end begin/end inner/outer
     encode/decode serialize/deserialize import/export debit/credit import/export male/female
     positive/negative acidic/alkaline benign/malignant inhibit/activate agonist/antagonist
-    upregulate/downregulate""".split()
+    upregulate/downregulate front/back upper/lower top/bottom north/south east/west head/tail
+    source/target sender/recipient donor/recipient employer/employee landlord/tenant
+    plaintiff/defendant creditor/debtor predator/prey inflow/outflow incoming/outgoing
+    numerator/denominator prefix/suffix forward/backward payer/payee supply/demand
+    teacher/student""".split()
 CONVERSES: dict[str, frozenset[str]] = {}
 for _pair in _PAIRS:
     _a, _b = _pair.split("/")

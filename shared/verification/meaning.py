@@ -59,7 +59,7 @@ from shared.verification.clause_reading import (
     swapped,
     verbness,
 )
-from shared.verification.clauses import Clause, aligned_pair, salient_tokens
+from shared.verification.clauses import Clause, aligned_pair, is_content, salient_tokens
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import (
     CAUSAL, CESSATION, CONVERSES, CORRELATIONAL, NEGATORS, QUANTIFIERS, SYMMETRIC,
@@ -194,7 +194,23 @@ def _converse(said: Clause, source: Clause) -> tuple[str, str] | None:
         other = CONVERSES.get(word, frozenset()) & (theirs - mine)
         if other and not _roles_exchanged(said, word, source, other):
             return "comparative", f'it says "{word}" where its quote says "{min(other)}"'
+    for word in sorted(mine & theirs):
+        for other in sorted(CONVERSES.get(word, frozenset()) & mine & theirs):
+            if _context(said, word) and _context(said, word) == _context(source, other) != _context(source, word):
+                return "role", f'it says "{word}" where its quote says "{other}" and "{other}" where it says "{word}"'
     return None
+
+
+def _context(clause: Clause, word: str) -> tuple[str, str] | None:
+    """The content words either side of ``word``'s first place in the clause ("row" and
+    "table" around "left" in "every row of the left table")."""
+    toks = clause.tokens
+    i = next((n for n, t in enumerate(toks) if word in t.lemmas), None)
+    if i is None:
+        return None
+    before = next((min(t.forms) for t in reversed(toks[:i]) if is_content(t)), "")
+    after = next((min(t.forms) for t in toks[i + 1:] if is_content(t)), "")
+    return (before, after) if before or after else None
 
 
 def _roles_exchanged(said: Clause, word: str, source: Clause, other: frozenset[str]) -> bool:

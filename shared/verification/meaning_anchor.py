@@ -135,10 +135,15 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         elif _keeps_subject(clause, quote_clauses[best]):
             parallel += [j for j in others if len([u for u in covers[j] if u not in covers[best]]) >= MERGE_PART
                          and (_anaphoric(quotes[j]) or _keeps_subject(clause, quote_clauses[j]))]
-            # Or both quotes name its subject: "US consumer price inflation eased…" from
-            # "US consumer prices rose…" and "annual inflation had slowed…".
-            if t.forms & subject(clause) and _keeps_subject(clause, quote_clauses[best], whole=True):
-                parallel += [j for j in others if t.forms & _subject_of(clause, quote_clauses[j])]
+            # Or both quotes name its subject and give its predicate: "US consumer price
+            # inflation eased from 9.1% … to 3.0%" from "US consumer prices rose 9.1%…" and
+            # "annual inflation had slowed to 3.0%" (not "Creating a thread do not share
+            # memory", one quote's subject on the other's predicate).
+            own = subject(clause)
+            if t.forms & own and _keeps_subject(clause, quote_clauses[best], whole=True):
+                parallel += [j for j in others if t.forms & _subject_of(clause, quote_clauses[j])
+                             and _gives_predicate(clause, own, covers[j], covers[best], quotes[j], quotes[best],
+                                                  sentence_figures)]
         if not parallel:
             return _fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
         helpers.add(parallel[0])
@@ -254,6 +259,17 @@ def _an_act(word: str) -> bool:
     """A noun for an event or a change ("the increase", "the conflict"): a bare "the"
     before it points back to what the text told of, where "the kernel" names a thing."""
     return word in DIRECTIONS or word in _EVENTS
+
+
+def _gives_predicate(clause: Clause, own: set[str], mine: Sequence[Token], anchor: Sequence[Token], quote: str,
+                     anchor_quote: str, sentence_figures: Sequence[Figure]) -> bool:
+    """A quote gives the clause's predicate something its anchor quote does not: a word
+    outside the clause's subject, or a figure."""
+    if any(u not in anchor and not u.forms & own for u in mine):
+        return True
+    theirs, anchors = figures(quote), figures(anchor_quote)
+    return any(clause.start <= f.start < clause.end + 1 and any(same_figure(f, q) for q in theirs)
+               and not any(same_figure(f, q) for q in anchors) for f in sentence_figures)
 
 
 def _subject_of(clause: Clause, quote: Sequence[Clause]) -> set[str]:

@@ -159,3 +159,19 @@ def test_before_and_after_is_a_span_not_an_order() -> None:
                "response rate to 64.8%, from 51.2%.",
                "In the trial, adding pembrolizumab to chemotherapy before and after surgery increased the "
                "response rate from 51.2% to 64.8%.")
+
+
+def test_two_counterparts_that_trade_places_are_a_role_swap() -> None:
+    quote = "A left outer join keeps every row of the left table, filling missing columns from the right table."
+    g = check_grounding("A left outer join keeps every row of the right table, filling missing columns from the left "
+                        "table.", [quote])
+    assert not g.ok and g.category == "role"
+    assert _ok("A left outer join keeps every row of the left table and fills missing columns from the right table.",
+               quote)
+
+
+def test_one_quotes_subject_on_another_quotes_predicate_is_a_merge_even_when_they_share_a_word() -> None:
+    g = check_grounding("Creating a thread do not share memory with other threads of the process.",
+                        ["Creating a thread is cheaper than creating a process.",
+                         "Threads do not share memory with other threads of the process."])
+    assert not g.ok and g.category == "merge"
