@@ -196,21 +196,22 @@ def _converse(said: Clause, source: Clause) -> tuple[str, str] | None:
             return "comparative", f'it says "{word}" where its quote says "{min(other)}"'
     for word in sorted(mine & theirs):
         for other in sorted(CONVERSES.get(word, frozenset()) & mine & theirs):
-            if _context(said, word) and _context(said, word) == _context(source, other) != _context(source, word):
+            if _contexts(said, word) & (_contexts(source, other) - _contexts(source, word)):
                 return "role", f'it says "{word}" where its quote says "{other}" and "{other}" where it says "{word}"'
     return None
 
 
-def _context(clause: Clause, word: str) -> tuple[str, str] | None:
-    """The content words either side of ``word``'s first place in the clause ("row" and
+def _contexts(clause: Clause, word: str) -> set[tuple[str, str]]:
+    """The content words either side of each place of ``word`` in the clause ("row" and
     "table" around "left" in "every row of the left table")."""
-    toks = clause.tokens
-    i = next((n for n, t in enumerate(toks) if word in t.lemmas), None)
-    if i is None:
-        return None
-    before = next((min(t.forms) for t in reversed(toks[:i]) if is_content(t)), "")
-    after = next((min(t.forms) for t in toks[i + 1:] if is_content(t)), "")
-    return (before, after) if before or after else None
+    toks, out = clause.tokens, set()
+    for i, t in enumerate(toks):
+        if word in t.lemmas:
+            before = next((min(u.forms) for u in reversed(toks[:i]) if is_content(u)), "")
+            after = next((min(u.forms) for u in toks[i + 1:] if is_content(u)), "")
+            if before and after:
+                out.add((before, after))
+    return out
 
 
 def _roles_exchanged(said: Clause, word: str, source: Clause, other: frozenset[str]) -> bool:
