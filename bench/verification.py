@@ -223,6 +223,8 @@ def _pct(value: float | None) -> str:
 def report(figures: dict) -> str:
     """The figures as readable tables."""
     lines = ["deepresearch verification benchmark", ""]
+    if "synonyms" in figures:
+        lines += [f"synonyms: {figures['synonyms']}", ""]
     for split, s in figures["splits"].items():
         lines += [f"split {split} ({s['pairs']} pairs)",
                   f"  {'category':<13} {'label':<7} {'n':>4} {'wrong':>6} {'rate':>7}   failure categories given"]
@@ -253,6 +255,14 @@ def report(figures: dict) -> str:
     return "\n".join(lines)
 
 
+def _synonyms() -> str:
+    """Where the checks found WordNet, or that they had no synonyms (their figures differ)."""
+    from shared.verification import synonyms
+
+    return f"WordNet at {synonyms.wordnet_dir()}" if synonyms.available() else \
+        f"none (WordNet not found at {synonyms.wordnet_dir()}: apt-get install wordnet-base)"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -262,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     splits = SPLITS if args.split == "all" else (args.split,)
     figures = evaluate(load_pairs(tuple(args.pairs)), splits)
+    figures["synonyms"] = _synonyms()
     print(json.dumps(figures, indent=2) if args.json else report(figures))
     return 0 if all(t["met"] for t in figures.get("targets", [])) else 1
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from shared.verification.figures import digit_words, figures
+from shared.verification.synonyms import synonyms
 from shared.verification.lexicon import (
     DIRECTIONS, EXCLUSIVE, HEDGES, NEGATIVE_PREFIXES, NEGATORS, QUANTIFIERS, RARE, STRONG,
 )
@@ -49,10 +50,11 @@ class Token:
 
 
 def warm_up() -> None:
-    """Load the lemma and unit tables now (a few seconds on first use): a stage calls
-    this at start-up, so that its first check does not hold up its event loop."""
+    """Load the lemma, unit and synonym tables now (a few seconds on first use): a stage
+    calls this at start-up, so that its first check does not hold up its event loop."""
     lemmas_of("warming")
     figures("3 ms")
+    synonym_forms("warming")
 
 
 @lru_cache(maxsize=8192)
@@ -187,14 +189,21 @@ def names(sentence: str) -> list[str]:
 
 
 def covered(t: Token, forms: set[str] | frozenset[str]) -> bool:
-    """``t`` (or, for "unsafe", its stem "safe": polarity is checked apart) is among ``forms``."""
-    if t.forms & forms:
+    """``t``, one of its synonyms, or (for "unsafe") its stem "safe" is among ``forms``
+    (polarity is checked apart)."""
+    if t.forms & forms or synonym_forms(t.low) & forms:
         return True
     for prefix in NEGATIVE_PREFIXES:
         rest = t.low[len(prefix):]
         if t.low.startswith(prefix) and len(rest) >= 4 and token(rest, 0, 0).forms & forms:
             return True
     return False
+
+
+@lru_cache(maxsize=16384)
+def synonym_forms(low: str) -> frozenset[str]:
+    """The stems of the synonyms of a word's lemmas (:mod:`shared.verification.synonyms`)."""
+    return frozenset(stem(s) for lemma in lemmas_of(low)[0] for s in synonyms(lemma.lower()))
 
 
 def forms_of(cls: Sequence[Clause]) -> set[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
-from shared.verification.clause_reading import subject
+from shared.verification.clause_reading import direction_of, subject
 from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
 from shared.verification.clauses import Clause, Token, clauses, covered, forms_of, names, token
 
@@ -120,9 +120,10 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     best = max(range(len(quotes)), key=lambda i: (len(covers[i]), -i))
     helpers = {best}
     for t in keys:
-        if covered(t, quote_forms[best]):
-            continue
-        others = [j for j, forms in enumerate(quote_forms) if j != best and covered(t, forms)]
+        if covered(t, quote_forms[best]) or direction_of(t) or t.low == "much":
+            continue  # (a direction, "more", "as much", "rose", is the direction check's to read)
+        # (a word another quote has only as a synonym is a rewording, not a sign of a merge)
+        others = [j for j, forms in enumerate(quote_forms) if j != best and t.forms & forms]
         if not others:
             continue  # a new word: counted by the share of supported terms
         parallel = [j for j in others if _coordinated(clause, t) and len(covers[j]) >= len(keys) - 2]

@@ -1,0 +1,89 @@
+"""Synonyms from WordNet, so that a faithful paraphrase ("climbed" for "rose",
+"roughly" for "about") is not counted as new matter.
+
+WordNet's database files are read where the WordNet tools look for them:
+``$WNSEARCHDIR``, else ``/usr/share/wordnet`` (Debian's and Ubuntu's ``wordnet-base``).
+A word's synonyms are the other one-word members of its most common senses (WordNet
+lists a word's senses most frequent first), for each part of speech: rarer senses
+("rise" as "rebel") would let a sentence say what its quote does not. Without the
+files no word has synonyms: every check still runs, and refuses more faithful
+rewordings; the first lookup logs that once.
+
+Only the share of a sentence's words found in its quotes uses synonyms. The meaning
+checks (negation, direction, roles...) read the words themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import cache, lru_cache
+from pathlib import Path
+
+__all__ = ["SENSES", "available", "synonyms", "wordnet_dir"]
+
+log = logging.getLogger(__name__)
+
+# How many of a word's senses, most common first, give it synonyms (per part of speech).
+SENSES = 3
+_PARTS = ("noun", "verb", "adj", "adv")
+
+
+def wordnet_dir() -> Path:
+    return Path(os.environ.get("WNSEARCHDIR") or "/usr/share/wordnet")
+
+
+@cache
+def _index() -> dict[str, list[tuple[str, tuple[int, ...]]]]:
+    """lemma -> [(part of speech, offsets of its synsets, most common first)]."""
+    root, out = wordnet_dir(), {}
+    for part in _PARTS:
+        path = root / f"index.{part}"
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError as exc:
+            log.warning("WordNet not readable at %s (%s); synonyms are not recognised, so faithful "
+                        "rewordings that use them are refused (install Debian's wordnet-base or set WNSEARCHDIR)",
+                        path, exc)
+            return {}
+        for line in lines:
+            if not line or line.startswith(" "):
+                continue  # the licence header
+            fields = line.split()
+            pointers = int(fields[3])
+            senses = int(fields[2])
+            offsets = tuple(int(x) for x in fields[6 + pointers:6 + pointers + senses])
+            out.setdefault(fields[0], []).append((part, offsets))
+    return out
+
+
+def available() -> bool:
+    """WordNet's files were found and read."""
+    return bool(_index())
+
+
+@lru_cache(maxsize=65536)
+def _members(part: str, offset: int) -> tuple[str, ...]:
+    """The one-word lemmas of the synset at ``offset`` of ``data.<part>``."""
+    with (wordnet_dir() / f"data.{part}").open("rb") as f:
+        f.seek(offset)
+        fields = f.readline().decode("utf-8", errors="replace").split()
+    count = int(fields[3], 16)
+    words = fields[4:4 + 2 * count:2]
+    return tuple(w.split("(", 1)[0].lower() for w in words if "_" not in w and "-" not in w)
+
+
+@lru_cache(maxsize=16384)
+def synonyms(word: str) -> frozenset[str]:
+    """The other one-word members of ``word``'s most common senses (lower case)."""
+    entries = _index().get(word.lower())
+    if not entries:
+        return frozenset()
+    found: set[str] = set()
+    for part, offsets in entries:
+        for offset in offsets[:SENSES]:
+            try:
+                found.update(_members(part, offset))
+            except (OSError, ValueError, IndexError) as exc:
+                log.warning("WordNet synset %s/%d unreadable (%s); %r gets no synonyms from it", part, offset, exc, word)
+    return frozenset(found - {word.lower()})
