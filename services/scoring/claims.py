@@ -35,6 +35,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from services.scoring.codelike import looks_like_code
+from services.scoring.engine import centrality
 from services.scoring.passages import Passage, heading_before
 from shared.research.claims import META_TERMS, claim_matches_item, item_terms, leans_on_context
 from shared.research.envelope import ChecklistItem, Citation, Claim, ScoredSource
@@ -150,13 +152,6 @@ def _pieces(source: ScoredSource, passages: Sequence[Passage] = ()) -> list[tupl
     return pieces
 
 
-def _looks_like_code(text: str) -> bool:
-    """Code or markup run into a sentence ("tup: tuple[*Ts] # Syntax error"): too many
-    characters that are neither letters, digits, spaces nor ordinary punctuation."""
-    plain = sum(ch.isalnum() or ch.isspace() or ch in ".,;:'’\"“”()-?!" for ch in text)
-    return plain < 0.93 * len(text)
-
-
 def _candidates(scored_sources: Sequence[ScoredSource], passages: Mapping[int, Sequence[Passage]]) -> list[_Candidate]:
     out: list[_Candidate] = []
     for index, source in enumerate(scored_sources):
@@ -168,7 +163,7 @@ def _candidates(scored_sources: Sequence[ScoredSource], passages: Mapping[int, S
             term_set = frozenset(terms(text))
             # A question states nothing; a sentence ending in ":" announces a list or
             # code that the finding would not show.
-            if not term_set or _looks_like_code(text) or text.endswith(("?", ":")):
+            if not term_set or looks_like_code(text) or text.endswith(("?", ":")):
                 continue
             out.append(_Candidate(index, len(out), quote, locator, relevance, text,
                                   term_set, has_negation(text), term_set | frozenset(terms(heading))))
@@ -254,6 +249,7 @@ _STATES = re.compile(r"\b(?:is|are|was|were|means|refers to|allows?|provides?|le
                      r"returns?|uses?|runs?|can|must|will|does|do)\b", re.IGNORECASE)
 
 
+CENTRALITY_WEIGHT = 1.0  # of a source's centrality, next to its search relevance (at most 1)
 LEANING_PENALTY = 0.75  # below a plain statement's opening bonus plus most of a share of the subject
 
 
@@ -288,7 +284,8 @@ def _relevance(rep: _Candidate, support: int, source_relevance: float, wanted: s
       one that mentions everything;
     * a bonus when it names a wanted term in its first words and states something of
       it ("Tuples are immutable", "A context manager is an object that...");
-    * the search relevance of its source, and a little for each further source;
+    * the search relevance of its source, how central the source is to the job
+      (services.scoring.engine.centrality), and a little for each further source;
     * less for a sentence that leans on its context (:func:`_leaning`).
     """
     q_share = _weight(rep.about & question, idf) / (_weight(question, idf) or 1.0)
@@ -412,12 +409,13 @@ def extract_claims(
     subjects = [(item.id, item_terms(item.description)) for item in checklist]
     cues = [_aspect_cue(item.description) for item in checklist]
 
+    central = centrality(scored_sources)
     scored: list[tuple[float, int]] = []  # (relevance, group index)
     for order, (group, rep) in enumerate(zip(groups, reps, strict=True)):
         if not rep.about & wanted:
             continue
         supporting = group.supporting
-        source_relevance = max(scored_sources[i].relevance_score for i in supporting)
+        source_relevance = max(scored_sources[i].relevance_score + CENTRALITY_WEIGHT * central[i] for i in supporting)
         scored.append((_relevance(rep, len(supporting), source_relevance, wanted, q_terms or wanted, idf), order))
     by_relevance = [order for _, order in sorted(scored, key=lambda r: (-r[0], r[1]))]
     relevance = dict((order, value) for value, order in scored)
