@@ -18,7 +18,7 @@ from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import direction_of, subject
 from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
-from shared.verification.clauses import Clause, Token, clauses, covered, forms_of, names, token
+from shared.verification.clauses import Clause, Token, clauses, covered, forms_of, is_content, names, token
 
 __all__ = ["Anchored", "Failure", "anchor_all"]
 
@@ -27,6 +27,8 @@ __all__ = ["Anchored", "Failure", "anchor_all"]
 MAX_NEW_TERMS = 2
 # New words of any kind: at most this many, or this share of its content words.
 MAX_NEW_WORDS, MAX_NEW_SHARE = 4, 0.4
+# New content words in a row that make a phrase of new matter.
+MAX_NEW_RUN = 3
 # How many content words another quote must give a clause, beyond its anchor quote's,
 # for the clause to condense both ("glaciers lost 267 Gt a year, about 21% of sea-level rise").
 MERGE_PART = 2
@@ -53,6 +55,23 @@ class Anchored:
     # whichever of them it agrees with).
     pairs: list[list[tuple[Clause, Clause, Clause]]]
     support: float
+
+
+def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int, int]]) -> list[Token]:
+    """The longest run of content words in a row (function words between them aside)
+    that none of the quotes has: a phrase of new matter ("to counter rising food
+    prices", "driven mainly by customs backlogs"), where a rewording changes a word here
+    and there. Figures are read as figures, not as words."""
+    best: list[Token] = []
+    for clause in said:
+        run: list[Token] = []
+        for t in clause.tokens:
+            if any(a <= t.start < b for a, b in spans) or (is_content(t) and covered(t, every)):
+                run = []
+            elif is_content(t):
+                run.append(t)
+                best = max(best, run, key=len)
+    return list(best)
 
 
 def _only_a_thing(word: str) -> bool:
@@ -101,6 +120,10 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     if support < min_support:
         return _fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
                               f" not found: {', '.join(unsupported[:8])}", support, unsupported)
+    run = _new_run(said, every, spans)
+    if len(run) >= MAX_NEW_RUN:
+        return _fail("terms", f"it adds what none of its quotes says: {' '.join(t.text for t in run)}", support,
+                     unsupported)
     things = [w for w in unsupported if _only_a_thing(w)]
     if len(things) > MAX_NEW_TERMS:
         return _fail("terms", f"{len(things)} of its nouns are in none of its quotes (at most {MAX_NEW_TERMS}"
@@ -324,10 +347,34 @@ def _names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_for
         if name not in inside or re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", units):
             continue
         word = token(name.lower(), 0, 0)
-        own = any(covered(word, quote_forms[i]) or name.lower() in quotes[i].lower() for i in helpers)
+        own = any(covered(word, quote_forms[i]) or name.lower() in quotes[i].lower()
+                  or _abbreviated(name, sentence, quotes[i]) for i in helpers)
         if own:
             continue
-        elsewhere = any(covered(word, f) for f in quote_forms)
+        elsewhere = any(covered(word, f) or _abbreviated(name, sentence, q) for f, q in zip(quote_forms, quotes,
+                                                                                             strict=True))
         why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
         return _fail("merge" if elsewhere else "name", f"the name {name} {why}", support, [name])
     return None
+
+
+_LINKS = frozenset("of the and for on in de".split())
+_CAPITALISED_RUN = re.compile(r"(?:[A-Z][\w'-]*\s+(?:(?:of|the|and|for|on|in|de)\s+)*)*[A-Z][\w'-]*")
+
+
+def _initials(run: str) -> str:
+    return "".join(w[0] for w in run.split() if w.lower() not in _LINKS).upper()
+
+
+def _abbreviated(name: str, sentence: str, quote: str) -> bool:
+    """``name`` is an acronym the quote spells out ("ECB" for "European Central Bank"),
+    or a word of a name the sentence spells out whose acronym the quote uses."""
+    if name.isupper() and 2 <= len(name) <= 6:
+        if any(_initials(m.group()) == name for m in _CAPITALISED_RUN.finditer(quote)):
+            return True
+    for m in _CAPITALISED_RUN.finditer(sentence):
+        short = _initials(m.group())
+        if len(short) >= 2 and re.search(rf"\b{re.escape(name)}\b", m.group()) \
+                and re.search(rf"\b{short}\b", quote):
+            return True
+    return False

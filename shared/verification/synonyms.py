@@ -1,11 +1,12 @@
 """Synonyms from WordNet, so that a faithful paraphrase ("climbed" for "rose",
-"roughly" for "about") is not counted as new matter.
+"roughly" for "about", "death" for "die") is not counted as new matter.
 
 WordNet's database files are read where the WordNet tools look for them:
 ``$WNSEARCHDIR``, else ``/usr/share/wordnet`` (Debian's and Ubuntu's ``wordnet-base``).
 A word's synonyms are the other one-word members of its most common senses (WordNet
-lists a word's senses most frequent first), for each part of speech: rarer senses
-("rise" as "rebel") would let a sentence say what its quote does not. Without the
+lists a word's senses most frequent first), for each part of speech, and the words
+WordNet derives from it in those senses ("death" from "die", "loss" from "lose"):
+rarer senses ("rise" as "rebel") would let a sentence say what its quote does not. Without the
 files no word has synonyms: every check still runs, and refuses more faithful
 rewordings; the first lookup logs that once.
 
@@ -62,28 +63,52 @@ def available() -> bool:
     return bool(_index())
 
 
+_POS = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
+
+
 @lru_cache(maxsize=65536)
-def _members(part: str, offset: int) -> tuple[str, ...]:
-    """The one-word lemmas of the synset at ``offset`` of ``data.<part>``."""
+def _synset(part: str, offset: int) -> tuple[tuple[str, ...], tuple[tuple[int, str, int, int], ...]]:
+    """The synset at ``offset`` of ``data.<part>``: its lemmas (lower case, in order),
+    and its derivation links (source word number, target part, target offset, target
+    word number): "die" links to "death", "lose" to "loss"."""
     with (wordnet_dir() / f"data.{part}").open("rb") as f:
         f.seek(offset)
         fields = f.readline().decode("utf-8", errors="replace").split()
     count = int(fields[3], 16)
-    words = fields[4:4 + 2 * count:2]
-    return tuple(w.split("(", 1)[0].lower() for w in words if "_" not in w and "-" not in w)
+    words = tuple(w.split("(", 1)[0].lower() for w in fields[4:4 + 2 * count:2])
+    at = 4 + 2 * count
+    links = []
+    for n in range(int(fields[at])):
+        symbol, target, pos, ends = fields[at + 1 + 4 * n:at + 5 + 4 * n]
+        if symbol == "+":
+            links.append((int(ends[:2], 16), _POS[pos], int(target), int(ends[2:], 16)))
+    return words, tuple(links)
+
+
+def _one_word(word: str) -> bool:
+    return "_" not in word and "-" not in word
 
 
 @lru_cache(maxsize=16384)
 def synonyms(word: str) -> frozenset[str]:
-    """The other one-word members of ``word``'s most common senses (lower case)."""
-    entries = _index().get(word.lower())
+    """The other one-word members of ``word``'s most common senses, and the words
+    derived from it in those senses ("death" for "die"), lower case."""
+    low = word.lower()
+    entries = _index().get(low)
     if not entries:
         return frozenset()
     found: set[str] = set()
     for part, offsets in entries:
         for offset in offsets[:SENSES]:
             try:
-                found.update(_members(part, offset))
+                words, links = _synset(part, offset)
+                found.update(w for w in words if _one_word(w))
+                mine = words.index(low) + 1 if low in words else 0
+                for source, target_part, target, n in links:
+                    if source == mine:
+                        derived = _synset(target_part, target)[0][n - 1]
+                        if _one_word(derived):
+                            found.add(derived)
             except (OSError, ValueError, IndexError) as exc:
                 log.warning("WordNet synset %s/%d unreadable (%s); %r gets no synonyms from it", part, offset, exc, word)
-    return frozenset(found - {word.lower()})
+    return frozenset(found - {low})

@@ -175,3 +175,19 @@ def test_one_quotes_subject_on_another_quotes_predicate_is_a_merge_even_when_the
                         ["Creating a thread is cheaper than creating a process.",
                          "Threads do not share memory with other threads of the process."])
     assert not g.ok and g.category == "merge"
+
+
+def test_a_phrase_of_new_matter_is_unsupported() -> None:
+    quote = "The central bank raised its policy rate by 50 basis points in March, its third increase this year."
+    g = check_grounding("The central bank raised its policy rate by 50 basis points in March to counter rising food "
+                        "prices.", [quote])
+    assert not g.ok and g.category == "terms" and "counter food prices" in (g.reason or "")
+    assert _ok("In March the central bank lifted its policy rate by 50 basis points.", quote)
+
+
+def test_an_acronym_stands_for_the_name_it_abbreviates() -> None:
+    assert _ok("The ECB cut its deposit rate to 3.75% in June 2024.",
+               "The European Central Bank cut its deposit rate to 3.75% in June 2024.")
+    g = check_grounding("The ECB cut its deposit rate to 3.75% in June 2024.",
+                        ["The Federal Reserve cut its deposit rate to 3.75% in June 2024."])
+    assert not g.ok
