@@ -238,6 +238,14 @@ def conditions(clause: Clause) -> list[list[Token]]:
         if t.low == "by" and nxt is not None and nxt.low == "default":
             out.append([nxt])
             continue
+        if t.low in ("in", "on", "for") and nxt is not None and nxt.low == "the" and i + 2 < len(toks) \
+                and toks[i + 2].text[:1].isupper() and toks[i + 2].low not in MONTHS:
+            # "in the Alps", "for the EU": a place or a named group, its capitalised words
+            named = [u for u in toks[i + 2:i + 6] if u.text[:1].isupper()]
+            run = toks[i + 2:i + 2 + next((n for n, u in enumerate(toks[i + 2:i + 6]) if not u.text[:1].isupper()),
+                                          len(named))]
+            out.append(run)
+            continue
         if t.low in ("in", "on", "for") and nxt is not None and nxt.low not in MONTHS and (nxt.text[:1].isupper() or nxt.low in
                                                                   ("patients", "adults", "children", "women",
                                                                    "men", "mice", "rats", "small", "large")):

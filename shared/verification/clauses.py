@@ -22,7 +22,7 @@ from shared.verification.lexicon import (
 )
 from shared.research.text import STOPWORDS, sentence_spans, stem
 
-__all__ = ["AUX", "BE", "Clause", "Token", "aligned_pair", "clauses", "covered", "forms_of", "is_content",
+__all__ = ["AUX", "BE", "Clause", "Token", "abbreviated", "aligned_pair", "clauses", "covered", "forms_of", "is_content",
            "is_quoted", "lemmas_of", "names", "salient_tokens", "token", "warm_up"]
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|n't")
@@ -224,3 +224,25 @@ def aligned_pair(a: str, b: str) -> tuple[Clause, Clause] | None:
             if size >= 2 and size * 2 >= min(len(xs), len(ys)) and (best is None or size > best[0]):
                 best = (size, x, y)
     return None if best is None else (best[1], best[2])
+
+
+_LINKS = frozenset("of the and for on in de".split())
+_CAPITALISED_RUN = re.compile(r"(?:[A-Z][\w'-]*\s+(?:(?:of|the|and|for|on|in|de)\s+)*)*[A-Z][\w'-]*")
+
+
+def _initials(run: str) -> str:
+    return "".join(w[0] for w in run.split() if w.lower() not in _LINKS).upper()
+
+
+def abbreviated(name: str, sentence: str, quote: str) -> bool:
+    """``name`` is an acronym the quote spells out ("ECB" for "European Central Bank"),
+    or a word of a name the sentence spells out whose acronym the quote uses."""
+    if name.isupper() and 2 <= len(name) <= 6:
+        if any(_initials(m.group()) == name for m in _CAPITALISED_RUN.finditer(quote)):
+            return True
+    for m in _CAPITALISED_RUN.finditer(sentence):
+        short = _initials(m.group())
+        if len(short) >= 2 and re.search(rf"\b{re.escape(name)}\b", m.group()) \
+                and re.search(rf"\b{short}\b", quote):
+            return True
+    return False

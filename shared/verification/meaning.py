@@ -59,7 +59,7 @@ from shared.verification.clause_reading import (
     swapped,
     verbness,
 )
-from shared.verification.clauses import Clause, aligned_pair, is_content, salient_tokens
+from shared.verification.clauses import Clause, abbreviated, aligned_pair, is_content, salient_tokens
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import (
     CAUSAL, CESSATION, CONVERSES, CORRELATIONAL, NEGATORS, QUANTIFIERS, SYMMETRIC,
@@ -323,7 +323,8 @@ def _role_words(clause: Clause) -> set[str]:
 def _scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tuple[str, str] | None:
     mine = said.forms | (sentence or set())
     for condition in conditions(source):
-        kept = [t for t in condition if t.forms & mine]
+        kept = [t for t in condition if t.forms & mine
+                or t.text[:1].isupper() and any(abbreviated(w.text, source.text, said.text) for w in condition)]
         if 2 * len(kept) < len(condition):  # most of it gone ("lowest income quintile" of "households in...")
             words = " ".join(t.text for t in condition)
             return "scope", f'it drops its quote\'s condition ("{words}")'

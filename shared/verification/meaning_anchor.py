@@ -18,7 +18,9 @@ from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import direction_of, subject
 from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
-from shared.verification.clauses import Clause, Token, clauses, covered, forms_of, is_content, names, token
+from shared.verification.clauses import (
+    Clause, Token, abbreviated, clauses, covered, forms_of, is_content, names, token,
+)
 
 __all__ = ["Anchored", "Failure", "anchor_all"]
 
@@ -348,33 +350,12 @@ def _names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_for
             continue
         word = token(name.lower(), 0, 0)
         own = any(covered(word, quote_forms[i]) or name.lower() in quotes[i].lower()
-                  or _abbreviated(name, sentence, quotes[i]) for i in helpers)
+                  or abbreviated(name, sentence, quotes[i]) for i in helpers)
         if own:
             continue
-        elsewhere = any(covered(word, f) or _abbreviated(name, sentence, q) for f, q in zip(quote_forms, quotes,
+        elsewhere = any(covered(word, f) or abbreviated(name, sentence, q) for f, q in zip(quote_forms, quotes,
                                                                                              strict=True))
         why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
         return _fail("merge" if elsewhere else "name", f"the name {name} {why}", support, [name])
     return None
 
-
-_LINKS = frozenset("of the and for on in de".split())
-_CAPITALISED_RUN = re.compile(r"(?:[A-Z][\w'-]*\s+(?:(?:of|the|and|for|on|in|de)\s+)*)*[A-Z][\w'-]*")
-
-
-def _initials(run: str) -> str:
-    return "".join(w[0] for w in run.split() if w.lower() not in _LINKS).upper()
-
-
-def _abbreviated(name: str, sentence: str, quote: str) -> bool:
-    """``name`` is an acronym the quote spells out ("ECB" for "European Central Bank"),
-    or a word of a name the sentence spells out whose acronym the quote uses."""
-    if name.isupper() and 2 <= len(name) <= 6:
-        if any(_initials(m.group()) == name for m in _CAPITALISED_RUN.finditer(quote)):
-            return True
-    for m in _CAPITALISED_RUN.finditer(sentence):
-        short = _initials(m.group())
-        if len(short) >= 2 and re.search(rf"\b{re.escape(name)}\b", m.group()) \
-                and re.search(rf"\b{short}\b", quote):
-            return True
-    return False

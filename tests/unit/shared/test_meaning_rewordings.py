@@ -191,3 +191,13 @@ def test_an_acronym_stands_for_the_name_it_abbreviates() -> None:
     g = check_grounding("The ECB cut its deposit rate to 3.75% in June 2024.",
                         ["The Federal Reserve cut its deposit rate to 3.75% in June 2024."])
     assert not g.ok
+
+
+def test_a_named_place_or_group_is_a_condition() -> None:
+    quote = "Over the last 20 years, glaciers in the Alps have lost about a third of their volume."
+    g = check_grounding("Glaciers have lost about a third of their volume over the last 20 years.", [quote])
+    assert not g.ok and g.category == "scope"
+    assert _ok("In the last 20 years, glaciers in the Alps lost about a third of their volume.", quote)
+    assert _ok("The DRC produced about 70% of global cobalt output in 2022.",
+               "Most cobalt is mined in the Democratic Republic of the Congo, which produced about 70% of global "
+               "cobalt output in 2022.")
