@@ -113,7 +113,8 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     support = round(1 - len(unsupported) / len(content), 3)
     pairs: list[list[tuple[Clause, Clause, Clause]]] = []
     for n, clause in enumerate(said):
-        problem = _anchor(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support)
+        before = said[n - 1] if n and clause.tokens[0].low in _RELATIVES else None
+        problem = _anchor(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support, before)
         if n and not isinstance(problem, Failure):
             problem = _carried_subject(said[n - 1], pairs[-1], clause, problem, quotes) or problem
         if isinstance(problem, Failure):
@@ -138,8 +139,12 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
 
 def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
             quote_forms: Sequence[set[str]], sentence_figures: Sequence[Figure], support: float,
-            ) -> list[tuple[Clause, Clause, Clause]] | Failure:
-    """The clause's readings (see :class:`Anchored`), or why it has no anchor."""
+            antecedent: Clause | None = None) -> list[tuple[Clause, Clause, Clause]] | Failure:
+    """The clause's readings (see :class:`Anchored`), or why it has no anchor.
+    ``antecedent``: the clause a relative clause ("which includes…") speaks of, whose
+    words count as its subject's."""
+    speaks_of = clause if antecedent is None else Clause(antecedent.tokens + clause.tokens, antecedent.start,
+                                                          clause.end, clause.text)
     keys = clause.content
     covers = [[t for t in keys if covered(t, forms)] for forms in quote_forms]
     best = max(range(len(quotes)), key=lambda i: (len(covers[i]), -i))
@@ -158,9 +163,9 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         # from "select is limited to 1,024" grafts a subject; that is a merge.
         if _anaphoric(quotes[best]):
             parallel += others  # "Its effect is monitored...": the other quote names what "its" is
-        elif _keeps_subject(clause, quote_clauses[best]):
+        elif _keeps_subject(speaks_of, quote_clauses[best]):
             parallel += [j for j in others if len([u for u in covers[j] if u not in covers[best]]) >= MERGE_PART
-                         and (_anaphoric(quotes[j]) or _keeps_subject(clause, quote_clauses[j]))]
+                         and (_anaphoric(quotes[j]) or _keeps_subject(speaks_of, quote_clauses[j]))]
             # Or both quotes name its subject and give its predicate: "US consumer price
             # inflation eased from 9.1% … to 3.0%" from "US consumer prices rose 9.1%…" and
             # "annual inflation had slowed to 3.0%" (not "Creating a thread do not share
@@ -231,6 +236,7 @@ def _condensed(clause: Clause, quotes: Sequence[str]) -> tuple[Clause, Clause, C
 
 _ANAPHORS = frozenset("it its they their this these those such".split())
 _CARRIERS = frozenset("and or but then yet".split())
+_RELATIVES = frozenset("which who whose that where".split())
 
 
 def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause, Clause]], clause: Clause,
@@ -250,12 +256,22 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
     for _, aligned, whole in readings:
         if not whole.tokens or id(whole.tokens[0]) in earlier:
             return None  # it rests on the quote the clause before it rests on
-        own = {f for f in subject(aligned) if not f.endswith("li")}
+        own = {f for f in _own_subject(aligned) if not f.endswith("li")}
         if not own or own & carried or _anaphoric(whole.text[whole.start:whole.end]):
             return None
     said = " ".join(t.text for t in before.tokens if min(t.forms) in carried)
     return _fail("merge", f'it gives "{said}" what another quote says of something else',
                  missing=[t.text for t in clause.content[:1]])
+
+
+def _own_subject(quote_clause: Clause) -> set[str]:
+    """The subject of a quote's clause; for one with none of its own ("…, but reduced the
+    corn yield"), the subject of the clause before it in the quote."""
+    found = subject(quote_clause)
+    if found or not quote_clause.tokens or quote_clause.tokens[0].low not in _CARRIERS:
+        return found
+    earlier = [c for c in clauses(quote_clause.text) if c.end <= quote_clause.start]
+    return subject(earlier[-1]) if earlier else found
 
 
 def _anaphoric(quote: str) -> bool:
@@ -267,9 +283,11 @@ def _anaphoric(quote: str) -> bool:
         return False
     if words[0] in _ANAPHORS:
         return True
-    lead = quote.split(",", 1)[0].split()
-    if len(lead) <= 3 and len(quote) > len(" ".join(lead)) + 1 and any(w.lower() in _ANAPHORS for w in lead):
+    lead, _, rest = quote.partition(",")
+    if len(lead.split()) <= 3 and rest and any(w.lower() in _ANAPHORS for w in lead.split()):
         return True  # "Despite its name, the conflict spanned…"
+    if len(lead.split()) <= 8 and rest.split()[:1] and rest.split()[0].lower() in _ANAPHORS:
+        return True  # "With about 3.3 billion speakers, it is…"
     return (len(words) >= 3 and words[0] == "the" and words[2] in _BARE_NOUN_FOLLOWERS
             and quote.split()[1].islower() and _an_act(words[1]))
 
@@ -306,10 +324,15 @@ def _subject_of(clause: Clause, quote: Sequence[Clause]) -> set[str]:
 
 
 def _keeps_subject(clause: Clause, quote: Sequence[Clause], *, whole: bool = False) -> bool:
-    """The subject of the anchor quote's clause that best matches ``clause`` is in it
-    (``whole``: every word of it, so that none was swapped for another quote's)."""
+    """The subject of the quote's clause that best matches ``clause`` is in it, with
+    every name it has ("the Swiss National Bank" is not kept by "the Bank of Japan");
+    ``whole``: every word of it, so that none was swapped for another quote's."""
     own = _subject_of(clause, quote)
-    return bool(own) and (own <= clause.forms if whole else bool(own & clause.forms))
+    if not own or (own - clause.forms if whole else not own & clause.forms):
+        return False
+    text = quote[0].text if quote else ""
+    named = {f for name in names(text) for f in token(name.lower(), 0, 0).forms} & own
+    return named <= clause.forms
 
 
 def _alignment(keys: Sequence[Token], quote_clause: Clause) -> int:

@@ -201,3 +201,28 @@ def test_a_named_place_or_group_is_a_condition() -> None:
     assert _ok("The DRC produced about 70% of global cobalt output in 2022.",
                "Most cobalt is mined in the Democratic Republic of the Congo, which produced about 70% of global "
                "cobalt output in 2022.")
+
+
+def test_a_subject_keeps_its_names() -> None:
+    quotes = ("The Bank of Japan ended its negative interest rate policy in March 2024.",
+              "The Swiss National Bank cut its policy rate in March 2024, becoming the first major central bank "
+              "to ease.")
+    g = check_grounding("In March 2024, the Bank of Japan ended its negative interest rate policy, becoming the "
+                        "first major central bank to ease.", list(quotes))
+    assert not g.ok and g.category == "merge"
+
+
+def test_a_predicate_the_quote_says_after_but_is_said_of_the_quotes_subject() -> None:
+    quotes = ("Ryegrass cover crops reduced nitrate leaching by about 30% in the Iowa field trials.",
+              "Cereal rye produced the largest biomass in the Minnesota trials, but reduced the following corn "
+              "yield by 4%.")
+    g = check_grounding("Ryegrass cover crops reduced nitrate leaching by about 30% in the Iowa field trials but "
+                        "cut the following corn yield by 4%.", list(quotes))
+    assert not g.ok and g.category == "merge"
+
+
+def test_a_relative_clause_speaks_of_the_words_before_it() -> None:
+    assert _ok("Indo-European, which includes most languages of Europe, is the largest language family by number "
+               "of speakers.",
+               "The Indo-European language family includes most languages of Europe.",
+               "With about 3.3 billion native speakers, it is the largest language family by number of speakers.")
