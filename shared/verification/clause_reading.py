@@ -171,6 +171,9 @@ def bounds_figure(clause: Clause, i: int) -> bool:
     """"more than 1,000", "under 5 ms": a bound on a figure (checked with the figure), not a comparison."""
     if clause.tokens[i].low not in _BOUND_WORDS:
         return False
+    toks = clause.tokens
+    if i >= 2 and toks[i - 1].low == "or" and (toks[i - 2].low[:1].isdigit() or toks[i - 2].low in NUMBER_WORDS):
+        return True  # "7,000 or more steps": "at least 7,000"
     n = i + 1 + (i + 1 < len(clause.tokens) and clause.tokens[i + 1].low == "than")
     return n < len(clause.tokens) and (clause.tokens[n].low[:1].isdigit() or clause.tokens[n].low in NUMBER_WORDS)
 
@@ -496,14 +499,26 @@ def same_verb(said: Clause, source: Clause) -> bool:
 
 
 def subject(clause: Clause) -> set[str]:
-    """The content words before the clause's first verb, auxiliary or directional word."""
+    """The content words before the clause's first verb, auxiliary or directional word,
+    after a qualifier that opens it ("If several cases are ready, select chooses…")."""
     out: set[str] = set()
+    start = _after_fronted(clause)
     for i, t in enumerate(clause.tokens):
-        if t.low in AUX or direction_of(t) or (i and verbness(clause, i) >= 2):
+        if i < start:
+            continue
+        if t.low in AUX or direction_of(t) or (i > start and verbness(clause, i) >= 2):
             break
         if is_content(t):
             out.add(min(t.forms))
     return out
+
+
+def _after_fronted(clause: Clause) -> int:
+    """Where the clause goes on after a qualifier that opens it and ends at a comma."""
+    toks = clause.tokens
+    if not toks or toks[0].low not in FRONTING:
+        return 0
+    return next((n for n in range(1, min(len(toks), 12)) if clause.pause_before(n)), 0)
 
 
 def unknown_word(word: str) -> bool:

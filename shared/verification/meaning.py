@@ -161,6 +161,8 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
     theirs, everywhere = hits(source), hits(whole) if whole is not None else hits(source)
     mine = hits(said)
     for i, axis, sign, weak in mine:
+        if i >= 1 and said.tokens[i - 1].low == "or" and bounds_figure(said, i):
+            continue  # "7,000 or more steps": a bound on the figure, read with the figure
         bound = bound_sign(said, i, axis, whole or source, weak=weak)
         if bound == sign:
             continue

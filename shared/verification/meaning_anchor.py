@@ -147,7 +147,10 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
                                                           clause.end, clause.text)
     keys = clause.content
     covers = [[t for t in keys if covered(t, forms)] for forms in quote_forms]
-    best = max(range(len(quotes)), key=lambda i: (len(covers[i]), -i))
+    # A figure the clause shares with a quote ties it to that quote as a word does.
+    mine = [f for f in sentence_figures if clause.start <= f.start < clause.end + 1]
+    shared = [sum(any(same_figure(f, q) for q in figures(quote)) for f in mine) for quote in quotes]
+    best = max(range(len(quotes)), key=lambda i: (len(covers[i]) + shared[i], -i))
     helpers = {best}
     for t in keys:
         if covered(t, quote_forms[best]) or direction_of(t) or t.low == "much":
@@ -286,8 +289,9 @@ def _anaphoric(quote: str) -> bool:
     lead, _, rest = quote.partition(",")
     if len(lead.split()) <= 3 and rest and any(w.lower() in _ANAPHORS for w in lead.split()):
         return True  # "Despite its name, the conflict spanned…"
-    if len(lead.split()) <= 8 and rest.split()[:1] and rest.split()[0].lower() in _ANAPHORS:
-        return True  # "With about 3.3 billion speakers, it is…"
+    after = [w.lower() for w in rest.split()[:2]] if len(lead.split()) <= 8 else []
+    if after[:1] and after[0] in _ANAPHORS or after == ["the", "same"] or words[:2] == ["the", "same"]:
+        return True  # "With about 3.3 billion speakers, it is…", "Over the final 20 m, the same athletes…"
     return (len(words) >= 3 and words[0] == "the" and words[2] in _BARE_NOUN_FOLLOWERS
             and quote.split()[1].islower() and _an_act(words[1]))
 

@@ -226,3 +226,21 @@ def test_a_relative_clause_speaks_of_the_words_before_it() -> None:
                "of speakers.",
                "The Indo-European language family includes most languages of Europe.",
                "With about 3.3 billion native speakers, it is the largest language family by number of speakers.")
+
+
+def test_the_same_and_an_opening_condition_point_to_the_subject() -> None:
+    assert _ok("The sprinters reached peak velocity between 50 and 60 metres and then lost about 3% of it over the "
+               "final 20 metres.",
+               "Sprinters in the study reached peak velocity between 50 and 60 metres in the 100-metre race.",
+               "Over the final 20 metres, the same athletes lost on average about 3% of their peak velocity.")
+    assert _ok("A Go select statement waits until one of its cases can proceed and, when several are ready, runs one "
+               "chosen at random.",
+               "Go's select statement blocks until one of its cases can proceed, then executes that case.",
+               "If multiple cases are ready, select chooses one at random.")
+
+
+def test_or_more_after_a_figure_is_a_bound() -> None:
+    assert _ok("Cohort members who walked 7,000 or more steps a day had a 50% to 70% lower risk of death than those "
+               "who walked fewer steps.",
+               "In the cohort, people who walked at least 7,000 steps a day had a 50% to 70% lower risk of death "
+               "than those who walked fewer steps.")
