@@ -174,6 +174,11 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
             # "annual inflation had slowed to 3.0%" (not "Creating a thread do not share
             # memory", one quote's subject on the other's predicate).
             own = subject(clause)
+            # Or a word of the other quote's, about the same subject, added beside the anchor
+            # quote's words ("Of the estimated 608,000 deaths…"), not standing in for one of
+            # them ("a container whose readiness probe fails" for "whose liveness probe fails").
+            if not t.forms & own and not _stands_in(clause, t, quote_clauses[best], speaks_of):
+                parallel += [j for j in others if _anaphoric(quotes[j]) or _keeps_subject(speaks_of, quote_clauses[j])]
             if t.forms & own and _keeps_subject(clause, quote_clauses[best], whole=True):
                 parallel += [j for j in others if t.forms & _subject_of(clause, quote_clauses[j])
                              and _gives_predicate(clause, own, covers[j], covers[best], quotes[j], quotes[best],
@@ -307,6 +312,25 @@ def _an_act(word: str) -> bool:
     """A noun for an event or a change ("the increase", "the conflict"): a bare "the"
     before it points back to what the text told of, where "the kernel" names a thing."""
     return word in DIRECTIONS or word in _EVENTS
+
+
+def _stands_in(clause: Clause, t: Token, quote: Sequence[Clause], sentence: Clause) -> bool:
+    """``t`` stands where the quote has another word the sentence does not: between the
+    same two content words (or after the same one, at the clause's end)."""
+    def around(c: Clause, i: int) -> tuple[frozenset[str], frozenset[str]]:
+        before = next((u.forms for u in reversed(c.tokens[:i]) if is_content(u)), frozenset())
+        after = next((u.forms for u in c.tokens[i + 1:] if is_content(u)), frozenset())
+        return before, after
+
+    i = next(n for n, u in enumerate(clause.tokens) if u is t)
+    before, after = around(clause, i)
+    for qc in quote:
+        for n, u in enumerate(qc.tokens):
+            if is_content(u) and not u.forms & sentence.forms:
+                b, a = around(qc, n)
+                if (before & b or not before and not b) and (after & a or not after and not a):
+                    return True
+    return False
 
 
 def _gives_predicate(clause: Clause, own: set[str], mine: Sequence[Token], anchor: Sequence[Token], quote: str,

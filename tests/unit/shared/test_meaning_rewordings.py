@@ -244,3 +244,15 @@ def test_or_more_after_a_figure_is_a_bound() -> None:
                "who walked fewer steps.",
                "In the cohort, people who walked at least 7,000 steps a day had a 50% to 70% lower risk of death "
                "than those who walked fewer steps.")
+
+
+def test_a_word_added_beside_the_anchor_quotes_may_come_from_another_but_not_stand_in_for_one() -> None:
+    assert _ok("Mixture-of-experts models such as Mixtral 8x7B activate only a subset of their parameters for each "
+               "token.",
+               "Mixture-of-experts models activate only a subset of their parameters for each token.",
+               "The mixture-of-experts model Mixtral 8x7B has about 47 billion total parameters but uses about 13 "
+               "billion active parameters per token.")
+    g = check_grounding("Kubernetes restarts a container whose readiness probe fails.",
+                        ["Kubernetes restarts a container whose liveness probe fails, applying the restart policy.",
+                         "A failed readiness probe removes the pod from the service's endpoints."])
+    assert not g.ok and g.category == "merge"
