@@ -40,13 +40,14 @@ from shared.research.relocate import locate as relocate
 __all__ = ["MIN_SUPPORT", "QUOTE_MIN_JACCARD", "Grounding", "QuoteCheck", "check_grounding", "verify_quote"]
 
 QUOTE_MIN_JACCARD = 0.8
-# Share of a sentence's content terms that must occur in its quotes. A faithful
-# restatement keeps the quote's subject words and may rephrase the rest (stop words
-# do not count at all), so 0.6 leaves room for two synonyms in a five-term claim;
-# a sentence that brings in subject matter of its own has most of its terms
-# unsupported and fails. Numbers and names are checked separately (see module doc),
-# so this share need not be strict enough to catch a single changed figure.
-MIN_SUPPORT = 0.6
+# Share of a sentence's content terms that must occur in its quotes (a synonym from
+# WordNet counts). A faithful restatement keeps the quote's subject words and may
+# rephrase the rest (stop words do not count at all), so half leaves room for a
+# reworded predicate; a sentence that brings in subject matter of its own has most of
+# its terms unsupported and fails, and a phrase of new matter (three new content
+# words in a row) fails whatever the share. Numbers and names are checked separately
+# (see module doc), so this share need not be strict enough to catch a single changed figure.
+MIN_SUPPORT = 0.5
 
 # The tokens of shared.research.text.words, with their spans: letters/digits, with inner
 # apostrophes and hyphens.

@@ -28,7 +28,7 @@ __all__ = ["Anchored", "Failure", "anchor_all"]
 # ("lowered" for "reduced", "held" for "kept"), not for new matter.
 MAX_NEW_TERMS = 2
 # New words of any kind: at most this many, or this share of its content words.
-MAX_NEW_WORDS, MAX_NEW_SHARE = 4, 0.4
+MAX_NEW_WORDS, MAX_NEW_SHARE = 4, 0.5
 # New content words in a row that make a phrase of new matter.
 MAX_NEW_RUN = 3
 # How many content words another quote must give a clause, beyond its anchor quote's,

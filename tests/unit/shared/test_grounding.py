@@ -156,6 +156,6 @@ def test_no_quotes_no_grounding() -> None:
     ("GROUNDING_MIN_SUPPORT", "grounding_min_support", 0.7),
 ])
 def test_thresholds_are_settings(monkeypatch: pytest.MonkeyPatch, var: str, field: str, value: float) -> None:
-    assert getattr(StageSettings(), field) in (0.8, 0.6)
+    assert getattr(StageSettings(), field) in (0.8, 0.5)
     monkeypatch.setenv(var, str(value))
     assert getattr(StageSettings(), field) == value
