@@ -342,7 +342,8 @@ BINDING_STOPS = frozenset("when if while because since as that which who than an
 NOT_PARTICIPLES = frozenset("often even open seen then when been".split())
 
 
-DETERMINERS = frozenset("the a an its their this these those our your his her each every some many any no".split())
+DETERMINERS = frozenset("the a an its their this these those our your his her each every some many any no most all "
+                        "both few several such".split())
 
 
 LEADS_VERB = AUX | frozenset("can cannot could may might must will would should to not n't never also often "
@@ -363,8 +364,8 @@ def verbness(clause: Clause, i: int) -> int:
         return 1  # an infinitive: a verb, but seldom the clause's own
     if prev in LEADS_VERB:
         return 3
-    if t.low.endswith("ing") or prev in DETERMINERS:
-        return 0
+    if t.low.endswith("ing") or prev in DETERMINERS or prev in NUMBER_WORDS or prev[:1].isdigit():
+        return 0  # "the fire", "most cases", "four days", "25 eagles": a noun
     if t.low != t.lemma and t.low.endswith("ed"):
         return 3
     inflected = t.low != t.lemma and t.low.endswith("s")

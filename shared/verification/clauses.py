@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from shared.verification.figures import digit_words, figures
-from shared.verification.synonyms import synonyms
+from shared.verification.synonyms import broader, synonyms
 from shared.verification.lexicon import (
     DIRECTIONS, EXCLUSIVE, HEDGES, NEGATIVE_PREFIXES, NEGATORS, QUANTIFIERS, RARE, STRONG,
 )
 from shared.research.text import STOPWORDS, sentence_spans, stem
 
-__all__ = ["AUX", "BE", "Clause", "Token", "abbreviated", "aligned_pair", "clauses", "covered", "forms_of", "is_content",
+__all__ = ["AUX", "BE", "Clause", "Token", "abbreviated", "aligned_pair", "broader_forms", "clauses", "covered", "forms_of", "is_content",
            "is_quoted", "lemmas_of", "names", "salient_tokens", "token", "warm_up"]
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|n't")
@@ -204,6 +204,12 @@ def covered(t: Token, forms: set[str] | frozenset[str]) -> bool:
 def synonym_forms(low: str) -> frozenset[str]:
     """The stems of the synonyms of a word's lemmas (:mod:`shared.verification.synonyms`)."""
     return frozenset(stem(s) for lemma in lemmas_of(low)[0] for s in synonyms(lemma.lower()))
+
+
+@lru_cache(maxsize=16384)
+def broader_forms(low: str) -> frozenset[str]:
+    """The stems of the broader names of a noun's lemmas ("bird" for "eagles")."""
+    return frozenset(stem(b) for lemma in lemmas_of(low)[0] for b in broader(lemma.lower()))
 
 
 def forms_of(cls: Sequence[Clause]) -> set[str]:

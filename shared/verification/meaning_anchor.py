@@ -19,7 +19,7 @@ from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import direction_of, subject
 from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
 from shared.verification.clauses import (
-    Clause, Token, abbreviated, clauses, covered, forms_of, is_content, names, token,
+    Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of, is_content, names, token,
 )
 
 __all__ = ["Anchored", "Failure", "anchor_all"]
@@ -100,7 +100,10 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     failed assessment (figures, names, merge, terms)."""
     quote_clauses = [clauses(q) for q in quotes]
     quote_forms = [forms_of(c) for c in quote_clauses]
-    every = set().union(*quote_forms)
+    # What a quote covers: its words and the broader names of its nouns ("birds" for "eagles").
+    cover = [forms | {f for c in cs for t in c.content for f in broader_forms(t.low)}
+             for forms, cs in zip(quote_forms, quote_clauses, strict=True)]
+    every = set().union(*cover)
     said = [c for c in clauses(sentence) if c.content]
     if not said:
         return _fail("empty", "no content words to check")
@@ -114,7 +117,8 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     pairs: list[list[tuple[Clause, Clause, Clause]]] = []
     for n, clause in enumerate(said):
         before = said[n - 1] if n and clause.tokens[0].low in _RELATIVES else None
-        problem = _anchor(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support, before)
+        problem = _anchor(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support, before,
+                          cover)
         if n and not isinstance(problem, Failure):
             problem = _carried_subject(said[n - 1], pairs[-1], clause, problem, quotes) or problem
         if isinstance(problem, Failure):
@@ -139,21 +143,23 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
 
 def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
             quote_forms: Sequence[set[str]], sentence_figures: Sequence[Figure], support: float,
-            antecedent: Clause | None = None) -> list[tuple[Clause, Clause, Clause]] | Failure:
+            antecedent: Clause | None = None, cover: Sequence[set[str]] | None = None,
+            ) -> list[tuple[Clause, Clause, Clause]] | Failure:
     """The clause's readings (see :class:`Anchored`), or why it has no anchor.
     ``antecedent``: the clause a relative clause ("which includes…") speaks of, whose
     words count as its subject's."""
     speaks_of = clause if antecedent is None else Clause(antecedent.tokens + clause.tokens, antecedent.start,
                                                           clause.end, clause.text)
     keys = clause.content
-    covers = [[t for t in keys if covered(t, forms)] for forms in quote_forms]
+    cover = cover or quote_forms
+    covers = [[t for t in keys if covered(t, forms)] for forms in cover]
     # A figure the clause shares with a quote ties it to that quote as a word does.
     mine = [f for f in sentence_figures if clause.start <= f.start < clause.end + 1]
     shared = [sum(any(same_figure(f, q) for q in figures(quote)) for f in mine) for quote in quotes]
     best = max(range(len(quotes)), key=lambda i: (len(covers[i]) + shared[i], -i))
     helpers = {best}
     for t in keys:
-        if covered(t, quote_forms[best]) or direction_of(t) or t.low == "much":
+        if covered(t, cover[best]) or direction_of(t) or t.low == "much":
             continue  # (a direction, "more", "as much", "rose", is the direction check's to read)
         # (a word another quote has only as a synonym is a rewording, not a sign of a merge)
         others = [j for j, forms in enumerate(quote_forms) if j != best and t.forms & forms]
@@ -242,7 +248,7 @@ def _condensed(clause: Clause, quotes: Sequence[str]) -> tuple[Clause, Clause, C
             Clause([t for c in every for t in c.tokens], every[0].start, every[-1].end, text))
 
 
-_ANAPHORS = frozenset("it its they their this these those such".split())
+_ANAPHORS = frozenset("it its they their this that these those such".split())
 _CARRIERS = frozenset("and or but then yet".split())
 _RELATIVES = frozenset("which who whose that where".split())
 
@@ -317,20 +323,26 @@ def _an_act(word: str) -> bool:
 def _stands_in(clause: Clause, t: Token, quote: Sequence[Clause], sentence: Clause) -> bool:
     """``t`` stands where the quote has another word the sentence does not: between the
     same two content words (or after the same one, at the clause's end)."""
-    def around(c: Clause, i: int) -> tuple[frozenset[str], frozenset[str]]:
-        before = next((u.forms for u in reversed(c.tokens[:i]) if is_content(u)), frozenset())
-        after = next((u.forms for u in c.tokens[i + 1:] if is_content(u)), frozenset())
-        return before, after
+    return _replaced(clause, t, quote, sentence.forms) is not None
 
+
+def _around(c: Clause, i: int) -> tuple[frozenset[str], frozenset[str]]:
+    before = next((u.forms for u in reversed(c.tokens[:i]) if is_content(u)), frozenset())
+    after = next((u.forms for u in c.tokens[i + 1:] if is_content(u)), frozenset())
+    return before, after
+
+
+def _replaced(clause: Clause, t: Token, quote: Sequence[Clause], sentence: set[str]) -> Token | None:
+    """The quote's word that ``t`` stands in for (see :func:`_stands_in`)."""
     i = next(n for n, u in enumerate(clause.tokens) if u is t)
-    before, after = around(clause, i)
+    before, after = _around(clause, i)
     for qc in quote:
         for n, u in enumerate(qc.tokens):
-            if is_content(u) and not u.forms & sentence.forms:
-                b, a = around(qc, n)
+            if is_content(u) and not u.forms & sentence:
+                b, a = _around(qc, n)
                 if (before & b or not before and not b) and (after & a or not after and not a):
-                    return True
-    return False
+                    return u
+    return None
 
 
 def _gives_predicate(clause: Clause, own: set[str], mine: Sequence[Token], anchor: Sequence[Token], quote: str,

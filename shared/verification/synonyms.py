@@ -21,7 +21,7 @@ import os
 from functools import cache, lru_cache
 from pathlib import Path
 
-__all__ = ["SENSES", "available", "synonyms", "wordnet_dir"]
+__all__ = ["BROADER_STEPS", "SENSES", "available", "broader", "synonyms", "wordnet_dir"]
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,8 @@ def _synset(part: str, offset: int) -> tuple[tuple[str, ...], tuple[tuple[int, s
         symbol, target, pos, ends = fields[at + 1 + 4 * n:at + 5 + 4 * n]
         if symbol == "+":
             links.append((int(ends[:2], 16), _POS[pos], int(target), int(ends[2:], 16)))
+        elif symbol in ("@", "@i"):
+            links.append((-1, _POS[pos], int(target), 0))  # a broader synset ("bird" over "eagle")
     return words, tuple(links)
 
 
@@ -105,10 +107,37 @@ def synonyms(word: str) -> frozenset[str]:
                 found.update(w for w in words if _one_word(w))
                 mine = words.index(low) + 1 if low in words else 0
                 for source, target_part, target, n in links:
-                    if source == mine:
+                    if source == mine and n:
                         derived = _synset(target_part, target)[0][n - 1]
                         if _one_word(derived):
                             found.add(derived)
             except (OSError, ValueError, IndexError) as exc:
                 log.warning("WordNet synset %s/%d unreadable (%s); %r gets no synonyms from it", part, offset, exc, word)
     return frozenset(found - {low})
+
+
+# How many steps up from a noun's most common sense its broader words are taken.
+BROADER_STEPS = 2
+
+
+@lru_cache(maxsize=16384)
+def broader(word: str) -> frozenset[str]:
+    """One-word names of what a noun's most common sense is a kind of, up to
+    ``BROADER_STEPS`` steps ("bird", "raptor" for "eagle"): a sentence may call a thing
+    by a broader name."""
+    entries = dict(_index().get(word.lower(), []))
+    offsets = entries.get("noun", ())[:1]
+    found: set[str] = set()
+    frontier = [("noun", o) for o in offsets]
+    try:
+        for _ in range(BROADER_STEPS):
+            step = []
+            for part, offset in frontier:
+                for source, target_part, target, _n in _synset(part, offset)[1]:
+                    if source == -1:
+                        step.append((target_part, target))
+                        found.update(w for w in _synset(target_part, target)[0] if _one_word(w))
+            frontier = step
+    except (OSError, ValueError, IndexError) as exc:
+        log.warning("WordNet hypernyms of %r unreadable (%s); it gets no broader names", word, exc)
+    return frozenset(found)

@@ -256,3 +256,9 @@ def test_a_word_added_beside_the_anchor_quotes_may_come_from_another_but_not_sta
                         ["Kubernetes restarts a container whose liveness probe fails, applying the restart policy.",
                          "A failed readiness probe removes the pod from the service's endpoints."])
     assert not g.ok and g.category == "merge"
+
+
+def test_a_word_after_a_determiner_or_a_figure_is_a_noun_not_the_verb() -> None:
+    assert _ok("Confirmed measles cases rose from 56 in 2022 to 1,840 in 2023, mostly among children under five.",
+               "Confirmed measles cases rose from 56 in 2022 to 1,840 in 2023.",
+               "Most cases occurred in children under five.")

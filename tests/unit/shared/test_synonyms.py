@@ -40,3 +40,13 @@ def test_without_wordnet_no_word_has_synonyms(tmp_path, monkeypatch, caplog) -> 
         monkeypatch.delenv("WNSEARCHDIR")
         synonyms._index.cache_clear()
         synonyms.synonyms.cache_clear()
+
+
+@needs_wordnet
+def test_a_thing_may_be_called_by_a_broader_name() -> None:
+    assert "bird" in synonyms.broader("eagle")
+    assert check_grounding("By 2023 a total of 25 birds had been released on the island.",
+                           ["By 2023, a total of 25 eagles had been released on the island."]).ok
+    # a broader name is no licence for a new phrase
+    assert not check_grounding("By 2023 a total of 25 birds of prey from Norway had been released on the island.",
+                               ["By 2023, a total of 25 eagles had been released on the island."]).ok
