@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 _UNIT_ALIASES = {"second of arc": "second", "minute of arc": "minute", "percent": "percentage"}
 _HAS_FIGURE = re.compile(
     r"\d|\b(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
-    r"sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|half|third|quarter|dozen)\b",
+    r"sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|half|third|quarter|dozen|decades?|"
+    r"century|centuries)\b",
     re.IGNORECASE,
 )
 _PER_CENT = re.compile(r"(\s)per cent\b", re.IGNORECASE)  # British "per cent", as "percent" of the same length
@@ -36,6 +37,7 @@ _DIGITS = re.compile(r"(?<![\d.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,]*\d)")
 # A rate's period ("267 Gt a year"); "a year later" is a time, not a period.
 _PERIOD = re.compile(r"(?<!of )\b(?:a|an|per|each|every)\s+(second|minute|hour|day|week|month|year)\b"
                      r"(?!\s+(?:later|earlier|before|after|ago)\b)", re.IGNORECASE)
+_PREPOSITION_IN = re.compile(r"\s+(?:\d|the\b|a\b|an\b|[A-Z])")
 _PERIOD_END = re.compile(r"\s+(?:a|an)\s+(second|minute|hour|day|week|month|year)$", re.IGNORECASE)
 _TIME_AFTER = re.compile(r"\s+(?:later|earlier|before|after|ago)\b", re.IGNORECASE)
 _BOUND_BEFORE = re.compile(r"\b(?:at least|at most|more than|less than|fewer than|over|under|above|below|up to|"
@@ -43,6 +45,14 @@ _BOUND_BEFORE = re.compile(r"\b(?:at least|at most|more than|less than|fewer tha
 _ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
 _ONE = re.compile(r"one\b(?!\s+(?:hundred|thousand|million|billion|trillion|dozen)\b)", re.IGNORECASE)
 _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_COUNT_WORDS = {"a": 1.0, "an": 1.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0,
+                "seven": 7.0, "eight": 8.0, "nine": 9.0, "ten": 10.0, "several": 0.0}
+_SPAN_WORD = re.compile(r"\b(?:(a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+|the\s+(?:next|past|"
+                        r"last|previous|following)\s+)?(decades?|century|centuries)\b", re.IGNORECASE)
+# "one in five", "3 out of 10": a share (small counts only: "56 in 2022" is a year).
+_ONE_IN = re.compile(r"(?<![\d,.])\b(one|two|three|four|five|six|seven|eight|nine|[1-9]\d?)\s+(?:in|out\s+of)\s+"
+                     r"(two|three|four|five|six|seven|eight|nine|ten|[1-9]\d{0,2})\b(?![\d,.]*\d)"
+                     r"(?!\s*(?:%|percent|per\s+cent))", re.IGNORECASE)
 _SCALE_AFTER = re.compile(r"\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
 _DIGIT_WORD = re.compile(r"[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
 
@@ -90,6 +100,8 @@ def figures(text: str) -> tuple[Figure, ...]:
             continue  # "a year", "a drop", "one TCP connection": an article, not a figure
         unit = "" if q.unit.name == "dimensionless" else _UNIT_ALIASES.get(q.unit.name, q.unit.name)
         unit = unit.replace("united states dollar", "dollar")
+        if unit == "inch" and re.search(r"\bin$", surface) and _PREPOSITION_IN.match(text, end):
+            continue  # "1,840 in 2023": "in" is a preposition (its digits are read below)
         period = _PERIOD_END.search(surface)
         if period and _TIME_AFTER.match(text, end):  # "$350,000 a year earlier": a time, not a rate
             surface, end = surface[:period.start()], start + period.start()
@@ -106,6 +118,19 @@ def figures(text: str) -> tuple[Figure, ...]:
         value = float(q.value) * _SCALE_WORDS[scale.group(1).lower()] if scale else float(q.value)
         out.append(Figure(value, unit, text[start:scale.end()] if scale else surface, start,
                           scale.end() if scale else end))
+    # Quantities said in words the parser does not read: "a decade", "two centuries"
+    # (years), "one in five" (a percentage).
+    for m in _SPAN_WORD.finditer(text):
+        if not any(f.start <= m.start() < f.end for f in out):
+            count = _COUNT_WORDS.get((m.group(1) or "a").lower(), 1)
+            years = 10.0 if m.group(2).lower().startswith("decade") else 100.0
+            out.append(Figure(count * years, "year", m.group().strip(), m.start(), m.end()))
+    for m in _ONE_IN.finditer(text):
+        part, whole = (_COUNT_WORDS.get(g.lower()) or float(g) for g in (m.group(1), m.group(2)))
+        if part >= whole:
+            continue
+        out = [f for f in out if not m.start() <= f.start < m.end()]
+        out.append(Figure(round(100.0 * part / whole, 2), "percentage", m.group(), m.start(), m.end()))
     # A rate's period ("a year", "per year", "each month"): one of that unit, on both
     # sides alike, so "267 Gt a year" restates "267 Gt per year" and "a month" does not.
     for m in _PERIOD.finditer(text):

@@ -102,3 +102,15 @@ def test_a_bound_holds_only_of_a_figure_the_quote_states_plainly() -> None:
     assert not check_grounding("Glaciers lost a third of their volume over 10 years.",
                                ["Glaciers lost a third of their volume over 20 years."]).ok
     assert check_grounding("The trial enrolled more than 1,000 patients.", ["The trial enrolled 1,214 patients."]).ok
+
+
+def test_quantities_in_words_and_in_as_a_preposition() -> None:
+    assert [(f.value, f.unit) for f in figures("over the next decade")] == [(10.0, "year")]
+    assert [(f.value, f.unit) for f in figures("one in five workers")] == [(20.0, "percentage")]
+    assert [f.value for f in figures("from 56 in 2022 to 1,840 in 2023")] == [56.0, 2022.0, 1840.0, 2023.0]
+    assert check_grounding("The authority plans to build 12,000 homes over the next ten years.",
+                           ["The authority plans to build 12,000 homes over the next decade."]).ok
+    assert check_grounding("Around 20% of surveyed workers said they had been offered training.",
+                           ["One in five workers in the survey said they had been offered training."]).ok
+    assert not check_grounding("Around 25% of surveyed workers said they had been offered training.",
+                               ["One in five workers in the survey said they had been offered training."]).ok
