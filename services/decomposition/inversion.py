@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.decomposition.wordforms import base_verb_or_unknown, past, verb_capable
+from services.decomposition.wordforms import base_verb_or_unknown, is_past_participle, past, verb_capable
 
 __all__ = [
     "AUX", "BE", "DETERMINERS", "MODALS", "VERBS", "Reading", "capitalize", "inverted", "join", "low", "subject_ok",
@@ -118,7 +118,7 @@ def _find_verb(tokens: list[str], start: int) -> int | None:
 
 def _is_participle(token: str) -> bool:
     word = low(token)
-    return len(word) > 4 and word.endswith(("ed", "en", "ing"))
+    return (len(word) > 4 and word.endswith(("ed", "en", "ing"))) or is_past_participle(word)
 
 
 def _find_participle(tokens: list[str], start: int) -> int | None:
@@ -170,10 +170,16 @@ class Reading:
 _BE_LEADS = {"why": "Reasons", "where": "Places where", "how": "The way"}
 
 
+# "How long are entries kept": a span or a rate of what is done, not a quality of the thing.
+_HOW_DONE = {"how long": "Length of time", "how often": "Frequency at which"}
+
+
 def _be_lead(lead: str, participle: bool) -> str:
     low = lead.lower()
     if low == "when":
         return "The point at which" if participle else "Conditions under which"
+    if participle and low in _HOW_DONE:
+        return _HOW_DONE[low]
     return _BE_LEADS.get(low, _counted_lead(lead))
 
 

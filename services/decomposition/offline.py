@@ -27,6 +27,7 @@ from services.decomposition.inversion import VERBS
 from services.decomposition.phrasing import (
     Clause,
     parse_clause,
+    qualify_bare_noun,
     resolve_pronouns,
     split_clauses,
     statement,
@@ -53,10 +54,6 @@ _LEAD = re.compile(
 )
 _TRAILING_VERB = re.compile(r"\s+(?:work|works|function|functions|mean|means|or not)$", re.IGNORECASE)
 _WORD_CASED = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
-
-
-def _enumerate(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _topic(question: str) -> str:
@@ -90,14 +87,16 @@ _ANCHORING = frozenset({"definition", "list", "what-verb"})
 
 def _read_clauses(question: str) -> list[Clause]:
     """The questions asked in ``question``, read; a pronoun in a later one that stands
-    for what the first is about is replaced by it, so each can be asked and answered
-    alone."""
+    for what the first is about is replaced by it, and a bare plural noun that is its
+    subject made a part of it ("entries" after a question about git reflog: "git
+    reflog entries"), so each can be asked and answered alone."""
     texts = split_clauses(question)
     if not texts:
         return []
     first = parse_clause(texts[0])
     anchor = first.subject if first.kind in _ANCHORING else None
-    return [first, *(parse_clause(resolve_pronouns(t, anchor)) for t in texts[1:])]
+    owner = first.subject if first.kind != "subject-wh" and not first.generic else None
+    return [first, *(parse_clause(qualify_bare_noun(resolve_pronouns(t, anchor), owner)) for t in texts[1:])]
 
 
 _ASKERS = frozenset({"you", "i", "we", "one", "a program", "a user"})
@@ -114,6 +113,10 @@ def _subject(clauses: list[Clause], question: str) -> str:
 
 def _as_question(clause: Clause) -> str:
     return clause.text[:1].upper() + clause.text[1:] + "?"
+
+
+def _what_is(phrase: str) -> str:
+    return f"What {be_for(phrase)} {phrase}?"
 
 
 def _comparison_subs(sides: Sides) -> list[str]:
@@ -136,7 +139,9 @@ def offline_sub_questions(question: str, context: str | None) -> str:
     Comparisons ("X vs Y", "the difference between X and Y", "X or Y", "compare X and
     Y", "X differ from Y", "X instead of Y") get a definition of each side, how they
     differ, how they compare in cost and performance, and when to choose which;
-    enumerations ("X, Y and Z") a definition per item and the comparison questions. A
+    enumerations ("X, Y and Z") a definition per item and the comparison questions,
+    and one of a thing's aspects ("the causes, symptoms and treatments of diabetes")
+    a question per aspect that keeps whose it is. A
     plain question asking several things ("How does X work, and which settings
     control it?") is split into its questions; one asking one thing gets the questions
     its form calls for (:func:`~services.decomposition.followups.follow_ups`: "What
@@ -146,13 +151,14 @@ def offline_sub_questions(question: str, context: str | None) -> str:
     """
     if not question.strip():
         return "[]"
-    items, sides = shape(question)
+    listing, sides = shape(question)
     subs: list[str]
-    if items:
-        listed = _enumerate(items[:4])
-        subject = listed
-        subs = [f"What {be_for(item)} {item}?" for item in items[:4]]
-        subs += [f"How do {listed} compare?", f"When should each of {listed} be chosen?"]
+    if listing:
+        listing = listing._replace(names=listing.names[:4])
+        subject = listing.whole()
+        subs = [_what_is(member) for member in listing.members()]
+        if not listing.owner:  # the causes and the treatments of a disease are not alternatives
+            subs += [f"How do {subject} compare?", f"When should each of {subject} be chosen?"]
     elif sides:
         subject = f"{sides.a} and {sides.b}"
         subs = _comparison_subs(sides)
@@ -245,8 +251,8 @@ def offline_checklist(refined: str, sub_questions: list[str]) -> list[ChecklistI
     and definition up to three.
     """
     question = sub_questions[0] if sub_questions else refined
-    items, sides = shape(question)
-    clauses = [] if items or sides else _read_clauses(question)
+    listing, sides = shape(question)
+    clauses = [] if listing or sides else _read_clauses(question)
     own = [clauses[0].statement] if len(clauses) == 1 and clauses[0].statement else []
     descriptions: list[str] = []
     seen: set[str] = set()
@@ -256,7 +262,8 @@ def offline_checklist(refined: str, sub_questions: list[str]) -> list[ChecklistI
             seen.add(key)
             descriptions.append(desc)
     subject = _subject(clauses, question) if clauses else (
-        _enumerate(items[:4]) if items else f"{sides.a} and {sides.b}" if sides else refined)
+        listing._replace(names=listing.names[:4]).whole() if listing else f"{sides.a} and {sides.b}" if sides
+        else refined)
     for pad in (f"Examples of {subject}", f"Limitations of {subject}", f"Definition of {subject}"):
         if len(descriptions) >= CHECKLIST_MIN:
             break

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from shared.research.text import STOPWORDS
+from shared.research.text import STOPWORDS, terms
 
 from services.decomposition.inversion import (
     AUX,
@@ -48,6 +48,7 @@ from services.decomposition.wordforms import (
     be_for,
     compact,
     is_adverb,
+    is_past_participle,
     is_plural_noun,
     plural,
     verb_lemma,
@@ -55,8 +56,8 @@ from services.decomposition.wordforms import (
 )
 
 __all__ = [
-    "CAUSE_VERBS", "LIMIT_VERBS", "MEANS_VERBS", "NEGATIVE_HEADS", "Clause", "object_of", "parse_clause",
-    "resolve_pronouns", "split_clauses", "statement",
+    "CAUSE_VERBS", "LIMIT_VERBS", "MEANS_VERBS", "NEGATIVE_HEADS", "WH_WORDS", "Clause", "object_of", "parse_clause",
+    "qualify_bare_noun", "resolve_pronouns", "split_clauses", "statement",
 ]
 
 WH_WORDS = frozenset({"what", "how", "why", "when", "where", "which", "who", "whom", "whose"})
@@ -339,10 +340,19 @@ def _what_verb_first(text: str, tokens: list[str]) -> Clause | None:
 
 def _wh_phrase_question(text: str, tokens: list[str]) -> Clause | None:
     """"How well do threads scale", "Which database should I use": a wh-phrase, then
-    an inverted question."""
+    an inverted question. "Which files are ignored": the wh-phrase is the subject of a
+    passive, titled as the things asked for ("Files that are ignored")."""
     end = _wh_phrase_end(tokens)
     if end is None:
         return None
+    if low(tokens[0]) in ("which", "what") and low(tokens[end]) in BE and end + 1 < len(tokens) \
+            and is_past_participle(low(tokens[end + 1])):
+        many = plural(" ".join(tokens[1:end]))
+        rest = " ".join(tokens[end + 1:])
+        # What the answer names: "ignored files", "files that are ignored by Git".
+        named = f"{many} that {be_for(many)} {rest}"
+        about = named if end + 2 < len(tokens) else f"{rest} {many}"
+        return Clause(text, "wh", capitalize(named), subject=about, wh=low(tokens[0]))
     phrase = " ".join(tokens[:end])
     done = inverted(phrase, low(tokens[end]), tokens, end + 1)
     return _phrase_clause(text, phrase, tokens[1:end], done) if done else None
@@ -432,6 +442,28 @@ def resolve_pronouns(clause: str, subject: str | None) -> str:
             continue
         out.append(token)
     return " ".join(out)
+
+
+def qualify_bare_noun(clause: str, subject: str | None) -> str:
+    """``clause`` with a bare plural noun right after its auxiliary made a part of
+    ``subject``, so a later question asked alone still says whose it is: "how long
+    are entries kept" after "what does git reflog record" asks how long git reflog
+    entries are kept ("entries of the reflog" after a subject with an article). A
+    noun the subject already names stands for the subject itself."""
+    if not subject:
+        return clause
+    tokens = clause.split(" ")
+    at = next((i for i, t in enumerate(tokens[:4]) if low(t) in AUX), None)
+    if at is None or at + 1 >= len(tokens) or not is_plural_noun(tokens[at + 1]):
+        return clause
+    noun = tokens[at + 1]
+    if set(terms(noun)) <= set(terms(subject)):
+        whose = subject
+    elif low(subject.split(" ")[0]) in _ARTICLES:
+        whose = f"{noun} of {subject}"
+    else:
+        whose = f"{subject} {noun}"
+    return " ".join([*tokens[:at + 1], whose, *tokens[at + 2:]])
 
 
 def statement(question: str) -> str:

@@ -16,7 +16,7 @@ from shared.research.text import STOPWORDS
 
 from services.decomposition.wordforms import is_plural_noun
 
-__all__ = ["Sides", "bare", "shape"]
+__all__ = ["Listing", "Sides", "bare", "shape"]
 
 _TOKEN_EDGE = ".,;:!?()[]{}\"'“”‘’"
 _DETERMINERS = frozenset({"the", "a", "an", "some", "any", "my", "our", "your", "their", "its"})
@@ -66,20 +66,48 @@ def _walk_forward(tokens: list[str], start: int, limit: int = 3) -> list[str]:
     return out
 
 
-def _list_items(tokens: list[str]) -> list[str]:
-    """Items of an enumeration "A, B and C" (or "A, B, or C"); [] if there is none."""
+class Listing(NamedTuple):
+    """The things an enumeration names, and whose they are when the question says:
+    "the causes, symptoms and treatments of diabetes" names causes, symptoms and
+    treatments, each of diabetes. "Treatments" alone names nothing one could look up;
+    a member keeps its owner."""
+
+    names: list[str]
+    owner: str = ""  # "diabetes"
+
+    def members(self) -> list[str]:
+        """Each name as the thing it is: "the treatments of diabetes"."""
+        return [f"the {name} of {self.owner}" for name in self.names] if self.owner else list(self.names)
+
+    def whole(self) -> str:
+        """All of them, as the question lists them."""
+        names = self.names[0] if len(self.names) == 1 else ", ".join(self.names[:-1]) + " and " + self.names[-1]
+        return f"the {names} of {self.owner}" if self.owner else names
+
+
+def _owner_after(tokens: list[str], end: int) -> str:
+    """Whose the listed things are, when an "of" phrase follows the last of them
+    ("... and treatments of diabetes"); "" otherwise."""
+    if end >= len(tokens) or bare(tokens[end]).lower() != "of":
+        return ""
+    return " ".join(_walk_forward(tokens, end + 1))
+
+
+def _listing(tokens: list[str]) -> Listing | None:
+    """An enumeration "A, B and C" (or "A, B, or C"); None if there is none."""
     first = next((i for i, t in enumerate(tokens) if t.endswith(",")), None)
     if first is None:
-        return []
+        return None
     head = _walk_back(tokens, first + 1)
     if not head:
-        return []
+        return None
     before = first - len(head)
     if before >= 0 and bare(tokens[before]).lower() in ("is", "are", "was", "were"):
-        return []  # "Which is faster, asyncio or threads": "faster" is said of them, not one of them
+        return None  # "Which is faster, asyncio or threads": "faster" is said of them, not one of them
     items = [" ".join(head)]
     i = first + 1
     current: list[str] = []
+    owner = ""
     while i < len(tokens):
         low = bare(tokens[i]).lower()
         if low in ("and", "or"):
@@ -87,21 +115,25 @@ def _list_items(tokens: list[str]) -> list[str]:
                 items.append(" ".join(current))
             # The last item is as long as the longest earlier one: nothing marks
             # where it ends ("..., Go and Rust handle memory").
-            tail = _walk_forward(tokens, i + 1, limit=max(len(x.split()) for x in items))
+            start = i + 1
+            while start < len(tokens) and bare(tokens[start]).lower() in _DETERMINERS:
+                start += 1
+            tail = _walk_forward(tokens, start, limit=max(len(x.split()) for x in items))
             if tail:
                 items.append(" ".join(tail))
+                owner = "" if _ends_clause(tokens[start + len(tail) - 1]) else _owner_after(tokens, start + len(tail))
             break
         current.append(bare(tokens[i]))
         if tokens[i].endswith(","):
             items.append(" ".join(current))
             current = []
         elif _ends_clause(tokens[i]) or len(current) > 3:
-            return []
+            return None
         i += 1
     else:
-        return []
+        return None
     items = [item for item in items if item]
-    return items if len(items) >= 3 else []
+    return Listing(items, owner) if len(items) >= 3 else None
 
 
 class Sides(NamedTuple):
@@ -220,8 +252,8 @@ def _comparison_sides(tokens: list[str]) -> Sides | None:
     return None
 
 
-def shape(question: str) -> tuple[list[str], Sides | None]:
-    """(enumerated items, comparison sides) of a question; both empty for a plain one."""
+def shape(question: str) -> tuple[Listing | None, Sides | None]:
+    """(enumeration, comparison sides) of a question; both None for a plain one."""
     tokens = " ".join(question.split()).split(" ")
-    items = _list_items(tokens)
-    return items, (None if items else _comparison_sides(tokens))
+    listing = _listing(tokens)
+    return listing, (None if listing else _comparison_sides(tokens))

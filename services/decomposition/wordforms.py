@@ -17,7 +17,8 @@ from functools import lru_cache
 from shared.research.text import STOPWORDS
 
 __all__ = [
-    "base_verb_or_unknown", "be_for", "compact", "do_for", "gerund", "head_of", "is_adverb", "is_plural_noun",
+    "base_verb_or_unknown", "be_for", "compact", "do_for", "gerund", "head_of", "is_adverb", "is_past_participle",
+    "is_plural_noun",
     "past", "plural", "quality_verb", "reads_plural", "singular", "verb_capable", "verb_lemma", "word_classes",
 ]
 
@@ -63,6 +64,17 @@ def base_verb_or_unknown(word: str, *, only: bool = True) -> bool:
     if not found:
         return word.isalpha()
     return word in found.get("VERB", ()) and not (only and set(found) - {"VERB", "ADJ"})
+
+
+def is_past_participle(word: str) -> bool:
+    """Whether a word is a verb's past participle, irregular ones included ("kept",
+    "written", "ignored"), and not its base form as well ("run" is both); a word the
+    tables do not know is one when it ends in "-ed" ("inlined")."""
+    word = word.lower()
+    if not _lemmas(word):
+        return word.isalpha() and len(word) > 4 and word.endswith("ed")
+    lemma = verb_lemma(word)
+    return bool(lemma) and lemma != word and _inflect(lemma, "VBN") == word
 
 
 def past(verb: str) -> str:

@@ -11,7 +11,15 @@ import pytest
 from services.decomposition.offline import echoes, offline_checklist
 from services.decomposition.phrasing import parse_clause
 from services.decomposition.plan import MAX_SUB_QUESTIONS, first_plan, parse_sub_questions
-from services.decomposition.wordforms import compact, gerund, past, plural, reads_plural, singular
+from services.decomposition.wordforms import (
+    compact,
+    gerund,
+    is_past_participle,
+    past,
+    plural,
+    reads_plural,
+    singular,
+)
 from shared.research.claims import claim_matches_item, item_terms
 from shared.research.envelope import ResearchRequest
 from shared.research.text import normalize_query, terms
@@ -25,6 +33,24 @@ FORMS: list[tuple[str, list[str], str]] = [
         "How to finish or abandon the merge",
         "Definition of a merge conflict",
     ], "merge conflict"),
+    # A verb acting on a question of its own ("decide which functions are inlined"):
+    # the question is about what that one asks, not about who decides.
+    ("How does the compiler decide which functions are inlined?", [
+        "How the compiler decides which functions are inlined",
+        "Definition of inlined functions",
+        "Examples of the compiler deciding which functions are inlined",
+    ], "inlined functions"),
+    # A later question keeps the first one's subject; "how long" of what is done is a span.
+    ("What does the journal record and how long are entries kept?", [
+        "What the journal records",
+        "Length of time entries of the journal are kept",
+        "Examples of the journal",
+    ], "journal"),
+    ("Which files are ignored by default?", [
+        "Files that are ignored by default",
+        "Definition of files that are ignored by default",
+        "Examples of files that are ignored by default",
+    ], "files ignored"),
     ("How do you finish a merge?", [
         "How to finish a merge",
         "Definition of a merge",
@@ -342,6 +368,10 @@ def test_a_padded_checklist_never_echoes_the_question() -> None:
     (plural, "settings", "settings"),
     (gerund, "side-step", "side-stepping"),
     (past, "run", "ran"),
+    (is_past_participle, "kept", True),
+    (is_past_participle, "inlined", True),
+    (is_past_participle, "run", False),
+    (is_past_participle, "entries", False),
 ])
 def test_word_forms(fn, given: str, expected: str) -> None:  # noqa: ANN001
     assert fn(given) == expected

@@ -170,6 +170,33 @@ def test_offline_question_asking_two_things_is_split() -> None:
     assert subs[1:3] == ["What is the GIL?", "What does the GIL prevent?"]
 
 
+@pytest.mark.parametrize(("question", "later"), [
+    # A bare plural noun after the auxiliary is a part of what the first question is about.
+    ("What does Kafka store and how long are messages retained?", "How long are Kafka messages retained?"),
+    ("What does the journal record and how long are entries kept?", "How long are entries of the journal kept?"),
+    # A noun the subject already names stands for the subject.
+    ("What are Git hooks and where are hooks stored?", "Where are Git hooks stored?"),
+    # A subject with its own words is left alone.
+    ("What does the with statement do and how do context managers work?", "How do context managers work?"),
+])
+def test_offline_later_question_keeps_the_subject_of_the_first(question: str, later: str) -> None:
+    assert _subs(question)[2] == later
+
+
+def test_offline_examples_of_deciding_keep_what_is_decided() -> None:
+    # The verb acts on a question of its own: its examples keep it whole.
+    subs = _subs("How does Git know whether a file changed?")
+    assert subs[-1] == "What are examples of Git knowing whether a file changed?"
+
+
+def test_offline_enumeration_of_one_things_aspects_keeps_the_owner() -> None:
+    subs = _subs("What are the causes, symptoms and treatments of diabetes?")
+    # Each aspect is of diabetes ("What are treatments?" names nothing), and aspects of
+    # one thing are not alternatives to compare or choose between.
+    assert subs[1:] == ["What are the causes of diabetes?", "What are the symptoms of diabetes?",
+                        "What are the treatments of diabetes?"]
+
+
 def test_offline_context_adds_a_scoped_question_and_stays_within_cap() -> None:
     subs = _subs(Q, "Focus on Linux servers")
     assert subs[-1] == "How do threads and processes apply to Linux servers?"
