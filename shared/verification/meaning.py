@@ -263,7 +263,7 @@ def _sides_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
     found = _shared_verb(said, source)
     if found is None or _voice(said, found[0]) != _voice(source, found[1]) or _symmetric(said, source):
         return None
-    (p, q), named = found, _role_words(said) & _role_words(source)
+    (p, q), named = found, (_role_words(said) | _things(said)) & (_role_words(source) | _things(source))
     mine = {f: i < p for i, t in enumerate(said.tokens) for f in [min(t.forms)] if f in named and i != p}
     theirs = {f: j < q for j, t in enumerate(source.tokens) for f in [min(t.forms)] if f in named and j != q}
     moved = {f for f in mine.keys() & theirs.keys() if mine[f] != theirs[f]}
@@ -312,6 +312,14 @@ def _objects_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
         if moved_in & source.forms and moved_out & said.forms and not mine[prep] & theirs[prep]:
             return "role", f'it puts after "{prep}" what its quote puts elsewhere'
     return None
+
+
+def _things(clause: Clause) -> set[str]:
+    """Words that can only name things ("sponsor", "board"), each said once in the clause."""
+    from shared.verification.meaning_anchor import only_a_thing  # noqa: PLC0415
+
+    seen = Counter(min(t.forms) for t in clause.content)
+    return {min(t.forms) for t in clause.content if seen[min(t.forms)] == 1 and only_a_thing(t.low)}
 
 
 def _role_words(clause: Clause) -> set[str]:

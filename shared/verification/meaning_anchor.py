@@ -76,7 +76,7 @@ def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int,
     return list(best)
 
 
-def _only_a_thing(word: str) -> bool:
+def only_a_thing(word: str) -> bool:
     """The word can only be a noun (lemminflect's tables): new matter, where a new verb,
     adjective or adverb ("climbed", "halts", "single") is more often a rewording."""
     import lemminflect  # noqa: PLC0415 - its tables load on first use (clauses loads them first)
@@ -131,7 +131,7 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     if len(run) >= MAX_NEW_RUN:
         return _fail("terms", f"it adds what none of its quotes says: {' '.join(t.text for t in run)}", support,
                      unsupported)
-    things = [w for w in unsupported if _only_a_thing(w)]
+    things = [w for w in unsupported if only_a_thing(w)]
     if len(things) > MAX_NEW_TERMS:
         return _fail("terms", f"{len(things)} of its nouns are in none of its quotes (at most {MAX_NEW_TERMS}"
                               f" may reword them): {', '.join(things[:8])}", support, unsupported)
