@@ -90,11 +90,27 @@ def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
     if not_only(said) != not_only(source):
         return "negation", "it negates what its quote affirms, or affirms what its quote negates"
     if (negations(said) + flips - negations(source)) % 2 == 0:
+        if _negated_both(said, source) or _negated_both(source, said):
+            return "negation", "it drops two negations of its quote (or adds two): not a double negative"
         return None
     if not flips and (negations(said) + _negated_words(said, source) + _ceased(said, source)
                       - negations(source) - _negated_words(source, said) - _ceased(source, said)) % 2 == 0:
         return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
     return "negation", "it negates what its quote affirms, or affirms what its quote negates"
+
+
+def _negated_both(said: Clause, source: Clause) -> bool:
+    """``source`` negates two predicates that ``said`` states with no negation at all
+    ("failed to meet … did not reach" against "met … reached"): an even count is not
+    always a double negative."""
+    if negations(said) or negations(source) < 2:
+        return False
+    words, hit = source.words(), 0
+    for i, w in enumerate(words):
+        if w in NEGATORS:
+            governed = [t for t in source.tokens[i + 1:i + 4] if is_content(t)][:1]
+            hit += bool(governed and governed[0].forms & said.forms)
+    return hit >= 2
 
 
 def _negated_words(clause: Clause, other: Clause) -> int:

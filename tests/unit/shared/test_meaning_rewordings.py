@@ -262,3 +262,11 @@ def test_a_word_after_a_determiner_or_a_figure_is_a_noun_not_the_verb() -> None:
     assert _ok("Confirmed measles cases rose from 56 in 2022 to 1,840 in 2023, mostly among children under five.",
                "Confirmed measles cases rose from 56 in 2022 to 1,840 in 2023.",
                "Most cases occurred in children under five.")
+
+
+def test_two_negations_dropped_are_no_double_negative() -> None:
+    g = check_grounding("The trial met its primary endpoint, as the reduction in events reached statistical significance.",
+                        ["The trial failed to meet its primary endpoint, as the reduction in events did not reach "
+                         "statistical significance."])
+    assert not g.ok and g.category == "negation"
+    assert _ok("It is not unusual for the cache to be empty.", "It is not unusual for the cache to be empty at start.")
