@@ -270,3 +270,14 @@ def test_two_negations_dropped_are_no_double_negative() -> None:
                          "statistical significance."])
     assert not g.ok and g.category == "negation"
     assert _ok("It is not unusual for the cache to be empty.", "It is not unusual for the cache to be empty at start.")
+
+
+def test_a_figure_of_the_same_thing_may_come_from_another_quote() -> None:
+    quotes = ("Global rice prices reached a 15-year high in August 2023 after India banned exports of white rice.",
+              "India accounts for about 40% of world rice exports, far ahead of Thailand and Vietnam.")
+    assert _ok("World rice prices reached a 15-year high in August 2023 after India, which supplies about 40% of "
+               "global rice exports, banned exports of white rice.", *quotes)
+    g = check_grounding("Consumer prices rose 4.5% in the United States in 2023.",
+                        ["Consumer prices rose 3.4% in the United States in 2023.",
+                         "Wages in the euro area grew 4.5% over the same period."])
+    assert not g.ok and g.category == "number"
