@@ -19,15 +19,7 @@ import re
 from collections.abc import Callable
 
 from services.decomposition.inversion import VERBS
-from services.decomposition.phrasing import (
-    CAUSE_VERBS,
-    LIMIT_VERBS,
-    MEANS_VERBS,
-    NEGATIVE_HEADS,
-    WH_WORDS,
-    Clause,
-    parse_clause,
-)
+from services.decomposition.phrasing import CAUSE_VERBS, LIMIT_VERBS, MEANS_VERBS, NEGATIVE_HEADS, Clause
 from services.decomposition.wordforms import (
     be_for,
     compact,
@@ -153,31 +145,12 @@ def _comparative(clause: Clause, subject: str) -> list[str] | None:
             f"When {be_for(subject)} {subject} {m.group(1)} than {other}?"]
 
 
-# Words that open a question standing as a verb's object ("decide which files are ignored").
-_EMBEDDED_LEADS = WH_WORDS | {"whether", "if"}
-
-
-def _asks(clause: Clause) -> bool:
-    """Whether what the verb acts on is a question of its own ("decide which files are
-    ignored", "know whether a file changed")."""
-    return (clause.rest or "").split(" ", 1)[0].lower() in _EMBEDDED_LEADS
-
-
-def _embedded(clause: Clause, subject: str) -> str | None:
-    """What the question a verb acts on asks about, when that is a term of art
-    ("ignored files" in "How does Git decide which files are ignored"); else None."""
-    inner = parse_clause(clause.rest or "") if _asks(clause) else None
-    return inner.subject if inner and worth_defining(inner.subject, subject) else None
-
-
 def _acted_on(clause: Clause) -> str | None:
     """The verb's words up to the end of its object ("affect latency" out of "affect
-    latency in concurrent servers"), the whole rest when the object is a question of
-    its own ("decide which files are ignored"), "" for a verb ending the clause, None
-    otherwise."""
+    latency in concurrent servers"), "" for a verb ending the clause, None otherwise."""
     rest = clause.rest or ""
-    if not rest or _asks(clause):
-        return rest
+    if not rest:
+        return ""
     if not clause.obj:
         return None
     return rest[:rest.find(clause.obj) + len(clause.obj)] if clause.obj in rest else clause.obj
@@ -207,9 +180,7 @@ def _subject_subs(clause: Clause, subject: str) -> list[str]:
         compared = _comparative(clause, subject)
         if compared:
             return compared
-    # "How does Git decide which files are ignored" asks about ignored files; Git is
-    # only who decides.
-    subs = [_what_is(_embedded(clause, subject) or subject)]
+    subs = [_what_is(subject)]
     if worth_defining(clause.obj, subject):
         subs.append(_what_is(clause.obj or ""))
     if clause.generic and clause.wh in ("when", "why"):

@@ -36,7 +36,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from services.scoring.codelike import looks_like_code
-from services.scoring.engine import centrality
 from services.scoring.passages import Passage, heading_before
 from shared.research.claims import META_TERMS, claim_matches_item, item_terms, leans_on_context
 from shared.research.envelope import ChecklistItem, Citation, Claim, ScoredSource
@@ -249,7 +248,6 @@ _STATES = re.compile(r"\b(?:is|are|was|were|means|refers to|allows?|provides?|le
                      r"returns?|uses?|runs?|can|must|will|does|do)\b", re.IGNORECASE)
 
 
-CENTRALITY_WEIGHT = 1.0  # of a source's centrality, next to its search relevance (at most 1)
 LEANING_PENALTY = 0.75  # below a plain statement's opening bonus plus most of a share of the subject
 
 
@@ -284,8 +282,7 @@ def _relevance(rep: _Candidate, support: int, source_relevance: float, wanted: s
       one that mentions everything;
     * a bonus when it names a wanted term in its first words and states something of
       it ("Tuples are immutable", "A context manager is an object that...");
-    * the search relevance of its source, how central the source is to the job
-      (services.scoring.engine.centrality), and a little for each further source;
+    * the search relevance of its source, and a little for each further source;
     * less for a sentence that leans on its context (:func:`_leaning`).
     """
     q_share = _weight(rep.about & question, idf) / (_weight(question, idf) or 1.0)
@@ -409,13 +406,12 @@ def extract_claims(
     subjects = [(item.id, item_terms(item.description)) for item in checklist]
     cues = [_aspect_cue(item.description) for item in checklist]
 
-    central = centrality(scored_sources)
     scored: list[tuple[float, int]] = []  # (relevance, group index)
     for order, (group, rep) in enumerate(zip(groups, reps, strict=True)):
         if not rep.about & wanted:
             continue
         supporting = group.supporting
-        source_relevance = max(scored_sources[i].relevance_score + CENTRALITY_WEIGHT * central[i] for i in supporting)
+        source_relevance = max(scored_sources[i].relevance_score for i in supporting)
         scored.append((_relevance(rep, len(supporting), source_relevance, wanted, q_terms or wanted, idf), order))
     by_relevance = [order for _, order in sorted(scored, key=lambda r: (-r[0], r[1]))]
     relevance = dict((order, value) for value, order in scored)

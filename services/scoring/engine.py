@@ -107,12 +107,3 @@ class ClaimScorer:
     def score_all(self, claims: Sequence[Claim], scored_sources: Sequence[ScoredSource]) -> list[Claim]:
         return [self.score(c, scored_sources) for c in claims]
 
-
-def centrality(scored_sources: Sequence[ScoredSource]) -> list[float]:
-    """Each source's share of the job's searches that found it (``found_by``), relative
-    to the source found most often, in [0, 1]: the page that every search about the
-    question returns (the manual page of the command asked about) is about the
-    question; one that a single search returned for a word it shares with it is not.
-    0 for all when no source says which searches found it."""
-    most = max((len(s.found_by) for s in scored_sources), default=0)
-    return [len(s.found_by) / most if most else 0.0 for s in scored_sources]

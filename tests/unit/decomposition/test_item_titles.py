@@ -33,13 +33,6 @@ FORMS: list[tuple[str, list[str], str]] = [
         "How to finish or abandon the merge",
         "Definition of a merge conflict",
     ], "merge conflict"),
-    # A verb acting on a question of its own ("decide which functions are inlined"):
-    # the question is about what that one asks, not about who decides.
-    ("How does the compiler decide which functions are inlined?", [
-        "How the compiler decides which functions are inlined",
-        "Definition of inlined functions",
-        "Examples of the compiler deciding which functions are inlined",
-    ], "inlined functions"),
     # A later question keeps the first one's subject; "how long" of what is done is a span.
     ("What does the journal record and how long are entries kept?", [
         "What the journal records",

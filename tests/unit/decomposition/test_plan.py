@@ -183,12 +183,6 @@ def test_offline_later_question_keeps_the_subject_of_the_first(question: str, la
     assert _subs(question)[2] == later
 
 
-def test_offline_examples_of_deciding_keep_what_is_decided() -> None:
-    # The verb acts on a question of its own: its examples keep it whole.
-    subs = _subs("How does Git know whether a file changed?")
-    assert subs[-1] == "What are examples of Git knowing whether a file changed?"
-
-
 def test_offline_enumeration_of_one_things_aspects_keeps_the_owner() -> None:
     subs = _subs("What are the causes, symptoms and treatments of diabetes?")
     # Each aspect is of diabetes ("What are treatments?" names nothing), and aspects of

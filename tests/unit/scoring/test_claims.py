@@ -378,15 +378,3 @@ def test_a_sentence_naming_a_file_or_markers_is_a_finding() -> None:
     claims = extract_claims("How does Git mark conflicted hunks?", [], [], score([make_source("a", text)]))
     assert [c.text for c in claims] == [text]
 
-
-def test_the_source_most_searches_found_gives_the_item_its_answer_first() -> None:
-    """Two sentences answer "Definition of threads" equally by their words; the one from
-    the page every search of the job returned is chosen first."""
-    checklist = [ChecklistItem(id="c1", description="Definition of threads")]
-    stray = make_source("a", "Threads are spawned by the loader.").model_copy(update={"found_by": ["What are threads?"]})
-    central = make_source("b", "Threads are created by the kernel.").model_copy(update={"found_by": SUBS})
-    claims = extract_claims(QUESTION, SUBS, checklist, score([stray, central]), max_claims=1)
-    assert [c.text for c in claims] == ["Threads are created by the kernel."]
-    unfound = [s.model_copy(update={"found_by": []}) for s in (stray, central)]
-    assert [c.text for c in extract_claims(QUESTION, SUBS, checklist, score(unfound), max_claims=1)] == \
-        ["Threads are spawned by the loader."]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.scoring.engine import ClaimScorer, SourceScorer, centrality
+from services.scoring.engine import ClaimScorer, SourceScorer
 from shared.research.envelope import TIER_SCORES
 from shared.research.claims import JobConfidenceCalculator
 from shared.research.envelope import Claim, CredibilityTier, RetrievalMethod, ScoredSource, Source
@@ -214,10 +214,3 @@ def test_job_confidence_without_claims_or_sources() -> None:
     assert JobConfidenceCalculator().calculate([], [scored(0.9)] * 10).confidence == 0.0
     assert JobConfidenceCalculator().calculate(scored_claims(0.9), []).confidence == 0.0
 
-
-def test_centrality_is_the_share_of_searches_relative_to_the_most_found_source() -> None:
-    found = [["q1", "q2", "q3", "q4"], ["q1"], []]
-    sources = [make_source(sid=f"s{n}").model_copy(update={"found_by": f}) for n, f in enumerate(found)]
-    assert centrality(sources) == [1.0, 0.25, 0.0]
-    assert centrality([make_source()]) == [0.0]  # no source says which searches found it
-    assert centrality([]) == []
