@@ -106,4 +106,3 @@ class ClaimScorer:
 
     def score_all(self, claims: Sequence[Claim], scored_sources: Sequence[ScoredSource]) -> list[Claim]:
         return [self.score(c, scored_sources) for c in claims]
-
