@@ -137,7 +137,9 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
     for i, w in enumerate(words + [""]):
         if i == len(words) or (i and (clause.pause_before(i) or w in _PART_OPENERS)):
             part = clause.tokens[part_start:i]
-            if {t.low for t in part} & HEDGES and (about is None or any(
+            hedged = {t.low for n, t in enumerate(part) if t.low in HEDGES
+                      and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))}
+            if hedged and (about is None or any(
                     t.forms & about for t in part if is_content(t) and t.low not in HEDGES and not direction_of(t))):
                 return 1
             part_start = i

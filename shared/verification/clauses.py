@@ -88,9 +88,13 @@ def _tokens(text: str) -> list[Token]:
     return out
 
 
+# Prepositions the shared stop list keeps (it serves search too): no content of their own.
+_PREPOSITIONS = frozenset("among amongst via upon across toward towards despite beyond whilst per onto".split())
+
+
 def is_content(t: Token) -> bool:
     return t.low not in STOPWORDS and t.low not in _FEATURE_WORDS and t.lemma not in _FEATURE_WORDS \
-        and len(t.low) > 1 and not t.low.isdigit()
+        and t.low not in _PREPOSITIONS and len(t.low) > 1 and not t.low.isdigit()
 
 
 # -- clauses and their features ------------------------------------------------------------
@@ -193,6 +197,9 @@ def covered(t: Token, forms: set[str] | frozenset[str]) -> bool:
     (polarity is checked apart)."""
     if t.forms & forms or synonym_forms(t.low) & forms:
         return True
+    parts = [p for p in t.low.split("-") if p]
+    if len(parts) > 1 and all(token(p, 0, 0).forms & forms or p in STOPWORDS for p in parts):
+        return True  # "planting-date" for "planting dates", "text-message" for "text message"
     for prefix in NEGATIVE_PREFIXES:
         rest = t.low[len(prefix):]
         if t.low.startswith(prefix) and len(rest) >= 4 and token(rest, 0, 0).forms & forms:
@@ -246,9 +253,19 @@ def abbreviated(name: str, sentence: str, quote: str) -> bool:
     if name.isupper() and 2 <= len(name) <= 6:
         if any(_initials(m.group()) == name for m in _CAPITALISED_RUN.finditer(quote)):
             return True
+        if len(name) >= 3 and _spelled_out(name, quote):
+            return True  # "LFP" for "lithium iron phosphate"
     for m in _CAPITALISED_RUN.finditer(sentence):
         short = _initials(m.group())
         if len(short) >= 2 and re.search(rf"\b{re.escape(name)}\b", m.group()) \
                 and re.search(rf"\b{short}\b", quote):
             return True
     return False
+
+
+def _spelled_out(short: str, text: str) -> bool:
+    """Words in a row of ``text``, in any case, whose initials spell ``short`` (three
+    letters or more; "of", "and", "the" between them aside)."""
+    words = [w for w in re.findall(r"[^\W\d_]+", text) if w.lower() not in _LINKS]
+    n = len(short)
+    return any("".join(w[0] for w in words[i:i + n]).upper() == short for i in range(len(words) - n + 1))

@@ -59,7 +59,7 @@ from shared.verification.clause_reading import (
     swapped,
     verbness,
 )
-from shared.verification.clauses import Clause, abbreviated, aligned_pair, is_content, salient_tokens
+from shared.verification.clauses import Clause, abbreviated, aligned_pair, is_content, salient_tokens, token
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import (
     CAUSAL, CESSATION, CONVERSES, CORRELATIONAL, NEGATORS, QUANTIFIERS, SYMMETRIC,
@@ -156,8 +156,15 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     return None
 
 
+_OBLIGES = frozenset("require requires required requiring oblige obliges obliged mandate mandates mandated "
+                     "compel compels compelled".split())
+
+
 def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
-    if certainty(said) > certainty(source, about=said.forms):
+    # "must complete" restates "requires … to complete": an obligation, not certainty
+    theirs = certainty(source, about=said.forms)
+    obliged = "must" in said.words() and set(source.words()) & _OBLIGES and theirs >= 2
+    if certainty(said) > theirs and not obliged:
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
     mine, theirs = set(said.words()), set(source.words())
     changes = any(direction_of(t) and verbness(said, i) >= 2 for i, t in enumerate(said.tokens))
@@ -196,7 +203,8 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
             return "comparative", f"it states a direction ({axis}) its quote does not"
     stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3] and not bounds_figure(said, h[0])]
     quoted = max(len([h for h in found if h[1] in _COMPARATIVE_AXES and not h[3]]) for found in (theirs, everywhere))
-    if quoted and len(stated) > quoted:
+    # (the same change said twice, "had fallen …, its third straight decline", is one comparison)
+    if quoted and len({(h[1], h[2]) for h in stated}) > quoted:
         return "comparative", "it states more comparisons than its quote does"
     if "than" in source.words() and "than" not in said.words() and stated:
         return "comparative", "it drops or changes what its quote compares it with"
@@ -348,6 +356,8 @@ def _role_words(clause: Clause) -> set[str]:
 
 def _scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tuple[str, str] | None:
     mine = said.forms | (sentence or set())
+    mine |= {f for t in said.tokens if "-" in t.low for part in t.low.split("-") if part
+             for f in token(part, 0, 0).forms}  # "supernova-based" keeps "supernovae"
     for condition in conditions(source):
         kept = [t for t in condition if t.forms & mine
                 or t.text[:1].isupper() and any(abbreviated(w.text, source.text, said.text) for w in condition)]

@@ -281,3 +281,28 @@ def test_a_figure_of_the_same_thing_may_come_from_another_quote() -> None:
                         ["Consumer prices rose 3.4% in the United States in 2023.",
                          "Wages in the euro area grew 4.5% over the same period."])
     assert not g.ok and g.category == "number"
+
+
+def test_more_rewordings_a_careful_writer_makes() -> None:
+    # a hyphenated compound for its words apart
+    assert _ok("Farmers who received planting-date advice by text-message raised sorghum yields by 11%.",
+               "Farmers who received text message advice on planting dates raised their sorghum yields by 11%.")
+    # "must" for "requires … to"; not for "may require"
+    quote = "The reform requires all newly qualified teachers to complete a two-year induction programme."
+    assert _ok("Under the reform, every newly qualified teacher must complete a two-year induction programme.", quote)
+    g = check_grounding("Under the regulation, platforms must remove flagged content within 24 hours.",
+                        ["Under the regulation, member states may require platforms to remove flagged content "
+                         "within 24 hours."])
+    assert not g.ok and g.category == "modality"
+    # "more likely" compares likelihoods; it hedges nothing
+    assert _ok("Asthma diagnoses were more common among children living within 200 metres of a major road than "
+               "among those living farther away.",
+               "Children living within 200 metres of a major road were more likely to be diagnosed with asthma than "
+               "those living further away.")
+    # the same change said twice is one comparison
+    assert _ok("Government debt had fallen to 82% of GDP by the end of 2023, its third straight annual decline.",
+               "Government debt declined for the third consecutive year, reaching 82% of GDP at the end of 2023.")
+    # an acronym for words in any case
+    assert _ok("At week 16, 74% of patients on the antibody achieved a 90% reduction in PASI.",
+               "At week 16, 74% of patients on the antibody achieved a 90% reduction in psoriasis area and severity "
+               "index.")
