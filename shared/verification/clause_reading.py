@@ -34,6 +34,7 @@ __all__ = [
     "direction_of",
     "directions",
     "fronted",
+    "fronted_end",
     "hits",
     "modifier",
     "negations",
@@ -49,6 +50,8 @@ __all__ = [
     "side",
     "sides",
     "subject",
+    "subject_tokens",
+    "complement_subject",
     "swapped",
     "verbness",
 ]
@@ -503,25 +506,53 @@ def same_verb(said: Clause, source: Clause) -> bool:
 
 def subject(clause: Clause) -> set[str]:
     """The content words before the clause's first verb, auxiliary or directional word,
-    after a qualifier that opens it ("If several cases are ready, select chooses…")."""
-    out: set[str] = set()
-    start = _after_fronted(clause)
+    after a qualifier that opens it ("If several cases are ready, select chooses…");
+    a participle before a noun ("the extended line") is no verb."""
+    return {min(t.forms) for t in subject_tokens(clause)}
+
+
+def subject_tokens(clause: Clause) -> list[Token]:
+    """The tokens of :func:`subject`."""
+    out: list[Token] = []
+    start = fronted_end(clause)
     for i, t in enumerate(clause.tokens):
         if i < start:
             continue
-        if t.low in AUX or direction_of(t) or (i > start and verbness(clause, i) >= 2):
+        after_determiner = i > 0 and clause.tokens[i - 1].low in DETERMINERS
+        if t.low in AUX or direction_of(t) or (i > start and verbness(clause, i) >= 2
+                                               and not (after_determiner and modifier(clause, i))):
             break
         if is_content(t):
-            out.add(min(t.forms))
+            out.append(t)
     return out
 
 
-def _after_fronted(clause: Clause) -> int:
+# Words that open a qualifier before a clause's subject ("Before the levy took effect, …").
+_OPENERS = FRONTING | frozenset("before after since until because although though while as despite ahead "
+                                "following unlike like according".split())
+
+
+def complement_subject(clause: Clause) -> set[str]:
+    """The subject of what a reporting verb's "that" introduces ("Curators confirmed
+    that the capsule contained…": the capsule), or nothing."""
+    words = clause.words()
+    for i, w in enumerate(words[1:-1], start=1):
+        if w == "that" and clause.tokens[i - 1].lemma in _REPORTING:
+            rest = Clause(clause.tokens[i + 1:], clause.tokens[i + 1].start, clause.end, clause.text)
+            return subject(rest)
+    return set()
+
+
+_REPORTING = frozenset("say find confirm report show note estimate conclude announce indicate reveal state "
+                       "argue believe suggest demonstrate determine".split())
+
+
+def fronted_end(clause: Clause) -> int:
     """Where the clause goes on after a qualifier that opens it and ends at a comma."""
     toks = clause.tokens
-    if not toks or toks[0].low not in FRONTING:
+    if not toks or toks[0].low not in _OPENERS:
         return 0
-    return next((n for n in range(1, min(len(toks), 12)) if clause.pause_before(n)), 0)
+    return next((n for n in range(1, min(len(toks), 14)) if clause.pause_before(n)), 0)
 
 
 def unknown_word(word: str) -> bool:

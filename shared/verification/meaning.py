@@ -44,6 +44,7 @@ from shared.verification.clause_reading import (
     direction_flipped,
     direction_of,
     directions,
+    fronted_end,
     hits,
     negations,
     not_only,
@@ -288,8 +289,11 @@ def _sides_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
     if found is None or _voice(said, found[0]) != _voice(source, found[1]) or _symmetric(said, source):
         return None
     (p, q), named = found, (_role_words(said) | _things(said)) & (_role_words(source) | _things(source))
-    mine = {f: i < p for i, t in enumerate(said.tokens) for f in [min(t.forms)] if f in named and i != p}
-    theirs = {f: j < q for j, t in enumerate(source.tokens) for f in [min(t.forms)] if f in named and j != q}
+    # (a qualifier that opens a clause, "At week 16, …", is on neither side)
+    a, b = fronted_end(said), fronted_end(source)
+    mine = {f: i < p for i, t in enumerate(said.tokens) for f in [min(t.forms)] if f in named and i != p and i >= a}
+    theirs = {f: j < q for j, t in enumerate(source.tokens) for f in [min(t.forms)] if f in named and j != q
+              and j >= b}
     moved = {f for f in mine.keys() & theirs.keys() if mine[f] != theirs[f]}
     if any(mine[f] for f in moved) and any(not mine[f] for f in moved):
         return "role", "it puts on each side of its verb what its quote puts on the other"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
-from shared.verification.clause_reading import direction_of, subject
+from shared.verification.clause_reading import complement_subject, direction_of, subject, subject_tokens
 from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
 from shared.verification.clauses import (
     Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of, is_content, names, token,
@@ -356,23 +356,50 @@ def _gives_predicate(clause: Clause, own: set[str], mine: Sequence[Token], ancho
                and not any(same_figure(f, q) for q in anchors) for f in sentence_figures)
 
 
-def _subject_of(clause: Clause, quote: Sequence[Clause]) -> set[str]:
-    """The subject of the quote's clause that best matches ``clause``, without adverbs ("typically")."""
+def _aligned(clause: Clause, quote: Sequence[Clause]) -> Clause:
     keys = clause.content
-    aligned = max(quote, key=lambda qc: _alignment(keys, qc))
-    return {f for f in subject(aligned) if not f.endswith("li")}
+    return max(quote, key=lambda qc: _alignment(keys, qc))
+
+
+def _subject_of(clause: Clause, quote: Sequence[Clause]) -> set[str]:
+    """The subject of the quote's clause that best matches ``clause`` (and of what its
+    reporting verb's "that" says: "Curators confirmed that the capsule held…"), without
+    adverbs ("typically")."""
+    aligned = _aligned(clause, quote)
+    return {f for f in subject(aligned) | complement_subject(aligned) if not f.endswith("li")}
 
 
 def _keeps_subject(clause: Clause, quote: Sequence[Clause], *, whole: bool = False) -> bool:
     """The subject of the quote's clause that best matches ``clause`` is in it, with
-    every name it has ("the Swiss National Bank" is not kept by "the Bank of Japan");
-    ``whole``: every word of it, so that none was swapped for another quote's."""
+    every name it has ("the Swiss National Bank" is not kept by "the Bank of Japan")
+    and no word of it swapped for another ("the northern section" for "the southern
+    section"); ``whole``: every word of it."""
     own = _subject_of(clause, quote)
     if not own or (own - clause.forms if whole else not own & clause.forms):
         return False
     text = quote[0].text if quote else ""
     named = {f for name in names(text) for f in token(name.lower(), 0, 0).forms} & own
-    return named <= clause.forms
+    if not named <= clause.forms:
+        return False
+    aligned = _aligned(clause, quote)
+    return not any(u.forms & own and not u.verb and not u.forms & clause.forms and _stood_in(u, aligned, clause)
+                   for u in subject_tokens(aligned))  # (a word that may be a verb may be the subject's end)
+
+
+def _stood_in(u: Token, quote_clause: Clause, clause: Clause) -> bool:
+    """A word of ``clause`` that the quote lacks stands between the same two content
+    words as ``u`` does in the quote."""
+    i = next(n for n, x in enumerate(quote_clause.tokens) if x is u)
+    before, after = _around(quote_clause, i)
+    if not before and not after:
+        return False
+    for n, t in enumerate(clause.tokens):
+        if is_content(t) and not t.forms & quote_clause.forms:
+            b, a = _around(clause, n)
+            # (a side that opens the phrase in the quote, "The southern section", need not match)
+            if (before & b or not before) and (after & a or not after and not a):
+                return True
+    return False
 
 
 def _alignment(keys: Sequence[Token], quote_clause: Clause) -> int:

@@ -306,3 +306,18 @@ def test_more_rewordings_a_careful_writer_makes() -> None:
     assert _ok("At week 16, 74% of patients on the antibody achieved a 90% reduction in PASI.",
                "At week 16, 74% of patients on the antibody achieved a 90% reduction in psoriasis area and severity "
                "index.")
+
+
+def test_subjects_read_more_carefully() -> None:
+    # what a reporting verb's "that" says is what the quote is about
+    assert _ok("The return capsule that landed in the Utah desert held about 121.6 grams of material from Bennu.",
+               "The return capsule landed in the Utah desert on 24 September 2023.",
+               "Curators later confirmed that the capsule contained about 121.6 grams of material from Bennu.")
+    # a subject's word swapped for another quote's is still a merge
+    g = check_grounding("The reef's northern section escaped severe bleaching in 2022.",
+                        ["Coral cover on the northern section of the reef fell to 14% after the 2022 bleaching.",
+                         "The southern section, which escaped severe bleaching in 2022, recorded its highest cover."])
+    assert not g.ok and g.category == "merge"
+    # a qualifier that opens a clause is on neither side of its verb
+    assert _ok("In a phase 3 trial, 74% of patients on the antibody achieved the primary outcome at week 16.",
+               "At week 16, 74% of patients on the antibody achieved the primary outcome in the phase 3 trial.")
