@@ -22,6 +22,7 @@ __all__ = [
     "FRONTING",
     "LEADS_VERB",
     "MONTHS",
+    "NUMBER_WORDS",
     "NOT_PARTICIPLES",
     "ORDER_WORDS",
     "PHRASE_STOPS",

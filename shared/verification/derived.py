@@ -37,7 +37,7 @@ _SCALES: dict[str, tuple[str, float]] = {
     "second": ("time", 1.0), "minute": ("time", 60.0), "hour": ("time", 3600.0), "day": ("time", 86400.0),
     "week": ("time", 604800.0), "month": ("time", 2629746.0), "year": ("time", 31556952.0),
     "decade": ("time", 315569520.0), "century": ("time", 3155695200.0),
-    "basis point": ("fraction", 1e-4),
+    "basis point": ("points", 1e-4),
     "bit": ("data", 0.125), "kilobit": ("data", 125.0), "megabit": ("data", 1.25e5), "gigabit": ("data", 1.25e8),
     "byte": ("data", 1.0), "kilobyte": ("data", 1e3), "megabyte": ("data", 1e6), "gigabyte": ("data", 1e9),
     "terabyte": ("data", 1e12), "petabyte": ("data", 1e15), "kibibyte": ("data", 2.0 ** 10),
@@ -71,6 +71,7 @@ _COMPUTING = re.compile(r"\b(?:by|total|totals|combined|together|altogether|in a
 # "over 10 years" is a span of time ("during"), not "more than 10 years".
 _DURING = re.compile(r"\s*(?:years?|months?|weeks?|days?|decades?|hours?|centuries|century)\b", re.I)
 _OF_A_UNIT = re.compile(r"\s+of\s+an?\s+(\w+?)s?\b", re.I)
+_OF_A_POINT = re.compile(r"\s+of\s+an?\s+(percentage|basis)\s+point\b", re.I)
 
 Reading = tuple[str, float]  # (dimension, value in the dimension's base unit); "" a bare number
 
@@ -118,6 +119,9 @@ def _readings(fig: Figure, after: str = "") -> list[Reading]:
     size in decimal and binary multiples; a fraction word as a fraction)."""
     unit = fig.unit
     if not unit and not any(c.isdigit() for c in fig.surface):
+        point = _OF_A_POINT.match(after)  # "a quarter of a percentage point": 25 basis points
+        if point:
+            return [("points", fig.value * (0.01 if point.group(1).lower() == "percentage" else 1e-4))]
         m = _OF_A_UNIT.match(after)  # "a quarter of a second"
         if m and m.group(1).lower() in _UNIT_WORDS:
             unit = _UNIT_WORDS[m.group(1).lower()]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
-from shared.verification.clause_reading import complement_subject, direction_of, subject, subject_tokens
+from shared.verification.clause_reading import NUMBER_WORDS, complement_subject, direction_of, subject, subject_tokens
 from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
 from shared.verification.clauses import (
     Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of, is_content, names, token,
@@ -68,6 +68,8 @@ def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int,
     for clause in said:
         run: list[Token] = []
         for t in clause.tokens:
+            if t.low in NUMBER_WORDS or t.low == "one":
+                continue  # "from one to two years": a figure's word, checked as a figure
             if any(a <= t.start < b for a, b in spans) or (is_content(t) and covered(t, every)):
                 run = []
             elif is_content(t):

@@ -114,3 +114,11 @@ def test_quantities_in_words_and_in_as_a_preposition() -> None:
                            ["One in five workers in the survey said they had been offered training."]).ok
     assert not check_grounding("Around 25% of surveyed workers said they had been offered training.",
                                ["One in five workers in the survey said they had been offered training."]).ok
+
+
+def test_a_quarter_of_a_percentage_point_is_25_basis_points() -> None:
+    quote = "The central bank increased its benchmark rate by 25 basis points to 5.5% on Wednesday."
+    assert check_grounding("The central bank raised its benchmark rate by a quarter of a percentage point to 5.5% "
+                           "on Wednesday.", [quote]).ok
+    assert not check_grounding("The central bank raised its benchmark rate by half a percentage point to 5.5% on "
+                               "Wednesday.", [quote]).ok
