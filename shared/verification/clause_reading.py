@@ -117,7 +117,8 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
             rare = True
         elif w == "few":  # "a few"
             strength = max(strength or 0, 1)
-        if w in EXCLUSIVE and prev not in ("not", "n't") and not (w == "alone" and prev != "alone"):
+        if w in EXCLUSIVE and prev not in ("not", "n't") and not (w == "alone" and prev != "alone") \
+                and not (w == "only" and nxt[:1].isdigit()):  # "grew by only 4%": merely, not exclusively
             exclusive = exclusive or w != "alone"
         level = QUANTIFIERS.get(w)
         if level is None or (w == "all" and prev == "at") or (w == "most" and prev in ("the", "at")):

@@ -131,7 +131,10 @@ def clauses(text: str) -> list[Clause]:
     tokens = _tokens(text)
     cuts = [0] + [m.start() for m in _CLAUSE_BREAK.finditer(text)] + [len(text) + 1]
     for i, t in enumerate(tokens[1:-1], start=1):
-        if t.low == "without" or (t.low == "and" and tokens[i + 1].verb and tokens[i + 1].low not in STOPWORDS):
+        nxt, after = tokens[i + 1], tokens[i + 2] if i + 2 < len(tokens) else None
+        # (not "passengers and crew evacuated": a noun that may be a verb, before the verb)
+        noun = after is not None and after.verb and after.low != after.lemma and after.low.endswith(("ed", "s"))
+        if t.low == "without" or (t.low == "and" and nxt.verb and nxt.low not in STOPWORDS and not noun):
             cuts.append(t.start)
     cuts.sort()
     parts: list[list[Token]] = []

@@ -139,7 +139,8 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (theirs, their_often, their_rare, their_only) = quantity(source)
     if my_only and not their_only:
         return "quantifier", 'it says "only" where its quote does not'
-    if my_rare != their_rare:
+    small = any(" ".join(c.words()).count("small number") for c in (said, source))  # "few" or "a few", as read
+    if my_rare != their_rare and not small:
         return "quantifier", "it changes how rare or common its quote says this is"
     if mine is not None and mine > (theirs if theirs is not None else 3):
         return "quantifier", "it generalises beyond its quote's quantifier"

@@ -321,3 +321,16 @@ def test_subjects_read_more_carefully() -> None:
     # a qualifier that opens a clause is on neither side of its verb
     assert _ok("In a phase 3 trial, 74% of patients on the antibody achieved the primary outcome at week 16.",
                "At week 16, 74% of patients on the antibody achieved the primary outcome in the phase 3 trial.")
+
+
+def test_few_only_and_nouns_joined_by_and() -> None:
+    assert _ok("Efficacy in those 65 and over was 67%, an estimate with a wide confidence interval because of few "
+               "cases.",
+               "Efficacy in participants aged 65 and over was 67%, although the confidence interval was wide because "
+               "of the small number of cases.")
+    assert _ok("Median household income in the city grew by only 4% over the same period.",
+               "Over the same period, median household income in the city grew by 4%.")
+    assert not _ok("Only median household income in the city grew by 4% over the same period.",
+                   "Over the same period, median household income in the city grew by 4%.")
+    assert _ok("All 164 people on board evacuated safely.",
+               "All 164 passengers and crew evacuated safely using the forward slides.")
