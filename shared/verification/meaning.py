@@ -137,6 +137,8 @@ _UNIVERSAL = {"each": "every", "all": "every", "invariably": "always", "universa
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (mine, my_often, my_rare, my_only) = quantity(said)
     (theirs, their_often, their_rare, their_only) = quantity(source)
+    if their_rare and not my_rare:
+        their_rare = quantity(_parts_sharing(source, said))[2]  # "rarely" of a part it does not restate
     if my_only and not their_only:
         return "quantifier", 'it says "only" where its quote does not'
     small = any(" ".join(c.words()).count("small number") for c in (said, source))  # "few" or "a few", as read
@@ -201,16 +203,38 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
             if swapped(said, source) and "than" in said.words():
                 continue  # "Y is slower than X" restates "X is faster than Y"
             return "comparative", f"it reverses the direction ({axis}) its quote states"
-        if axis in _COMPARATIVE_AXES and not weak and not bounds_figure(said, i):  # "more than 1,000": a bound
+        # (a change of the same sign on another axis, "fell" for "dropped", "raised" for
+        # "improved", restates it)
+        same_sign = any(h[2] == sign and not h[3] for h in theirs)
+        if axis in _COMPARATIVE_AXES and not weak and not bounds_figure(said, i) and not same_sign:
             return "comparative", f"it states a direction ({axis}) its quote does not"
     stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3] and not bounds_figure(said, h[0])]
     quoted = max(len([h for h in found if h[1] in _COMPARATIVE_AXES and not h[3]]) for found in (theirs, everywhere))
     # (the same change said twice, "had fallen …, its third straight decline", is one comparison)
     if quoted and len({(h[1], h[2]) for h in stated}) > quoted:
         return "comparative", "it states more comparisons than its quote does"
-    if "than" in source.words() and "than" not in said.words() and stated:
+    if _compares(source) and not _compares(said) and stated:
         return "comparative", "it drops or changes what its quote compares it with"
     return None
+
+
+def _parts_sharing(source: Clause, said: Clause) -> Clause:
+    """The parts of ``source`` (between commas, or before "but", "which"...) that share a
+    content word with ``said``; all of it when none does."""
+    toks, out, start = source.tokens, [], 0
+    for i in range(1, len(toks) + 1):
+        if i == len(toks) or source.pause_before(i) or toks[i].low in ("but", "which", "whereas", "while"):
+            part = toks[start:i]
+            if any(is_content(t) and t.forms & said.forms for t in part):
+                out += part
+            start = i
+    return Clause(out, out[0].start, out[-1].end, source.text) if out else source
+
+
+def _compares(clause: Clause) -> bool:
+    """The clause says "than" of something other than a figure ("more than 30%" bounds a figure)."""
+    words = clause.words()
+    return any(w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit()) for i, w in enumerate(words))
 
 
 def _converse(said: Clause, source: Clause) -> tuple[str, str] | None:

@@ -334,3 +334,31 @@ def test_few_only_and_nouns_joined_by_and() -> None:
                    "Over the same period, median household income in the city grew by 4%.")
     assert _ok("All 164 people on board evacuated safely.",
                "All 164 passengers and crew evacuated safely using the forward slides.")
+
+
+def test_directions_read_more_carefully() -> None:
+    # a fall said with another word of the same sign, "more slowly", "grown warmer", "fasting"
+    assert _ok("Within seconds of the trip, frequency fell to 49.2 Hz.",
+               "Frequency dropped to 49.2 Hz within seconds of the trip.")
+    assert _ok("Participants responded more slowly on switch trials than on repeat trials.",
+               "Reaction times slowed on switch trials compared with repeat trials.")
+    assert _ok("Antarctic Bottom Water has grown warmer and fresher since the early 1990s.",
+               "Antarctic Bottom Water has become warmer and less saline since the early 1990s.")
+    assert _ok("The tablet should be taken fasting, at least one hour before breakfast.",
+               "The tablet should be taken on an empty stomach, at least one hour before breakfast.")
+    # "more than 30%" bounds a figure; it compares nothing
+    assert _ok("Runners whose weekly mileage jumped by over 30% in a week faced a higher likelihood of injury.",
+               "Runners who increased their weekly mileage by more than 30% in a week were more likely to be injured.")
+    # still: the other direction on the same axis is refused
+    g = check_grounding("Within seconds of the trip, frequency rose to 49.2 Hz.",
+                        ["Frequency dropped to 49.2 Hz within seconds of the trip."])
+    assert not g.ok
+
+
+def test_rarely_holds_for_the_part_of_its_quote_it_is_in() -> None:
+    assert _ok("Dives below 1,000 metres were routine for the tagged elephant seals.",
+               "The tagged elephant seals routinely dived below 1,000 metres, collecting temperature profiles in "
+               "regions rarely visited by research vessels.")
+    g = check_grounding("The tagged elephant seals dived below 1,000 metres.",
+                        ["The tagged elephant seals rarely dived below 1,000 metres."])
+    assert not g.ok and g.category == "quantifier"
