@@ -112,7 +112,8 @@ def synonyms(word: str) -> frozenset[str]:
                         if _one_word(derived):
                             found.add(derived)
             except (OSError, ValueError, IndexError) as exc:
-                log.warning("WordNet synset %s/%d unreadable (%s); %r gets no synonyms from it", part, offset, exc, word)
+                log.warning("WordNet synset %s/%d unreadable (%s); %r gets no synonyms from it",
+                            part, offset, exc, word)
     return frozenset(found - {low})
 
 

@@ -265,7 +265,8 @@ def test_a_word_after_a_determiner_or_a_figure_is_a_noun_not_the_verb() -> None:
 
 
 def test_two_negations_dropped_are_no_double_negative() -> None:
-    g = check_grounding("The trial met its primary endpoint, as the reduction in events reached statistical significance.",
+    g = check_grounding("The trial met its primary endpoint, as the reduction in events reached statistical "
+                        "significance.",
                         ["The trial failed to meet its primary endpoint, as the reduction in events did not reach "
                          "statistical significance."])
     assert not g.ok and g.category == "negation"
