@@ -305,6 +305,8 @@ def _anaphoric(quote: str) -> bool:
     after = [w.lower() for w in rest.split()[:2]] if len(lead.split()) <= 8 else []
     if after[:1] and after[0] in _ANAPHORS or after == ["the", "same"] or words[:2] == ["the", "same"]:
         return True  # "With about 3.3 billion speakers, it is…", "Over the final 20 m, the same athletes…"
+    if "also" in words[1:4]:
+        return True  # "The release also introduces…", "Participants also improved…": it goes on from before
     return (len(words) >= 3 and words[0] == "the" and words[2] in _BARE_NOUN_FOLLOWERS
             and quote.split()[1].islower() and _an_act(words[1]))
 

@@ -363,3 +363,9 @@ def test_rarely_holds_for_the_part_of_its_quote_it_is_in() -> None:
     g = check_grounding("The tagged elephant seals dived below 1,000 metres.",
                         ["The tagged elephant seals rarely dived below 1,000 metres."])
     assert not g.ok and g.category == "quantifier"
+
+
+def test_a_quote_that_goes_on_with_also_points_back() -> None:
+    assert _ok("Version 2.0 drops support for Python 3.7 and introduces an asynchronous client.",
+               "Version 2.0 of the library drops support for Python 3.7.",
+               "The release also introduces an asynchronous client.")
