@@ -160,6 +160,9 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     shared = [sum(any(same_figure(f, q) for q in figures(quote)) for f in mine) for quote in quotes]
     best = max(range(len(quotes)), key=lambda i: (len(covers[i]) + shared[i], -i))
     helpers = {best}
+    grafted = _grafted_subject(speaks_of, quotes, quote_clauses, quote_forms, best)
+    if grafted:
+        return _fail("merge", f'it gives "{grafted}" what another quote says of something else', support, [grafted])
     for t in keys:
         if covered(t, cover[best]) or direction_of(t) or t.low == "much":
             continue  # (a direction, "more", "as much", "rose", is the direction check's to read)
@@ -358,6 +361,23 @@ def _gives_predicate(clause: Clause, own: set[str], mine: Sequence[Token], ancho
     theirs, anchors = figures(quote), figures(anchor_quote)
     return any(clause.start <= f.start < clause.end + 1 and any(same_figure(f, q) for q in theirs)
                and not any(same_figure(f, q) for q in anchors) for f in sentence_figures)
+
+
+def _grafted_subject(clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
+                     quote_forms: Sequence[set[str]], best: int) -> str | None:
+    """The clause's subject comes from another quote than its anchor and holds none of
+    the anchor's subject ("Carl Hewitt and his colleagues can send messages to other
+    actors" from "Carl Hewitt and his colleagues described the model" and "The actor can
+    send messages to other actors"): that subject, else None."""
+    said = subject_tokens(clause)
+    if not said or _anaphoric(quotes[best]):
+        return None
+    theirs = _subject_of(clause, quote_clauses[best])
+    if not theirs or theirs & {min(t.forms) for t in said}:
+        return None
+    foreign = [t for t in said if not t.forms & quote_forms[best]
+               and any(t.forms & f for j, f in enumerate(quote_forms) if j != best)]
+    return " ".join(t.text for t in said) if foreign and len(foreign) * 2 >= len(said) else None
 
 
 def _aligned(clause: Clause, quote: Sequence[Clause]) -> Clause:

@@ -369,3 +369,11 @@ def test_a_quote_that_goes_on_with_also_points_back() -> None:
     assert _ok("Version 2.0 drops support for Python 3.7 and introduces an asynchronous client.",
                "Version 2.0 of the library drops support for Python 3.7.",
                "The release also introduces an asynchronous client.")
+
+
+def test_one_quotes_subject_is_no_subject_for_another_quotes_predicate() -> None:
+    g = check_grounding("Carl Hewitt and his colleagues can send a finite number of messages to other actors whose "
+                        "addresses they know.",
+                        ["Carl Hewitt and his colleagues described the model in 1973.",
+                         "The actor can send a finite number of messages to other actors whose addresses it knows."])
+    assert not g.ok and g.category == "merge"
