@@ -9,6 +9,11 @@ changed), and checked against the sentence it came from as its only quote. Every
 sentence is false, so every one kept is a false accept. The untouched sentences are
 checked too (each must come back ``quoted``), as a control.
 
+Last, merges (``tests.fakes.turning_writer.merge``): the subject of one sentence with the
+predicate of one of the next five, checked against both. Most are false, but not every
+one (two sentences may say their predicates of the same thing), so the share kept is
+an upper bound on false accepts of this kind.
+
     python bench/verification_turns.py
     python bench/verification_turns.py --corpus path/to/docs --show 5 --json
 
@@ -26,10 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # noqa: E402 - run
 
 from shared.verification.grounding import check_grounding  # noqa: E402
 from shared.research.text import canonicalize, is_statement, sentence_spans  # noqa: E402
-from tests.fakes.turning_writer import turn  # noqa: E402
+from tests.fakes.turning_writer import merge, turn  # noqa: E402
 
 KINDS = ("negation", "quantifier", "comparative", "number")
 MAX_CHARS = 400  # as a claim's quote
+MERGE_SPAN = 5  # a sentence's predicate is grafted onto each of the five before it
 
 
 def sentences(corpus: Path) -> list[str]:
@@ -50,13 +56,19 @@ def measure(sents: list[str], show: int) -> dict[str, object]:
         figures[kind] = {"turned": len(turned), "kept": len(kept),
                          "share_kept": len(kept) / len(turned) if turned else 0.0,
                          "examples": [{"sentence": w, "quote": s} for w, s in kept[:show]]}
+    merged = [(m, a, b) for i, a in enumerate(sents) for b in sents[i + 1:i + 1 + MERGE_SPAN]
+              if (m := merge(a, b)) is not None]
+    kept_merges = [(m, a, b) for m, a, b in merged if check_grounding(m, [a, b]).ok]
+    figures["merge"] = {"turned": len(merged), "kept": len(kept_merges),
+                        "share_kept": len(kept_merges) / len(merged) if merged else 0.0,
+                        "examples": [{"sentence": m, "quote": f"{a} | {b}"} for m, a, b in kept_merges[:show]]}
     return figures
 
 
 def report(figures: dict[str, object]) -> str:
     lines = [f"sentences {figures['sentences']}, of which checked as quoted against themselves "
              f"{figures['control_quoted']}", "", f"{'turn':<12} {'turned':>7} {'kept':>5} {'kept %':>7}"]
-    for kind in KINDS:
+    for kind in (*KINDS, "merge"):
         f = figures[kind]
         assert isinstance(f, dict)
         lines.append(f"{kind:<12} {f['turned']:>7} {f['kept']:>5} {100 * f['share_kept']:>6.1f}%")

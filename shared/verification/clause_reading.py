@@ -169,8 +169,6 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
             continue
         if t.low in ("fasting", "fasted"):
             continue  # going without food, not speed
-        if t.low in ("more", "less") and i + 1 < len(clause.tokens) and direction_of(clause.tokens[i + 1]):
-            continue  # "more slowly": one comparison, read from "slowly"
         if t.lemma == "grow" and (nxt.endswith("er") or nxt in ("more", "less")):
             continue  # "has grown warmer": has become, not an increase of its own
         head = t.low.split("-", 1)[0]

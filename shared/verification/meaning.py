@@ -178,6 +178,18 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
 
 
 _COMPARATIVE_AXES = frozenset({"magnitude", "speed", "quality", "cost"})
+_COMPARISON_WORDS = frozenset({"more", "less", "most", "least"})
+
+
+def _comparative_of(said: Clause, i: int, theirs: list[tuple[int, str, int, bool, str]]) -> bool:
+    """"more"/"less" at ``i`` makes a comparative of the directional word after it, and the
+    quote states a change on that word's axis and sign with another word ("slowed" for
+    "more slowly"; ``theirs``: the quote's changes, with their words)."""
+    if i + 1 >= len(said.tokens):
+        return False
+    word, nxt = said.tokens[i + 1], direction_of(said.tokens[i + 1])
+    return nxt is not None and any(h[1] == nxt[0] and h[2] == nxt[1] and not h[3] and h[4] != word.low
+                                   for h in theirs)
 
 
 def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
@@ -186,10 +198,14 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
     not speak of, the whole quote's, ``whole``); a comparison is not stated where the quote
     states none, nor more of them than it states, nor without the quote's "than"."""
     theirs, everywhere = hits(source), hits(whole) if whole is not None else hits(source)
-    mine = hits(said)
+    mine, absorbed = hits(said), set()
     for i, axis, sign, weak in mine:
         if i >= 1 and said.tokens[i - 1].low == "or" and bounds_figure(said, i):
             continue  # "7,000 or more steps": a bound on the figure, read with the figure
+        if said.tokens[i].low in _COMPARISON_WORDS and _comparative_of(
+                said, i, [(*h, source.tokens[h[0]].low) for h in theirs if verbness(source, h[0]) >= 2]):
+            absorbed.add(i)
+            continue  # "more slowly" for "slowed": one comparison, read from "slowly"
         bound = bound_sign(said, i, axis, whole or source, weak=weak)
         if bound == sign:
             continue
@@ -205,13 +221,18 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
             return "comparative", f"it reverses the direction ({axis}) its quote states"
         # (a change of the same sign on another axis, "fell" for "dropped", "raised" for
         # "improved", restates it)
-        same_sign = any(h[2] == sign and not h[3] for h in theirs)
+        change = verbness(said, i) >= 1 and said.tokens[i].low not in _COMPARISON_WORDS
+        same_sign = change and any(h[2] == sign and not h[3] and verbness(source, h[0]) >= 1
+                                   for h in theirs)  # changes, not an added "more"
         if axis in _COMPARATIVE_AXES and not weak and not bounds_figure(said, i) and not same_sign:
             return "comparative", f"it states a direction ({axis}) its quote does not"
-    stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3] and not bounds_figure(said, h[0])]
+    stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3] and not bounds_figure(said, h[0])
+              and h[0] not in absorbed]
     quoted = max(len([h for h in found if h[1] in _COMPARATIVE_AXES and not h[3]]) for found in (theirs, everywhere))
     # (the same change said twice, "had fallen …, its third straight decline", is one comparison)
-    if quoted and len({(h[1], h[2]) for h in stated}) > quoted:
+    # ("more", "less" each count: "the biggest … significantly more X" adds one)
+    if quoted and len({(h[1], h[2], h[0] if said.tokens[h[0]].low in _COMPARISON_WORDS else -1)
+                       for h in stated}) > quoted:
         return "comparative", "it states more comparisons than its quote does"
     if _compares(source) and not _compares(said) and stated:
         return "comparative", "it drops or changes what its quote compares it with"

@@ -288,6 +288,15 @@ def _stems(text: str) -> set[str]:
     return out - _GLUE
 
 
+def merge(a: str, b: str) -> str | None:
+    """A's subject with B's predicate, when that makes a sentence neither says: their
+    subjects differ, and A's has a word B does not (else it would rest on B alone)."""
+    sa, sb = _split(a), _split(b)
+    if sa is None or sb is None or sa[0].lower() == sb[0].lower() or _stems(sa[0]) <= _stems(b):
+        return None
+    return f"{sa[0]} {sb[1]}"
+
+
 @dataclass
 class Merger(_Writer):
     """Each part: a faithful sentence, then for each claim A of the part, A's subject
@@ -298,10 +307,7 @@ class Merger(_Writer):
     merged: list[str] = field(default_factory=list)
 
     def _merge(self, a: str, b: str) -> str | None:
-        sa, sb = _split(a), _split(b)
-        if sa is None or sb is None or sa[0].lower() == sb[0].lower() or _stems(sa[0]) <= _stems(b):
-            return None
-        return f"{sa[0]} {sb[1]}"
+        return merge(a, b)
 
     def _part(self, ids: Sequence[str], text_of: dict[str, str]) -> list[dict[str, Any]]:
         ids = [i for i in ids if i in text_of]

@@ -377,3 +377,11 @@ def test_one_quotes_subject_is_no_subject_for_another_quotes_predicate() -> None
                         ["Carl Hewitt and his colleagues described the model in 1973.",
                          "The actor can send a finite number of messages to other actors whose addresses it knows."])
     assert not g.ok and g.category == "merge"
+
+
+def test_an_added_more_is_an_added_comparison() -> None:
+    quote = "The biggest danger in asyncio code is a blocking call inside a coroutine."
+    assert not _ok("The biggest danger in asyncio code is a blocking call inside a significantly more coroutine.",
+                   quote)
+    assert not _ok("There are three responses when a consumer cannot keep significantly more up.",
+                   "There are three responses when a consumer cannot keep up.")
