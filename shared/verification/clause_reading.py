@@ -125,6 +125,8 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
             continue
         if w == "each" and nxt == "other":
             continue
+        if w in FREQUENCY and prev in ("most", "more", "less", "least"):
+            continue  # "the most commonly used": a superlative, not how often
         if w in FREQUENCY:
             frequency = max(frequency or 0, level)
         elif not subject_only or i <= 2:

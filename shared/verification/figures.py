@@ -144,7 +144,13 @@ def figures(text: str) -> tuple[Figure, ...]:
         if not any(a <= m.start() < b for a, b in spans) and not _inside_name(text, m.start(), m.end()):
             after = text[m.end():].lstrip()  # "400 Mt" after a parsed "500 Mt": the same unit
             unit = next((u for sym, u in units.items() if re.match(rf"{re.escape(sym)}(?!\w)", after)), "")
-            out.append(Figure(float(m.group().replace(",", "")), unit, m.group(), m.start(), m.end()))
+            value, end = float(m.group().replace(",", "")), m.end()
+            scale = _SCALE_AFTER.match(text, m.end())  # "and $250 billion": its scale and currency too
+            if scale:
+                value, end = value * _SCALE_WORDS[scale.group(1).lower()], scale.end()
+            if text[max(0, m.start() - 1):m.start()] == "$":
+                unit = "dollar"
+            out.append(Figure(value, unit, text[m.start():end], m.start(), end))
     return tuple(sorted((replace(f, bounded=True) if _BOUND_BEFORE.search(text[:f.start]) else f for f in out),
                         key=lambda f: f.start))
 

@@ -137,8 +137,11 @@ _UNIVERSAL = {"each": "every", "all": "every", "invariably": "always", "universa
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (mine, my_often, my_rare, my_only) = quantity(said)
     (theirs, their_often, their_rare, their_only) = quantity(source)
-    if their_rare and not my_rare:
-        their_rare = quantity(_parts_sharing(source, said))[2]  # "rarely" of a part it does not restate
+    if (their_rare and not my_rare) or (their_often is not None and my_often is None):
+        # "rarely", "typically" of a part of the quote the clause does not restate
+        _, part_often, part_rare, _ = quantity(_parts_sharing(source, said))
+        their_rare = their_rare and part_rare
+        their_often = part_often if my_often is None else their_often
     if my_only and not their_only:
         return "quantifier", 'it says "only" where its quote does not'
     small = any(" ".join(c.words()).count("small number") for c in (said, source))  # "few" or "a few", as read

@@ -160,7 +160,7 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     shared = [sum(any(same_figure(f, q) for q in figures(quote)) for f in mine) for quote in quotes]
     best = max(range(len(quotes)), key=lambda i: (len(covers[i]) + shared[i], -i))
     helpers = {best}
-    grafted = _grafted_subject(speaks_of, quotes, quote_clauses, quote_forms, best)
+    grafted = _grafted_subject(clause, quotes, quote_clauses, quote_forms, best)
     if grafted:
         return _fail("merge", f'it gives "{grafted}" what another quote says of something else', support, [grafted])
     for t in keys:

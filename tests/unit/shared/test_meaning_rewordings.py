@@ -385,3 +385,16 @@ def test_an_added_more_is_an_added_comparison() -> None:
                    quote)
     assert not _ok("There are three responses when a consumer cannot keep significantly more up.",
                    "There are three responses when a consumer cannot keep up.")
+
+
+def test_last_readings_of_this_round() -> None:
+    # a frequency read in the part of the quote the clause restates; a superlative is no frequency
+    assert _ok("Speech production is typically impaired by damage to Broca's area, whereas comprehension stays "
+               "relatively intact.",
+               "Damage to Broca's area typically impairs speech production while leaving comprehension relatively "
+               "intact.")
+    assert _ok("TypeScript was the most common language for new front-end projects in the survey.",
+               "In the survey, TypeScript was the most commonly used language for new front-end projects.")
+    # a range's second end keeps its scale and currency
+    assert _ok("Banks with $100 billion to $250 billion in assets must run annual stress tests.",
+               "Banks with assets between $100 billion and $250 billion must run annual stress tests.")
