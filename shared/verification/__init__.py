@@ -1,7 +1,8 @@
 """The checks that decide what the report may say: does a statement rest on its quotes?
 
 ``grounding`` is the entry point (a quote at its locator; a sentence against its quotes);
-``clauses`` and ``clause_reading`` read a sentence clause by clause, ``meaning_anchor``
+``clauses`` splits a sentence into clauses, ``clause_reading`` reads what each states
+and ``clause_roles`` who does what in it, ``meaning_anchor``
 pairs each clause with the quote clause it restates, ``meaning`` compares them (polarity,
 quantifiers, certainty, direction, roles, figures, conditions) and decides contradictions;
 ``figures`` reads numbers with units and ``lexicon`` holds the word lists. ``judge`` asks a

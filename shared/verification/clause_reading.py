@@ -9,52 +9,35 @@ say; these functions only read.
 
 from __future__ import annotations
 
-from shared.verification.clauses import AUX, BE, Clause, Token, is_content, lemmas_of, token
+from shared.verification.clauses import AUX, Clause, Token, is_content, token
 from shared.verification.lexicon import (
     CONDITION_OPENERS, DIRECTIONS, EXCLUSIVE, HEDGES, NEGATIVE_PREFIXES, NEGATORS, QUANTIFIERS, RARE, STRONG,
 )
-from shared.research.text import STOPWORDS
 
 __all__ = [
     "BINDING_STOPS",
-    "DETERMINERS",
     "FREQUENCY",
     "FRONTING",
-    "LEADS_VERB",
     "MONTHS",
     "NUMBER_WORDS",
-    "NOT_PARTICIPLES",
-    "ORDER_WORDS",
     "PHRASE_STOPS",
     "SETTINGS",
     "WEAK",
     "bound_sign",
+    "bounds_figure",
     "certainty",
     "conditions",
     "direction_flipped",
     "direction_of",
     "directions",
     "fronted",
-    "fronted_end",
     "hits",
-    "modifier",
     "negations",
     "not_only",
     "parts",
-    "passive",
-    "phrase",
-    "pivots",
     "prefix_flips",
     "quantity",
-    "role_parts",
-    "same_verb",
-    "side",
-    "sides",
-    "subject",
-    "subject_tokens",
-    "complement_subject",
-    "swapped",
-    "verbness",
+    "unknown_word",
 ]
 
 
@@ -211,12 +194,9 @@ def direction_of(t: Token) -> tuple[str, int] | None:
     return hit
 
 
-def passive(clause: Clause, pivot: int) -> bool:
-    """The verb at ``pivot`` is passive: a participle ("removed", "written", "held")
-    after a form of "be" (or "get") within the two words before it."""
-    t = clause.tokens[pivot]
-    participle = (t.low.endswith(("ed", "en")) or t.low != t.lemma) and t.low not in NOT_PARTICIPLES
-    return participle and any(u.low in BE for u in clause.tokens[max(0, pivot - 3):pivot])
+def direction_flipped(said: Clause, source: Clause) -> bool:
+    mine, theirs = directions(said), directions(source)
+    return any((a, -s) in theirs for a, s in mine)
 
 
 # Where a finding was made ("In the trial, ...", "In this study, ..."): its setting, not
@@ -353,215 +333,11 @@ def _bound_to(target: Token, axis: str, whole: Clause, *, weak: bool) -> int | N
 BINDING_STOPS = frozenset("when if while because since as that which who than and or but whereas unless".split())
 
 
-NOT_PARTICIPLES = frozenset("often even open seen then when been".split())
-
-
-DETERMINERS = frozenset("the a an its their this these those our your his her each every some many any no most all "
-                        "both few several such".split())
-
-
-LEADS_VERB = AUX | frozenset("can cannot could may might must will would should to not n't never also often "
-                                "always usually".split())
-
-
-def verbness(clause: Clause, i: int) -> int:
-    """How surely token ``i`` is the clause's verb: 2 after an auxiliary or modal, or
-    inflected as a verb ("preempts", "referenced") or only ever a verb; 1 a word that
-    may be a verb; 0 not one ("running" as an adjective, a word that is never a verb)."""
-    t = clause.tokens[i]
-    if t.low in STOPWORDS or t.low in AUX:
-        return 0
-    prev = clause.tokens[i - 1].low if i else ""
-    if not (t.verb or direction_of(t)):
-        return 0
-    if prev == "to":
-        return 1  # an infinitive: a verb, but seldom the clause's own
-    if prev in LEADS_VERB:
-        return 3
-    if t.low.endswith("ing") or prev in DETERMINERS or prev in NUMBER_WORDS or prev[:1].isdigit():
-        return 0  # "the fire", "most cases", "four days", "25 eagles": a noun
-    if t.low != t.lemma and t.low.endswith("ed"):
-        return 3
-    inflected = t.low != t.lemma and t.low.endswith("s")
-    return 2 if inflected or not lemmas_of(t.low)[2] else 1
-
-
-def modifier(clause: Clause, i: int) -> bool:
-    """A participle used as an adjective: "-ed"/"-en" right before a content word
-    ("developed economies")."""
-    nxt = clause.tokens[i + 1] if i + 1 < len(clause.tokens) else None
-    return clause.tokens[i].low.endswith(("ed", "en")) and nxt is not None and is_content(nxt)
-
-
-def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
-    """The index, in each clause, of the verb (or "than") they share: the surest verb of
-    ``said`` that ``source`` has, and its first occurrence there."""
-    words, theirs = said.words(), source.words()
-    for word in ORDER_WORDS:
-        if word in words and word in theirs and not _paired(words, word) and not _paired(theirs, word):
-            return words.index(word), theirs.index(word)
-    candidates = [(-verbness(said, i), i) for i in range(1, len(said.tokens))]
-    for rank, i in sorted(candidates):
-        if rank == 0:
-            break
-        forms = said.tokens[i].forms
-        found = [j for j, u in enumerate(source.tokens) if j > 0 and u.forms & forms]
-        if found:
-            return i, max(found, key=lambda j: (verbness(source, j), -j))
-    return None
-
-
-ORDER_WORDS = ("than", "before", "after")
-
-
-def _paired(words: list[str], word: str) -> bool:
-    """"before and after surgery": a span of time, not one thing ordered before another."""
-    i = words.index(word)
-    return (i + 1 < len(words) and words[i + 1] in ("and", "or")) or (i > 0 and words[i - 1] in ("and", "or"))
-
-
 # Where a subject or object phrase ends: a preposition (other than "of"), or a word that
 # opens a clause of its own.
 PHRASE_STOPS = frozenset("""in on at to from into onto by with for over under through during via across toward
     towards against between among within without about after before than when if while because since unless
     which that who whom whose as where once until""".split())
-
-
-def sides(clause: Clause, pivot: int) -> tuple[set[str], set[str]]:
-    before = {min(t.forms) for t in clause.tokens[:pivot] if is_content(t)}
-    after = {min(t.forms) for t in clause.tokens[pivot + 1:] if is_content(t)}
-    return before - after, after - before
-
-
-def side(clause: Clause, pivot: int, step: int) -> set[str]:
-    """Every content word on one side of ``pivot``."""
-    toks = clause.tokens[:pivot] if step < 0 else clause.tokens[pivot + 1:]
-    return {min(t.forms) for t in toks if is_content(t)}
-
-
-def phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
-    """The content words of the phrase next to the verb at ``pivot``: its subject
-    (``step`` -1) or its object (+1), up to a preposition, a clause word or punctuation;
-    and whether it ended cleanly (at the clause's edge or punctuation, so it is the
-    whole phrase, not the tail of one cut at an inner "with" or "that")."""
-    out: set[str] = set()
-    i = pivot + step
-    while 0 <= i < len(clause.tokens) and len(out) < 6:
-        if clause.pause_before(i if step > 0 else i + 1) and not (step > 0 and i == pivot + 1):
-            return out, True
-        t = clause.tokens[i]
-        if t.low in PHRASE_STOPS:
-            if step > 0 and i == pivot + 1:  # "lends to X", "borrows from X": part of the verb
-                i += step
-                continue
-            return out, step > 0  # an object ends at its preposition; a subject cut there is a tail
-        if t.low in ("and", "or", "but"):
-            return out, i == 0  # a coordination inside the phrase: not read whole (at the clause's start: its edge)
-        if abs(i - pivot) > 1 and verbness(clause, i) >= 2 and not modifier(clause, i):
-            return out, False  # another verb: the phrase is not read whole
-        if is_content(t):
-            out.add(min(t.forms))
-        i += step
-    return out, 0 <= i < len(clause.tokens) or True
-
-
-def role_parts(said: Clause, source: Clause) -> tuple[set[str], set[str], set[str], set[str], bool] | None:
-    """(the sentence's subject and object, the quote's subject and object, as the
-    sentence's voice reads them, around the verb or order word they share; whether
-    all four phrases were read whole around a sure verb)."""
-    found = pivots(said, source)
-    if found is None:
-        return None
-    p, q = found
-    if said.words()[p] in ORDER_WORDS:
-        ss, so = sides(said, p)
-        qs, qo = sides(source, q)
-        clean = False
-        whole_ss, whole_qs, whole_qo = side(said, p, -1), side(source, q, -1), side(source, q, 1)
-        if whole_ss and not whole_ss & whole_qs and whole_ss <= whole_qo:
-            ss, qs, qo = whole_ss, whole_qs, whole_qo - whole_qs  # its subject is the quote's other side
-    else:
-        (ss, c1), (so, c2) = phrase(said, p, -1), phrase(said, p, 1)
-        (qs, c3), (qo, c4) = phrase(source, q, -1), phrase(source, q, 1)
-        clean = c1 and c2 and c3 and c4 and min(verbness(said, p), verbness(source, q)) >= 2
-    if passive(said, p) != passive(source, q):
-        qs, qo = qo, qs
-    return ss, so, qs, qo, clean
-
-
-def swapped(said: Clause, source: Clause) -> bool:
-    parts = role_parts(said, source)
-    if parts is None:
-        return False
-    ss, so, qs, qo, _ = parts
-    return bool((ss & qo) - qs) and bool((so & qs) - qo)
-
-
-def direction_flipped(said: Clause, source: Clause) -> bool:
-    mine, theirs = directions(said), directions(source)
-    return any((a, -s) in theirs for a, s in mine)
-
-
-def same_verb(said: Clause, source: Clause) -> bool:
-    """Both clauses turn on the same verb: surely a verb on both sides, or on one side
-    after an auxiliary or "not" (or they turn on "than"/"before"/"after")."""
-    found = pivots(said, source)
-    if found is None:
-        return False
-    p, q = found
-    sure = sorted((verbness(said, p), verbness(source, q)))
-    return said.words()[p] in ORDER_WORDS or sure[0] >= 2 or (sure[0] >= 1 and sure[1] >= 3)
-
-
-def subject(clause: Clause) -> set[str]:
-    """The content words before the clause's first verb, auxiliary or directional word,
-    after a qualifier that opens it ("If several cases are ready, select chooses…");
-    a participle before a noun ("the extended line") is no verb."""
-    return {min(t.forms) for t in subject_tokens(clause)}
-
-
-def subject_tokens(clause: Clause) -> list[Token]:
-    """The tokens of :func:`subject`."""
-    out: list[Token] = []
-    start = fronted_end(clause)
-    for i, t in enumerate(clause.tokens):
-        if i < start:
-            continue
-        after_determiner = i > 0 and clause.tokens[i - 1].low in DETERMINERS
-        if t.low in AUX or direction_of(t) or (i > start and verbness(clause, i) >= 2
-                                               and not (after_determiner and modifier(clause, i))):
-            break
-        if is_content(t):
-            out.append(t)
-    return out
-
-
-# Words that open a qualifier before a clause's subject ("Before the levy took effect, …").
-_OPENERS = FRONTING | frozenset("before after since until because although though while as despite ahead "
-                                "following unlike like according".split())
-
-
-def complement_subject(clause: Clause) -> set[str]:
-    """The subject of what a reporting verb's "that" introduces ("Curators confirmed
-    that the capsule contained…": the capsule), or nothing."""
-    words = clause.words()
-    for i, w in enumerate(words[1:-1], start=1):
-        if w == "that" and clause.tokens[i - 1].lemma in _REPORTING:
-            rest = Clause(clause.tokens[i + 1:], clause.tokens[i + 1].start, clause.end, clause.text)
-            return subject(rest)
-    return set()
-
-
-_REPORTING = frozenset("say find confirm report show note estimate conclude announce indicate reveal state "
-                       "argue believe suggest demonstrate determine".split())
-
-
-def fronted_end(clause: Clause) -> int:
-    """Where the clause goes on after a qualifier that opens it and ends at a comma."""
-    toks = clause.tokens
-    if not toks or toks[0].low not in _OPENERS:
-        return 0
-    return next((n for n in range(1, min(len(toks), 14)) if clause.pause_before(n)), 0)
 
 
 def unknown_word(word: str) -> bool:

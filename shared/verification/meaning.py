@@ -27,7 +27,8 @@ aligns with in:
 
 Sentences are read into words and clauses by :mod:`shared.verification.clauses` (words matched by
 stem and lemma, so "DELETE" meets "deleted"), each clause's features by
-:mod:`shared.verification.clause_reading`, anchored by :mod:`shared.verification.meaning_anchor`,
+:mod:`shared.verification.clause_reading`, their verbs, subjects and objects by
+:mod:`shared.verification.clause_roles`, anchored by :mod:`shared.verification.meaning_anchor`,
 and their figures read with units by :mod:`shared.verification.figures`. A sentence that is one of
 its quotes (or a whole sentence of one) is ``quoted`` and needs no check.
 """
@@ -44,21 +45,16 @@ from shared.verification.clause_reading import (
     direction_flipped,
     direction_of,
     directions,
-    fronted_end,
     hits,
     negations,
     not_only,
     parts,
-    passive,
-    phrase,
-    unknown_word,
     prefix_flips,
     quantity,
-    role_parts,
-    same_verb,
-    subject,
-    swapped,
-    verbness,
+    unknown_word,
+)
+from shared.verification.clause_roles import (
+    fronted_end, passive, phrase, role_parts, same_verb, subject, swapped, verbness,
 )
 from shared.verification.clauses import Clause, abbreviated, aligned_pair, is_content, salient_tokens, token
 from shared.verification.figures import figures, same_figure

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
-from shared.verification.clause_reading import NUMBER_WORDS, complement_subject, direction_of, subject, subject_tokens
+from shared.verification.clause_reading import NUMBER_WORDS, direction_of
+from shared.verification.clause_roles import complement_subject, subject, subject_tokens
 from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
 from shared.verification.clauses import (
     Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of, is_content, names, token,
