@@ -26,6 +26,7 @@ __all__ = [
     "bound_sign",
     "bounds_figure",
     "certainty",
+    "clause_parts",
     "conditions",
     "direction_flipped",
     "direction_of",
@@ -35,6 +36,7 @@ __all__ = [
     "negations",
     "not_only",
     "parts",
+    "parts_sharing",
     "prefix_flips",
     "quantity",
     "unknown_word",
@@ -119,24 +121,38 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
 
 def certainty(clause: Clause, about: set[str] | None = None) -> int:
     """1 hedged, 2 plain, 3 strong. With ``about`` (the word forms of a clause read
-    against this one), a hedge counts only in a part of the clause (between commas or
-    before "but", "which"...) that shares a word with it: "…, after which the dose can
-    be adjusted" hedges the adjusting, not "the effect is achieved" before it."""
-    words = clause.words()
-    part_start = 0
-    for i, w in enumerate(words + [""]):
-        if i == len(words) or (i and (clause.pause_before(i) or w in _PART_OPENERS)):
-            part = clause.tokens[part_start:i]
-            hedged = {t.low for n, t in enumerate(part) if t.low in HEDGES
-                      and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))}
-            if hedged and (about is None or any(
-                    t.forms & about for t in part if is_content(t) and t.low not in HEDGES and not direction_of(t))):
-                return 1
-            part_start = i
-    return 3 if set(words) & STRONG else 2
+    against this one), a hedge counts only in a part of the clause (:func:`clause_parts`)
+    that shares a word with it: "…, after which the dose can be adjusted" hedges the
+    adjusting, not "the effect is achieved" before it."""
+    for part in clause_parts(clause):
+        hedged = {t.low for n, t in enumerate(part) if t.low in HEDGES
+                  and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))}
+        if hedged and (about is None or any(
+                t.forms & about for t in part if is_content(t) and t.low not in HEDGES and not direction_of(t))):
+            return 1
+    return 3 if set(clause.words()) & STRONG else 2
 
 
 _PART_OPENERS = frozenset("but which whereas while though although yet".split())
+
+
+def clause_parts(clause: Clause) -> list[list[Token]]:
+    """The clause's parts: its stretches between commas, or before "but", "which",
+    "whereas"... ("Most cases resolve, but some recur": two parts)."""
+    toks, out, start = clause.tokens, [], 0
+    for i in range(1, len(toks) + 1):
+        if i == len(toks) or clause.pause_before(i) or toks[i].low in _PART_OPENERS:
+            out.append(toks[start:i])
+            start = i
+    return out
+
+
+def parts_sharing(source: Clause, said: Clause) -> Clause:
+    """The parts of ``source`` (:func:`clause_parts`) that share a content word with
+    ``said``; all of it when none does."""
+    out = [t for part in clause_parts(source) if any(is_content(t) and t.forms & said.forms for t in part)
+           for t in part]
+    return Clause(out, out[0].start, out[-1].end, source.text) if out else source
 
 
 def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:

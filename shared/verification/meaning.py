@@ -49,6 +49,7 @@ from shared.verification.clause_reading import (
     negations,
     not_only,
     parts,
+    parts_sharing,
     prefix_flips,
     quantity,
     unknown_word,
@@ -135,7 +136,7 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (theirs, their_often, their_rare, their_only) = quantity(source)
     if (their_rare and not my_rare) or (their_often is not None and my_often is None):
         # "rarely", "typically" of a part of the quote the clause does not restate
-        _, part_often, part_rare, _ = quantity(_parts_sharing(source, said))
+        _, part_often, part_rare, _ = quantity(parts_sharing(source, said))
         their_rare = their_rare and part_rare
         their_often = part_often if my_often is None else their_often
     if my_only and not their_only:
@@ -236,19 +237,6 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
     if _compares(source) and not _compares(said) and stated:
         return "comparative", "it drops or changes what its quote compares it with"
     return None
-
-
-def _parts_sharing(source: Clause, said: Clause) -> Clause:
-    """The parts of ``source`` (between commas, or before "but", "which"...) that share a
-    content word with ``said``; all of it when none does."""
-    toks, out, start = source.tokens, [], 0
-    for i in range(1, len(toks) + 1):
-        if i == len(toks) or source.pause_before(i) or toks[i].low in ("but", "which", "whereas", "while"):
-            part = toks[start:i]
-            if any(is_content(t) and t.forms & said.forms for t in part):
-                out += part
-            start = i
-    return Clause(out, out[0].start, out[-1].end, source.text) if out else source
 
 
 def _compares(clause: Clause) -> bool:
