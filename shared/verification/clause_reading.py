@@ -35,6 +35,7 @@ __all__ = [
     "hits",
     "negations",
     "not_only",
+    "only_a_thing",
     "parts",
     "parts_sharing",
     "prefix_flips",
@@ -361,3 +362,12 @@ def unknown_word(word: str) -> bool:
     import lemminflect  # noqa: PLC0415 - its tables load on first use (clauses loads them first)
 
     return not lemminflect.getAllLemmas(word)
+
+
+def only_a_thing(word: str) -> bool:
+    """The word can only be a noun (lemminflect's tables): new matter, where a new verb,
+    adjective or adverb ("climbed", "halts", "single") is more often a rewording."""
+    import lemminflect  # noqa: PLC0415 - its tables load on first use (clauses loads them first)
+
+    readings = set(lemminflect.getAllLemmas(word))
+    return not readings or readings <= {"NOUN", "PROPN"}

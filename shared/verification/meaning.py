@@ -48,6 +48,7 @@ from shared.verification.clause_reading import (
     hits,
     negations,
     not_only,
+    only_a_thing,
     parts,
     parts_sharing,
     prefix_flips,
@@ -377,8 +378,6 @@ def _objects_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
 
 def _things(clause: Clause) -> set[str]:
     """Words that can only name things ("sponsor", "board"), each said once in the clause."""
-    from shared.verification.meaning_anchor import only_a_thing  # noqa: PLC0415
-
     seen = Counter(min(t.forms) for t in clause.content)
     return {min(t.forms) for t in clause.content if seen[min(t.forms)] == 1 and only_a_thing(t.low)}
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
-from shared.verification.clause_reading import NUMBER_WORDS, direction_of
+from shared.verification.clause_reading import NUMBER_WORDS, direction_of, only_a_thing
 from shared.verification.clause_roles import complement_subject, subject, subject_tokens
 from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
 from shared.verification.clauses import (
@@ -77,15 +77,6 @@ def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int,
                 run.append(t)
                 best = max(best, run, key=len)
     return list(best)
-
-
-def only_a_thing(word: str) -> bool:
-    """The word can only be a noun (lemminflect's tables): new matter, where a new verb,
-    adjective or adverb ("climbed", "halts", "single") is more often a rewording."""
-    import lemminflect  # noqa: PLC0415 - its tables load on first use (clauses loads them first)
-
-    readings = set(lemminflect.getAllLemmas(word))
-    return not readings or readings <= {"NOUN", "PROPN"}
 
 
 def _coordinated(clause: Clause, t: Token) -> bool:
@@ -343,14 +334,17 @@ def _around(c: Clause, i: int) -> tuple[frozenset[str], frozenset[str]]:
 def _replaced(clause: Clause, t: Token, quote: Sequence[Clause], sentence: set[str]) -> Token | None:
     """The quote's word that ``t`` stands in for (see :func:`_stands_in`)."""
     i = next(n for n, u in enumerate(clause.tokens) if u is t)
-    before, after = _around(clause, i)
-    for qc in quote:
-        for n, u in enumerate(qc.tokens):
-            if is_content(u) and not u.forms & sentence:
-                b, a = _around(qc, n)
-                if (before & b or not before and not b) and (after & a or not after and not a):
-                    return u
-    return None
+    return next((u for qc in quote for n, u in enumerate(qc.tokens)
+                 if is_content(u) and not u.forms & sentence and _same_place(clause, i, qc, n)), None)
+
+
+def _same_place(x: Clause, i: int, y: Clause, j: int, *, open_start: bool = False) -> bool:
+    """Token ``i`` of ``x`` and token ``j`` of ``y`` stand between the same two content
+    words (or after the same one, at their clauses' ends). ``open_start``: a side that
+    opens the phrase in ``x`` ("The southern section") need not match."""
+    before, after = _around(x, i)
+    b, a = _around(y, j)
+    return bool((before & b or not before and (open_start or not b)) and (after & a or not after and not a))
 
 
 def _gives_predicate(clause: Clause, own: set[str], mine: Sequence[Token], anchor: Sequence[Token], quote: str,
@@ -412,19 +406,13 @@ def _keeps_subject(clause: Clause, quote: Sequence[Clause], *, whole: bool = Fal
 
 
 def _stood_in(u: Token, quote_clause: Clause, clause: Clause) -> bool:
-    """A word of ``clause`` that the quote lacks stands between the same two content
-    words as ``u`` does in the quote."""
+    """A word of ``clause`` that the quote lacks stands where ``u`` does in the quote."""
     i = next(n for n, x in enumerate(quote_clause.tokens) if x is u)
-    before, after = _around(quote_clause, i)
-    if not before and not after:
+    if _around(quote_clause, i) == (frozenset(), frozenset()):
         return False
-    for n, t in enumerate(clause.tokens):
-        if is_content(t) and not t.forms & quote_clause.forms:
-            b, a = _around(clause, n)
-            # (a side that opens the phrase in the quote, "The southern section", need not match)
-            if (before & b or not before) and (after & a or not after and not a):
-                return True
-    return False
+    return any(is_content(t) and not t.forms & quote_clause.forms and _same_place(quote_clause, i, clause, n,
+                                                                                  open_start=True)
+               for n, t in enumerate(clause.tokens))
 
 
 def _alignment(keys: Sequence[Token], quote_clause: Clause) -> int:
