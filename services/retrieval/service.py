@@ -83,13 +83,6 @@ def excerpt_window_limit(digest: DigestSettings) -> int | None:
 _window_limit = excerpt_window_limit(DigestSettings())
 
 
-def pubmed_enabled(s: StageSettings) -> bool:
-    """RESEARCH_PUBMED_ENABLED when set, else whether NCBI_EMAIL or NCBI_API_KEY is."""
-    if s.research_pubmed_enabled is not None:
-        return s.research_pubmed_enabled
-    return bool(s.ncbi_email or s.ncbi_api_key)
-
-
 def web_chain(s: StageSettings) -> tuple[list[str], list[str]]:
     """(the web providers that can run, in failover order; the scholarly ones).
     A provider named in RESEARCH_WEB_PROVIDERS without its setting is left out."""
@@ -106,7 +99,7 @@ def unconfigured(s: StageSettings, request: ResearchRequest) -> dict[RetrievalMe
         else "no corpus is indexed: run `deepresearch index DIR`",
         RetrievalMethod.WEB: None if chain or scholarly
         else "set TAVILY_API_KEY or SEARXNG_URL, or RESEARCH_WEB_PROVIDERS=wikipedia",
-        RetrievalMethod.PUBMED: None if pubmed_enabled(s)
+        RetrievalMethod.PUBMED: None if s.pubmed_on
         else "set NCBI_EMAIL or NCBI_API_KEY, or RESEARCH_PUBMED_ENABLED=true",
     }
 
@@ -140,7 +133,7 @@ class Remote:
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(s.research_provider_timeout_s), headers={
             "User-Agent": f"{s.ncbi_tool}/0.1" + (f" ({contact})" if contact else "")})
         self.web = self._build_web(js)
-        if pubmed_enabled(s):
+        if s.pubmed_on:
             api_key = s.ncbi_api_key.get_secret_value() if s.ncbi_api_key else None
             # NCBI counts requests per key (or per client without one): one limiter key
             # per credential, the key itself never stored.
