@@ -1,6 +1,10 @@
-"""The excerpt of a local document: one contiguous window of its canonical text.
+"""The excerpt of a source: one contiguous window of its canonical text.
 
-A search returns chunks of about 800 characters; a document matched by several
+A web page or record found by a search API is excerpted where its snippet occurs
+(:func:`excerpt_of`); a local document around the chunks its queries matched
+(:func:`excerpt_window`).
+
+A search of local documents returns chunks of about 800 characters; a document matched by several
 queries, or in several places, has more to say than its best chunk. The excerpt is
 the window of at most ``EXCERPT_MAX_CHARS`` characters that covers the most matched
 text (each chunk weighed by its relevance), always holding the best chunk whole, from
@@ -18,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from shared.research.envelope import EXCERPT_MAX_CHARS
+from shared.research.text import canonicalize
 
-__all__ = ["excerpt_window"]
+__all__ = ["excerpt_of", "excerpt_window"]
 
 
 def excerpt_window(
@@ -51,3 +56,16 @@ def excerpt_window(
     # matched chunk it holds whole, never on text no query asked for.
     end = max(e for s, e in [*spans, best] if start <= s and e <= start + limit)
     return start, end
+
+
+def excerpt_of(text: str, snippet: str) -> tuple[str, list[tuple[int, int]]]:
+    """The bounded excerpt of ``text`` and its span: the search snippet where it occurs
+    verbatim in the canonical text (so quoting the excerpt quotes the source), else the
+    text's beginning."""
+    snippet = canonicalize(snippet)[:EXCERPT_MAX_CHARS]
+    if snippet:
+        start = text.find(snippet)
+        if start >= 0:
+            return snippet, [(start, start + len(snippet))]
+    head = text[:EXCERPT_MAX_CHARS]
+    return head, [(0, len(head))] if head else []

@@ -30,13 +30,12 @@ from typing import Any, Protocol
 
 import httpx
 
-from services.retrieval.domains import classify
 from services.retrieval.fetch import FetchedDocument
 from services.retrieval.merge import canonical_url, source_id
-from services.retrieval.providers import ProviderUnavailable
+from services.retrieval.providers import ProviderUnavailable, archived_source
 from shared.platform.dates import retry_after_s
 from shared.platform.errors import PermanentError, ResearchError, TransientError
-from shared.research.envelope import RetrievalMethod, Source
+from shared.research.envelope import Source
 from shared.research.text import canonicalize
 from shared.stores.textstore import TextStore
 
@@ -121,7 +120,6 @@ async def web_sources(
     """Sources for ``results``: the text the API gave, else the page fetched through the
     SSRF-guarded fetcher, else the snippet; every text archived before its source is
     returned (as :class:`services.retrieval.web.WebProvider` does for Tavily)."""
-    from services.retrieval.web import excerpt_of  # web imports tavily; keep this module light
 
     missing = [r.url for r in results if not r.text]
     docs: list[FetchedDocument | None] = []
@@ -134,27 +132,12 @@ async def web_sources(
         text = canonicalize(result.text or "") or (doc.text if doc else "") or canonicalize(result.snippet)
         if not text:
             continue
-        key = await texts.put(text)
-        excerpt, spans = excerpt_of(text, result.snippet)
-        info = classify(result.url)
         how = "api" if result.text else (f"fetch:{doc.content_type}" if doc else "snippet")
-        sources.append(Source(
-            id=source_id(canonical_url(result.url)),
-            text=excerpt,
-            excerpt_start=spans[0][0] if spans else None,
-            url=result.url,
-            title=result.title or (doc.title if doc else "") or result.url,
-            published_at=result.published_at,
-            relevance_score=rel,
-            credibility_tier=info.tier,
-            domain_authority=info.authority,
-            retrieval_method=RetrievalMethod.WEB,
-            text_hash=key,
-            text_chars=len(text),
-            page_starts=doc.page_starts if doc else None,
+        sources.append(await archived_source(
+            texts, text, id=source_id(canonical_url(result.url)), url=result.url,
+            title=result.title or (doc.title if doc else "") or result.url, query=query, relevance=rel,
+            snippet=result.snippet, published_at=result.published_at, page_starts=doc.page_starts if doc else None,
             metadata={"full_text": how, "provider": provider},
-            matched_spans=spans,
-            found_by=[query],
         ))
     return sources
 

@@ -30,11 +30,14 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from services.retrieval.domains import classify
+from services.retrieval.excerpt import excerpt_of
 from services.retrieval.search_cache import SearchCache, cache_key
-from shared.research.envelope import RetrievalMethod, SearchQuery, Source
+from shared.research.envelope import CredibilityTier, RetrievalMethod, SearchQuery, Source
 from shared.platform.errors import PermanentError, ResearchError, TransientError
 from shared.research.text import normalize_query
 from shared.stores.textstore import TextStore
@@ -44,6 +47,7 @@ __all__ = [
     "ProviderUnavailable",
     "QueryRejected",
     "Search",
+    "archived_source",
     "SearchProvider",
     "fan_out",
     "queries_for",
@@ -135,6 +139,39 @@ def rank_relevance(n: int) -> list[float]:
 
 
 # -- fan-out ---------------------------------------------------------------------------
+
+
+async def archived_source(
+    texts: TextStore, text: str, *, id: str, url: str, title: str, query: str, relevance: float,
+    metadata: Mapping[str, Any], snippet: str = "", published_at: datetime | None = None,
+    method: RetrievalMethod = RetrievalMethod.WEB, tier: CredibilityTier | None = None,
+    page_starts: list[int] | None = None,
+) -> Source:
+    """A source found by a search API, its canonical ``text`` archived first: the
+    excerpt where ``snippet`` occurs in it (else its beginning), the credibility of its
+    domain (``tier`` overrides the domain's tier: a journal article is primary), empty
+    metadata values left out."""
+    key = await texts.put(text)
+    excerpt, spans = excerpt_of(text, snippet)
+    info = classify(url)
+    return Source(
+        id=id,
+        text=excerpt,
+        excerpt_start=spans[0][0] if spans else None,
+        url=url,
+        title=title,
+        published_at=published_at,
+        relevance_score=relevance,
+        credibility_tier=tier or info.tier,
+        domain_authority=info.authority,
+        retrieval_method=method,
+        text_hash=key,
+        text_chars=len(text),
+        page_starts=page_starts,
+        metadata={k: v for k, v in metadata.items() if v},
+        matched_spans=spans,
+        found_by=[query],
+    )
 
 
 @dataclass

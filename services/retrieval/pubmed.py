@@ -34,11 +34,10 @@ from typing import Any, Protocol
 
 import httpx
 
-from services.retrieval.domains import classify
 from services.retrieval.merge import source_id
-from services.retrieval.providers import rank_relevance
+from services.retrieval.providers import archived_source, rank_relevance
 from shared.platform.dates import retry_after_s
-from shared.research.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
+from shared.research.envelope import CredibilityTier, RetrievalMethod, Source
 from shared.platform.errors import PermanentError, TransientError
 from shared.research.text import canonicalize
 from shared.stores.textstore import TextStore
@@ -321,26 +320,11 @@ class PubMedProvider:
             if record is None or not record.sections:
                 continue
             text = canonicalize(record.text())
-            key = await texts.put(text)
-            authority = classify(record.url).authority
-            metadata = {"pmid": record.pmid, "journal": record.journal, "authors": "; ".join(record.authors)}
-            if record.doi:
-                metadata["doi"] = record.doi
-            sources.append(Source(
-                id=source_id(record.url),
-                text=text[:EXCERPT_MAX_CHARS],
-                excerpt_start=0,
-                url=record.url,
-                title=record.title or f"PMID {record.pmid}",
-                published_at=record.published_at,
-                relevance_score=rel,
-                credibility_tier=CredibilityTier.PRIMARY_SOURCE,
-                domain_authority=authority,
-                retrieval_method=RetrievalMethod.PUBMED,
-                text_hash=key,
-                text_chars=len(text),
-                metadata={k: v for k, v in metadata.items() if v},
-                matched_spans=[(0, min(len(text), EXCERPT_MAX_CHARS))],
-                found_by=[query],
+            metadata = {"pmid": record.pmid, "journal": record.journal, "authors": "; ".join(record.authors),
+                        "doi": record.doi}
+            sources.append(await archived_source(
+                texts, text, id=source_id(record.url), url=record.url, title=record.title or f"PMID {record.pmid}",
+                query=query, relevance=rel, published_at=record.published_at, metadata=metadata,
+                method=RetrievalMethod.PUBMED, tier=CredibilityTier.PRIMARY_SOURCE,
             ))
         return sources

@@ -30,13 +30,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from services.retrieval.domains import classify
 from services.retrieval.keyless import ApiClient
 from services.retrieval.merge import source_id
-from services.retrieval.providers import rank_relevance, score_relevance
+from services.retrieval.providers import archived_source, rank_relevance, score_relevance
 from shared.platform.dates import parse_date
 from shared.platform.errors import PermanentError, TransientError
-from shared.research.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
+from shared.research.envelope import CredibilityTier, RetrievalMethod, Source
 from shared.research.text import canonicalize
 from shared.stores.textstore import TextStore
 
@@ -166,26 +165,11 @@ async def paper_sources(papers: list[Paper], relevance: list[float], *, query: s
         if not paper.abstract:
             continue
         text = canonicalize(paper.text())
-        key = await texts.put(text)
-        info = classify(paper.url)
-        tier = CredibilityTier.PRIMARY_SOURCE if paper.journal else info.tier
         metadata = {**paper.ids, "provider": provider, "authors": "; ".join(paper.authors), "journal": paper.venue}
-        sources.append(Source(
-            id=source_id(paper.url),
-            text=text[:EXCERPT_MAX_CHARS],
-            excerpt_start=0,
-            url=paper.url,
-            title=paper.title or paper.url,
-            published_at=paper.published_at,
-            relevance_score=rel,
-            credibility_tier=tier,
-            domain_authority=info.authority,
-            retrieval_method=RetrievalMethod.WEB,
-            text_hash=key,
-            text_chars=len(text),
-            metadata={k: v for k, v in metadata.items() if v},
-            matched_spans=[(0, min(len(text), EXCERPT_MAX_CHARS))],
-            found_by=[query],
+        sources.append(await archived_source(
+            texts, text, id=source_id(paper.url), url=paper.url, title=paper.title or paper.url, query=query,
+            relevance=rel, published_at=paper.published_at, metadata=metadata,
+            tier=CredibilityTier.PRIMARY_SOURCE if paper.journal else None,
         ))
     return sources
 

@@ -32,22 +32,22 @@ import httpx
 from tavily import AsyncTavilyClient
 from tavily import errors as tavily_errors
 
-from services.retrieval.domains import classify
 from services.retrieval.fetch import FetchedDocument, fetch_document
 from services.retrieval.merge import canonical_url, source_id
 from services.retrieval.providers import (
     ProviderUnavailable,
     QueryRejected,
+    archived_source,
     score_relevance,
 )
 from shared.platform.dates import parse_date
-from shared.research.envelope import EXCERPT_MAX_CHARS, RetrievalMethod, Source
+from shared.research.envelope import RetrievalMethod, Source
 from shared.platform.errors import PermanentError, ResearchError, TransientError
 from shared.settings import StageSettings
 from shared.research.text import canonicalize
 from shared.stores.textstore import TextStore
 
-__all__ = ["WebProvider", "excerpt_of", "make_tavily_client"]
+__all__ = ["WebProvider", "make_tavily_client"]
 
 log = logging.getLogger(__name__)
 
@@ -90,19 +90,6 @@ async def _call(what: str, call: Awaitable[T]) -> T:
         raise TransientError(f"Tavily unreachable for {what}: {exc}") from exc
 
 
-def excerpt_of(text: str, snippet: str) -> tuple[str, list[tuple[int, int]]]:
-    """The bounded excerpt of ``text`` and its span: the search snippet where it occurs
-    verbatim in the canonical text (so quoting the excerpt quotes the source), else the
-    text's beginning."""
-    snippet = canonicalize(snippet)[:EXCERPT_MAX_CHARS]
-    if snippet:
-        start = text.find(snippet)
-        if start >= 0:
-            return snippet, [(start, start + len(snippet))]
-    head = text[:EXCERPT_MAX_CHARS]
-    return head, [(0, len(head))] if head else []
-
-
 class WebProvider:
     method = RetrievalMethod.WEB
     name = "tavily"  # its name in RESEARCH_WEB_PROVIDERS
@@ -135,28 +122,15 @@ class WebProvider:
             text = full.get(url) or canonicalize(str(result.get("content") or ""))
             if not text:
                 continue
-            key = await texts.put(text)
-            excerpt, spans = excerpt_of(text, str(result.get("content") or ""))
-            info = classify(url)
             doc = how.get(url)
-            sources.append(Source(
-                id=source_id(canonical_url(url)),
-                text=excerpt,
-                excerpt_start=spans[0][0] if spans else None,
-                url=url,
-                title=str(result.get("title") or (doc.title if isinstance(doc, FetchedDocument) else "") or url),
-                published_at=parse_date(result.get("published_date")),
-                relevance_score=rel,
-                credibility_tier=info.tier,
-                domain_authority=info.authority,
-                retrieval_method=RetrievalMethod.WEB,
-                text_hash=key,
-                text_chars=len(text),
-                page_starts=doc.page_starts if isinstance(doc, FetchedDocument) else None,
-                metadata={"full_text": f"fetch:{doc.content_type}" if isinstance(doc, FetchedDocument) else (doc or "snippet"),
+            fetched = isinstance(doc, FetchedDocument)
+            sources.append(await archived_source(
+                texts, text, id=source_id(canonical_url(url)), url=url,
+                title=str(result.get("title") or (doc.title if fetched else "") or url), query=query, relevance=rel,
+                snippet=str(result.get("content") or ""), published_at=parse_date(result.get("published_date")),
+                page_starts=doc.page_starts if fetched else None,
+                metadata={"full_text": f"fetch:{doc.content_type}" if fetched else (doc or "snippet"),
                           "provider": self.name},
-                matched_spans=spans,
-                found_by=[query],
             ))
         return sources
 

@@ -11,7 +11,8 @@ from nats.js import JetStreamContext
 
 from services.retrieval.fetch import FetchedDocument, FetchFailed
 from services.retrieval.providers import ProviderUnavailable, QueryRejected
-from services.retrieval.web import WebProvider, excerpt_of, make_tavily_client
+from services.retrieval.excerpt import excerpt_of
+from services.retrieval.web import WebProvider, make_tavily_client
 from shared.research.envelope import EXCERPT_MAX_CHARS, CredibilityTier, RetrievalMethod, Source
 from shared.platform.errors import PermanentError, TransientError
 from shared.settings import StageSettings
