@@ -58,7 +58,8 @@ PAIRS_FILES = (ROOT / "bench" / "data" / "verification_pairs.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b5.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b6.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b7.jsonl",
-               ROOT / "bench" / "data" / "verification_pairs_b8.jsonl")  # b9 goes in when written
+               ROOT / "bench" / "data" / "verification_pairs_b8.jsonl",
+               ROOT / "bench" / "data" / "verification_pairs_b9.jsonl")
 SPLITS = ("dev", "held")
 REJECT_CATEGORIES = ("negation", "quantifier", "modality", "comparative", "role", "number", "merge", "scope",
                      "unsupported")
