@@ -35,6 +35,7 @@ __all__ = [
     "hits",
     "negations",
     "not_only",
+    "on_axis",
     "only_a_thing",
     "parts",
     "parts_sharing",
@@ -169,13 +170,35 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         nxt = clause.tokens[i + 1].low if i + 1 < len(clause.tokens) else ""
         if t.low == "longer" and prev in ("no", "any"):
             continue
-        if t.low in ("fasting", "fasted"):
-            continue  # going without food, not speed
+        if t.low in ("fasting", "fasted", "double-blind"):
+            continue  # going without food, not speed; a trial's design, not a doubling
         if t.lemma == "grow" and (nxt.endswith("er") or nxt in ("more", "less")):
             continue  # "has grown warmer": has become, not an increase of its own
+        if t.lemma == "keep" and _keeps_from(clause, i):
+            hit = ("presence", -1)  # "to keep dyes from fading": to prevent it
         head = t.low.split("-", 1)[0]
         out.append((i, hit[0], hit[1], t.low in WEAK or head in WEAK))
     return out
+
+
+# Words read on one axis that may speak of another: "dropped support" removes it,
+# "dropped 12 metres" is a fall.
+_ALSO_ON = {"drop": "magnitude"}
+
+
+def on_axis(clause: Clause, hit: tuple[int, str, int, bool], axis: str) -> bool:
+    """The directional word of ``hit`` (from :func:`hits`) may speak of ``axis``."""
+    return hit[1] == axis or any(_ALSO_ON.get(x) == axis for x in clause.tokens[hit[0]].lemmas)
+
+
+def _keeps_from(clause: Clause, i: int) -> bool:
+    """"keep X from Y": "from" follows within the phrase after "keep"."""
+    for n in range(i + 1, min(len(clause.tokens), i + 6)):
+        if clause.pause_before(n):
+            return False
+        if clause.tokens[n].low == "from":
+            return True
+    return False
 
 
 _BOUND_WORDS = frozenset("more less fewer greater over under above below".split())
@@ -291,7 +314,7 @@ def parts(clause: Clause) -> list[str]:
 
 # Plain adjectives of direction: they agree or disagree on their axis, but compare nothing.
 WEAK = frozenset("high low large small big long short fast slow quick cheap expensive costly pricey wide narrow "
-                  "tall above below upward downward".split())
+                  "tall above below upward downward help helps helped helping".split())
 
 
 def bound_sign(said: Clause, i: int, axis: str, whole: Clause, *, weak: bool = True) -> int | None:
@@ -306,9 +329,11 @@ def bound_sign(said: Clause, i: int, axis: str, whole: Clause, *, weak: bool = T
         if is_content(said.tokens[n]):
             target = said.tokens[n]
             break
-    found = None if target is None else _bound_to(target, axis, whole, weak=weak)
+    # (a quote's "more than 12 metres" bounds its figure: it binds only a bound)
+    bounds = bounds_figure(said, i)
+    found = None if target is None else _bound_to(target, axis, whole, weak=weak, bounds=bounds)
     if found is None:  # what it says of the word before it ("rainfall has fallen")
-        found = next((_bound_to(t, axis, whole, weak=weak) for t in _subject_before(said, i)), None)
+        found = next((_bound_to(t, axis, whole, weak=weak, bounds=bounds) for t in _subject_before(said, i)), None)
     return found
 
 
@@ -326,10 +351,12 @@ def _subject_before(said: Clause, i: int) -> list[Token]:
     return head + [t for t in near if t not in head]
 
 
-def _bound_to(target: Token, axis: str, whole: Clause, *, weak: bool) -> int | None:
-    """The sign of the quote's directional word on ``axis`` next to ``target``."""
+def _bound_to(target: Token, axis: str, whole: Clause, *, weak: bool, bounds: bool) -> int | None:
+    """The sign of the quote's directional word on ``axis`` next to ``target`` (a bound
+    on a figure only when ``bounds``)."""
     toks = whole.tokens
-    signs = {m: (a, s_) for m, a, s_, w in hits(whole) if a == axis and (weak or not w)}
+    signs = {m: (a, s_) for m, a, s_, w in hits(whole) if on_axis(whole, (m, a, s_, w), axis) and (weak or not w)
+             and (bounds or not bounds_figure(whole, m))}
     for n, u in enumerate(toks):
         if not u.forms & target.forms:
             continue

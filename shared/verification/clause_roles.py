@@ -203,16 +203,46 @@ def subject_tokens(clause: Clause) -> list[Token]:
     """The tokens of :func:`subject`."""
     out: list[Token] = []
     start = fronted_end(clause)
+    skip_to = 0
     for i, t in enumerate(clause.tokens):
-        if i < start:
+        if i < max(start, skip_to):
             continue
+        if out and clause.pause_before(i):
+            skip_to = _apposition_end(clause, i)
+            if i < skip_to:
+                continue
         after_determiner = i > 0 and clause.tokens[i - 1].low in DETERMINERS
-        if t.low in AUX or direction_of(t) or (i > start and verbness(clause, i) >= 2
-                                               and not (after_determiner and modifier(clause, i))):
+        if t.low in AUX or (direction_of(t) and not _describes(clause, i, start)) or (
+                i > start and verbness(clause, i) >= 2 and not (after_determiner and modifier(clause, i))):
             break
         if is_content(t):
             out.append(t)
     return out
+
+
+def _apposition_end(clause: Clause, i: int) -> int:
+    """Where an apposition opening at ``i`` ends (", 6.5 metres across,", ", a typeface
+    drawn in 1931,"): the next pause, when it opens with a figure or an article; else
+    ``i`` (a list's next member is the subject's too)."""
+    toks = clause.tokens
+    if toks[i].low not in ("a", "an", "the") and not toks[i].low[:1].isdigit():
+        return i
+    end = next((n for n in range(i + 1, len(toks)) if clause.pause_before(n)), i)
+    if any(toks[n].low in AUX or verbness(clause, n) >= 2 for n in range(i + 1, end)):
+        return i  # the clause goes on to its verb: no apposition
+    return end
+
+
+def _describes(clause: Clause, i: int, start: int) -> bool:
+    """A directional participle that describes the noun after it ("A reduced rate of
+    13.5% applies"), not the clause's verb: at the subject's start or after a determiner,
+    before a content word, and not surely a verb."""
+    toks = clause.tokens
+    if not (toks[i].low.endswith(("ed", "en")) and toks[i].low != toks[i].lemma):
+        return False  # (a plain "high" or "best-known" is read as before: it may open a merge's cut)
+    opens = i == start or toks[i - 1].low in DETERMINERS
+    return opens and i + 1 < len(toks) and is_content(toks[i + 1]) and not clause.pause_before(i + 1) \
+        and verbness(clause, i) < 2
 
 
 # Words that open a qualifier before a clause's subject ("Before the levy took effect, …").

@@ -86,18 +86,18 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
         reduction""".split()},
     **{w: ("speed", _UP) for w in "faster quicker fast quick speed accelerate sooner".split()},
     **{w: ("speed", _DOWN) for w in "slower slow slowly decelerate delay".split()},
-    **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen benefit help
-        outperform superior best""".split()},
+    **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen reinforce reinforcement benefit
+        help outperform superior best""".split()},
     **{w: ("quality", _DOWN) for w in """worse worsen degrade deterioration impair weaken harm hurt hinder
         underperform inferior worst""".split()},
     **{w: ("time", _UP) for w in "before earlier prior precede preceded precedes previously".split()},
-    **{w: ("time", _DOWN) for w in "after later afterwards subsequently".split()},
+    **{w: ("time", _DOWN) for w in "after later afterwards subsequently subsequent".split()},
     **{w: ("cost", _UP) for w in "costlier costly pricier pricey expensive dearer".split()},
     **{w: ("cost", _DOWN) for w in "cheaper cheap inexpensive cheapest".split()},
     # Particles of phrasal verbs: "bring up" is not "bring down"; compared only when both have one.
     **{w: ("particle", _UP) for w in ("up",)},
     **{w: ("particle", _DOWN) for w in ("down",)},
-    **{w: ("presence", _UP) for w in "add enable allow permit include keep retain".split()},
+    **{w: ("presence", _UP) for w in "add enable allow permit include keep retain supplement".split()},
     **{w: ("presence", _DOWN) for w in "remove disable prevent forbid exclude drop delete block".split()},
 }
 

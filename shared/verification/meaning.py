@@ -48,6 +48,7 @@ from shared.verification.clause_reading import (
     hits,
     negations,
     not_only,
+    on_axis,
     only_a_thing,
     parts,
     parts_sharing,
@@ -58,7 +59,7 @@ from shared.verification.clause_reading import (
 from shared.verification.clause_roles import (
     fronted_end, passive, phrase, role_parts, same_verb, subject, swapped, verbness,
 )
-from shared.verification.clauses import Clause, abbreviated, aligned_pair, is_content, salient_tokens, token
+from shared.verification.clauses import Clause, Token, abbreviated, aligned_pair, is_content, salient_tokens, token
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import (
     CAUSAL, CESSATION, CONVERSES, CORRELATIONAL, NEGATORS, QUANTIFIERS, SYMMETRIC,
@@ -210,10 +211,15 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
         bound = bound_sign(said, i, axis, whole or source, weak=weak)
         if bound == sign:
             continue
-        lemmas = set(said.tokens[i].lemmas)
-        pool = [h for h in theirs if h[1] == axis and (weak or not h[3])] \
+        lemmas = _lemmas_in(said.tokens[i])
+        # (a quote's "more than 30 metres" bounds its figure: no direction, unless the
+        # sentence's word bounds one too)
+        bounding = bounds_figure(said, i)
+        pool = [h for h in theirs if on_axis(source, h, axis) and (weak or not h[3])
+                and (bounding or not bounds_figure(source, h[0]))] \
             or [h for h in everywhere if h[1] == axis and (weak or not h[3])
-                and (h[2] != sign or lemmas & set((whole or source).tokens[h[0]].lemmas))]
+                and (bounding or not bounds_figure(whole or source, h[0]))
+                and (h[2] != sign or lemmas & _lemmas_in((whole or source).tokens[h[0]]))]
         if bound is None and sign in {h[2] for h in pool}:
             continue
         if bound is not None or pool:
@@ -238,6 +244,12 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
     if _compares(source) and not _compares(said) and stated:
         return "comparative", "it drops or changes what its quote compares it with"
     return None
+
+
+def _lemmas_in(t: Token) -> set[str]:
+    """The lemmas of a word and of each part of a compound ("best-performing": best, perform)."""
+    parts = t.low.split("-") if "-" in t.low else []
+    return set(t.lemmas).union(*(token(p, 0, 0).lemmas for p in parts if p))
 
 
 def _compares(clause: Clause) -> bool:

@@ -388,18 +388,25 @@ def _subject_of(clause: Clause, quote: Sequence[Clause]) -> set[str]:
     return {f for f in subject(aligned) | complement_subject(aligned) if not f.endswith("li")}
 
 
+_NEGATING = ("non-", "anti-", "un-", "counter-")  # "non-atomic" does not name what "atomic" does
+
+
 def _keeps_subject(clause: Clause, quote: Sequence[Clause], *, whole: bool = False) -> bool:
     """The subject of the quote's clause that best matches ``clause`` is in it, with
     every name it has ("the Swiss National Bank" is not kept by "the Bank of Japan")
     and no word of it swapped for another ("the northern section" for "the southern
     section"); ``whole``: every word of it."""
     own = _subject_of(clause, quote)
-    if not own or (own - clause.forms if whole else not own & clause.forms):
+    have = clause.forms.union(*(token(part, 0, 0).forms for t in clause.tokens
+                                if "-" in t.low and not t.low.startswith(_NEGATING)
+                                for part in t.low.split("-") if part))  # "patch-tested" has "patch"
+    if not own or (own - have if whole else not own & have):
         return False
     text = quote[0].text if quote else ""
-    named = {f for name in names(text) for f in token(name.lower(), 0, 0).forms} & own
-    if not named <= clause.forms:
-        return False
+    for name in names(text):  # each name kept, or its acronym ("JWST" for "James Webb Space Telescope")
+        forms = token(name.lower(), 0, 0).forms & own
+        if forms and not forms <= have and not abbreviated(name, text, clause.text):
+            return False
     aligned = _aligned(clause, quote)
     return not any(u.forms & own and not u.verb and not u.forms & clause.forms and _stood_in(u, aligned, clause)
                    for u in subject_tokens(aligned))  # (a word that may be a verb may be the subject's end)

@@ -1,0 +1,77 @@
+"""Readings of directions and subjects that a faithful summary depends on, and the turns
+they must still refuse."""
+
+from __future__ import annotations
+
+from shared.verification.clause_roles import subject
+from shared.verification.clauses import clauses
+from shared.verification.grounding import check_grounding
+
+
+def _ok(sentence: str, *quotes: str) -> bool:
+    return check_grounding(sentence, list(quotes)).ok
+
+
+def test_help_is_no_direction_of_its_own_but_still_meets_its_opposite() -> None:
+    quote = "The new scheduler reduces tail latency by batching small writes."
+    assert _ok("By batching small writes, the new scheduler helps reduce tail latency.", quote)
+    quote = "Frequent schema changes hinder the replication of large tables."
+    assert not _ok("Frequent schema changes help the replication of large tables.", quote)
+
+
+def test_keep_from_is_prevent() -> None:
+    quote = "The heaters in the pump house run overnight to prevent the pipes from freezing."
+    assert _ok("To keep the pipes from freezing, the heaters in the pump house run overnight.", quote)
+
+
+def test_a_quotes_bound_on_its_figure_is_no_direction() -> None:
+    quote = "The reservoir's level has dropped more than 12 metres since the dam was raised in 1978."
+    assert _ok("Since the dam was raised in 1978, the reservoir's level has fallen by over 12 metres.", quote)
+    turned = "Since the dam was raised in 1978, the reservoir's level has risen by over 12 metres."
+    assert not _ok(turned, quote)
+
+
+def test_subsequent_is_later() -> None:
+    quote = "Thinning the stands in 2015 reduced the severity of subsequent beetle outbreaks for up to six years."
+    assert _ok("Thinning the stands in 2015 lowered the severity of later beetle outbreaks for up to six years.", quote)
+
+
+def test_a_double_blind_trial_doubles_nothing() -> None:
+    quotes = ("In the double-blind trial, most patients on the new inhaler reported fewer night-time symptoms.",)
+    assert _ok("Most patients on the new inhaler reported fewer night-time symptoms in the double-blind trial.",
+               *quotes)
+
+
+def test_a_participle_before_a_noun_is_part_of_the_subject() -> None:
+    quotes = ("The standard sales tax rate in Norway is 25%.",
+              "A reduced rate of 15% applies in Norway to food and drink.")
+    assert "rate" in subject(clauses(quotes[1])[0])  # "reduced" describes the rate: not the verb
+    assert _ok("Norway has a standard sales tax rate of 25%, with a reduced 15% rate for food and drink.", *quotes)
+
+
+def test_an_acronym_keeps_the_subject_it_stands_for() -> None:
+    quotes = ("The International Space Station's main truss is 109 metres long.",
+              "The ISS's main truss carries eight solar array wings.")
+    assert _ok("The ISS's main truss, 109 metres long, carries eight solar array wings.", *quotes)
+
+
+def test_an_apposition_is_not_the_subject_but_a_foreign_subject_still_is() -> None:
+    quotes = ("The Hubble telescope's primary mirror is 2.4 metres across.",
+              "The Hubble telescope's primary mirror is made of ultra-low-expansion glass.")
+    assert _ok("The Hubble telescope's primary mirror, 2.4 metres across, is made of ultra-low-expansion glass.",
+               *quotes)
+    quotes = ("The Hubble telescope's primary mirror is 2.4 metres across.",
+              "The Kepler telescope's photometer is made of 42 charge-coupled devices.")
+    assert not _ok("The Hubble telescope's primary mirror, 2.4 metres across, is made of 42 charge-coupled devices.",
+                   *quotes)
+
+
+def test_a_compound_holds_its_words_unless_it_negates_them() -> None:
+    quotes = ("Skin-prick testing found dust mites to be the most common allergen, positive in 31 percent of "
+              "the 900 children tested.",
+              "Grass pollen was the second most common allergen, with positive reactions in 22 percent.")
+    assert _ok("Among the 900 children skin-prick-tested, dust mites were the most common allergen at 31 percent, "
+               "followed by grass pollen at 22 percent.", *quotes)
+    quotes = ("In Rust, a program with a data race on a non-atomic variable does not compile.",
+              "An atomic operation is indivisible: no other thread can observe it half-completed.")
+    assert not _ok("In Rust, a program with a data race on a non-atomic variable is indivisible.", *quotes)
