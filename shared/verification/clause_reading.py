@@ -59,12 +59,25 @@ def negations(clause: Clause) -> int:
             if w in ("no", "not") and nxt in ("less", "more", "fewer", "later", "earlier", "greater") \
                     and i + 2 < len(words) and words[i + 2] == "than":
                 continue  # "no less than 10": a bound ("at least 10"), not a negation
+            if w == "not" and nxt in ("exceeding", "exceed", "exceeds", "above", "over", "below", "under"):
+                continue  # "a term not exceeding two years": at most two years
             if w in ("fails", "fail", "failed", "failing") and nxt != "to":
                 continue
             if w == "nor" and "neither" in words:
                 continue  # "neither ... nor" negates once
             count += 1
     return count
+
+
+# Prefixes that negate adjectives only ("inaccurate", "illegal"): "imprisonment" is no
+# negated "prisonment", "inflow" no negated "flow".
+_ADJECTIVE_PREFIXES = ("in", "im", "il", "ir")
+
+
+def _adjective(word: str) -> bool:
+    import lemminflect  # noqa: PLC0415 - its tables load on first use (clauses loads them first)
+
+    return "ADJ" in lemminflect.getAllLemmas(word) or not lemminflect.getAllLemmas(word)
 
 
 def prefix_flips(said: Clause, source: Clause) -> int:
@@ -78,7 +91,8 @@ def prefix_flips(said: Clause, source: Clause) -> int:
                 continue
             for prefix in NEGATIVE_PREFIXES:
                 rest = t.low[len(prefix):]
-                if t.low.startswith(prefix) and len(rest) >= 4 and token(rest, 0, 0).forms & their_forms:
+                if t.low.startswith(prefix) and len(rest) >= 4 and token(rest, 0, 0).forms & their_forms \
+                        and (prefix not in _ADJECTIVE_PREFIXES or _adjective(t.low)):
                     flips += 1
                     break
     return flips

@@ -4,7 +4,7 @@ A word is matched through its stem and its lemmas (lemminflect's tables, shipped
 its wheel), so "DELETE" meets "deleted" and "children" meets "child"; the parts of
 speech a word may take tell the checks which words may be verbs. A clause ends at
 ";", ":", a dash, a comma or word that opens a contrasting or new clause, before
-"without" and at "and" before a verb. Also here: whether a sentence *is* one of its
+"without" and a gerund, and at "and" before a verb. Also here: whether a sentence *is* one of its
 quotes, the names it carries, and which clauses of two sentences speak of the same thing.
 """
 
@@ -124,8 +124,8 @@ class Clause:
 
 
 def clauses(text: str) -> list[Clause]:
-    """The clauses of ``text``: cut at the breaks above, before "without" (its own
-    negated clause), and at "and" before a verb ("reduced latency and increased
+    """The clauses of ``text``: cut at the breaks above, before "without" and a gerund
+    (its own negated clause), and at "and" before a verb ("reduced latency and increased
     throughput"). A piece with no content word of its own ("…, which is not slower",
     "…, but not both") stays with the clause before it, whose words it turns."""
     tokens = _tokens(text)
@@ -134,7 +134,11 @@ def clauses(text: str) -> list[Clause]:
         nxt, after = tokens[i + 1], tokens[i + 2] if i + 2 < len(tokens) else None
         # (not "passengers and crew evacuated": a noun that may be a verb, before the verb)
         noun = after is not None and after.verb and after.low != after.lemma and after.low.endswith(("ed", "s"))
-        if t.low == "without" or (t.low == "and" and nxt.verb and nxt.low not in STOPWORDS and not noun):
+        # ("without increasing memory" is a clause; "those without a degree" a noun's qualifier)
+        # ("wetting and drying": two gerunds, one thing)
+        gerunds = nxt.low.endswith("ing") and tokens[i - 1].low.endswith("ing")
+        if (t.low == "without" and nxt.low.endswith("ing")) or (
+                t.low == "and" and nxt.verb and nxt.low not in STOPWORDS and not noun and not gerunds):
             cuts.append(t.start)
     cuts.sort()
     parts: list[list[Token]] = []

@@ -41,6 +41,7 @@ from shared.verification.clause_reading import (
     bound_sign,
     bounds_figure,
     certainty,
+    clause_parts,
     conditions,
     direction_flipped,
     direction_of,
@@ -59,10 +60,10 @@ from shared.verification.clause_reading import (
 from shared.verification.clause_roles import (
     fronted_end, passive, phrase, role_parts, same_verb, subject, swapped, verbness,
 )
-from shared.verification.clauses import Clause, Token, abbreviated, aligned_pair, is_content, salient_tokens, token
+from shared.verification.clauses import AUX, Clause, Token, abbreviated, aligned_pair, is_content, salient_tokens, token
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import (
-    CAUSAL, CESSATION, CONVERSES, CORRELATIONAL, NEGATORS, QUANTIFIERS, SYMMETRIC,
+    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, QUANTIFIERS, SYMMETRIC,
 )
 from shared.research.text import STOPWORDS
 
@@ -86,6 +87,44 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
 
 
 def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
+    """Polarity read against the parts of the quote's clause that the clause restates: a
+    part of two content words or more, none of them the clause's (", with no change in
+    yield"), is not what it restates, and a negation there is not one it drops."""
+    kept = [t for part in clause_parts(source)
+            if len([u for u in part if is_content(u)]) < 2 or any(is_content(u) and u.forms & said.forms for u in part)
+            or part[0].low in CONDITION_OPENERS or part[0].low == "without"  # (a condition dropped: scope)
+            for t in part]
+    narrowed = Clause(kept, kept[0].start, kept[-1].end, source.text) if kept else source
+    if _governed_flip(said, source) or _governed_flip(source, said):
+        return "negation", "it negates what its quote affirms, or affirms what its quote negates"
+    return _polarity_of(said, narrowed)
+
+
+def _governed_flip(one: Clause, other: Clause) -> bool:
+    """A word ``one`` negates ("was not proportionate") that ``other`` states with no
+    negation before it ("was proportionate"), whatever else either negates."""
+    toks, theirs = one.tokens, other.tokens
+    for i, t in enumerate(toks):
+        if t.low not in ("not", "n't", "never", "cannot") and not t.low.endswith("n't"):
+            continue
+        if i + 1 < len(toks) and toks[i + 1].low in _NOT_A_NEGATION:
+            continue
+        governed = next((u for u in toks[i + 1:i + 4] if is_content(u) and u.low not in AUX), None)
+        if governed is None:
+            continue
+        found = [j for j, u in enumerate(theirs) if is_content(u) and u.forms & governed.forms]
+        if found and not any(v.low in NEGATORS or v.low.endswith("n't") or v.low.startswith(("un", "non"))
+                             for v in theirs[:max(found) + 1]):
+            return True
+    return False
+
+
+# After "not": an addition ("not only"), a bound ("not more than"), an end ("no longer").
+_NOT_A_NEGATION = frozenset("only just merely longer less more fewer later earlier greater exceeding exceed exceeds "
+                            "above over below under".split())
+
+
+def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
     flips = prefix_flips(said, source)
     if not_only(said) != not_only(source):
         return "negation", "it negates what its quote affirms, or affirms what its quote negates"

@@ -75,3 +75,34 @@ def test_a_compound_holds_its_words_unless_it_negates_them() -> None:
     quotes = ("In Rust, a program with a data race on a non-atomic variable does not compile.",
               "An atomic operation is indivisible: no other thread can observe it half-completed.")
     assert not _ok("In Rust, a program with a data race on a non-atomic variable is indivisible.", *quotes)
+
+
+def test_without_qualifying_a_noun_stays_in_its_clause() -> None:
+    quote = ("Households with a rooftop solar system were three times as likely as those without one to buy "
+             "an electric car in the following year.")
+    assert _ok("Buying an electric car in the following year was three times as likely for households with a "
+               "rooftop solar system as for households without one.", quote)
+    quote = "Children in towns with fluoridated water had 20% fewer cavities than children in non-fluoridated towns."
+    assert _ok("Children in towns where the water is fluoridated had a fifth fewer cavities than those in towns "
+               "without fluoridation.", quote)
+
+
+def test_a_negation_in_a_part_the_clause_does_not_restate_is_not_dropped() -> None:
+    quote = ("Drip irrigation cut water use on the farms by 30% and fertiliser runoff by 40%, with no significant "
+             "change in tomato yield.")
+    assert _ok("Farms on drip irrigation used 30% less water.", quote)
+    # a condition that opens with "without" is still read: dropping it is no restatement
+    quote = "Without a warm-up lap, the tyres take about three times longer to reach their working temperature."
+    assert not _ok("The tyres take about three times longer to reach their working temperature.", quote)
+
+
+def test_a_negated_word_stated_plainly_is_a_flip_whatever_else_is_negated() -> None:
+    quote = ("The tribunal held that the landlord's inspection of the flat was not lawful, since the tenant had "
+             "not been notified in advance of its timing.")
+    assert not _ok("The tribunal held that the landlord's inspection of the flat was lawful, even though the tenant "
+                   "had not been notified in advance of its timing.", quote)
+    # "no two X" for "X never": the negation moved, not dropped; "not exceeding" is a bound
+    assert _ok("No two workers in the same pool process the same job at the same time.",
+               "Workers in the same pool never process the same job at the same time.")
+    assert _ok("The offence is punishable by imprisonment for a maximum term of six months.",
+               "The offence is punishable by imprisonment for a term not exceeding six months.")
