@@ -59,8 +59,8 @@ def negations(clause: Clause) -> int:
             if w in ("no", "not") and nxt in ("less", "more", "fewer", "later", "earlier", "greater") \
                     and i + 2 < len(words) and words[i + 2] == "than":
                 continue  # "no less than 10": a bound ("at least 10"), not a negation
-            if w == "not" and nxt in ("exceeding", "exceed", "exceeds", "above", "over", "below", "under"):
-                continue  # "a term not exceeding two years": at most two years
+            if w == "not" and nxt == "exceeding":
+                continue  # "a term not exceeding two years": at most two years ("can not exceed" negates)
             if w in ("fails", "fail", "failed", "failing") and nxt != "to":
                 continue
             if w == "nor" and "neither" in words:

@@ -106,3 +106,9 @@ def test_a_negated_word_stated_plainly_is_a_flip_whatever_else_is_negated() -> N
                "Workers in the same pool never process the same job at the same time.")
     assert _ok("The offence is punishable by imprisonment for a maximum term of six months.",
                "The offence is punishable by imprisonment for a term not exceeding six months.")
+
+
+def test_can_not_exceed_is_a_negation_where_not_exceeding_is_a_bound() -> None:
+    quote = "A program that touches most of its pages after a fork can exceed the cost of an eager copy."
+    assert not _ok("A program that touches most of its pages after a fork can not exceed the cost of an eager copy.",
+                   quote)
