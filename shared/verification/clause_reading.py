@@ -41,6 +41,7 @@ __all__ = [
     "parts_sharing",
     "prefix_flips",
     "quantity",
+    "universals",
     "unknown_word",
 ]
 
@@ -102,6 +103,12 @@ FREQUENCY = frozenset("sometimes occasionally often frequently commonly usually 
                        "always invariably never".split())
 
 
+_WHEN = frozenset("after once when if until".split())
+# What "each" measures by: "each year" is per year.
+_UNITS = frozenset("""year month week day hour minute second night season quarter decade kilogram kg gram tonne ton
+    pound litre liter metre meter kilometre kilometer mile hectare acre unit dose person head""".split())
+
+
 def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None, int | None, bool, bool]:
     """(strongest quantifier of a noun, strongest frequency adverb, says "rarely"/"few",
     says "only"). With ``subject_only``, only quantifiers among the clause's first three
@@ -119,20 +126,44 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
         elif w == "few":  # "a few"
             strength = max(strength or 0, 1)
         if w in EXCLUSIVE and prev not in ("not", "n't") and not (w == "alone" and prev != "alone") \
-                and not (w == "only" and nxt[:1].isdigit()):  # "grew by only 4%": merely, not exclusively
+                and not (w == "only" and (nxt[:1].isdigit() or nxt in NUMBER_WORDS)) \
+                and not (w == "only" and nxt in _WHEN):
+            # ("grew by only 4%", "in only half": merely; "only after a replica confirms": not before it)
             exclusive = exclusive or w != "alone"
-        level = QUANTIFIERS.get(w)
-        if level is None or (w == "all" and prev == "at") or (w == "most" and prev in ("the", "at")):
+        level = _level(words, i)
+        if level is None:
             continue
-        if w == "each" and nxt == "other":
-            continue
-        if w in FREQUENCY and prev in ("most", "more", "less", "least"):
-            continue  # "the most commonly used": a superlative, not how often
         if w in FREQUENCY:
             frequency = max(frequency or 0, level)
         elif not subject_only or i <= 2:
             strength = max(strength or 0, level)
     return strength, frequency, rare, exclusive
+
+
+def universals(clause: Clause) -> list[str]:
+    """The words of the clause that say all or always ("every", "each", "always"; "at
+    all" too, and "each year" not)."""
+    words = parts(clause)
+    return [w for i, w in enumerate(words) if QUANTIFIERS.get(w) == 4 and not _per(words, i)]
+
+
+def _per(words: list[str], i: int) -> bool:
+    """"each year", "each kilogram", "on each platter": per one, not all of them."""
+    prev, nxt = words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else ""
+    return words[i] == "each" and (nxt in ("other", "time") or nxt in _UNITS or prev in ("on", "per", "within"))
+
+
+def _level(words: list[str], i: int) -> int | None:
+    """The strength of ``words[i]`` as a quantifier or frequency (``QUANTIFIERS``), or None."""
+    w, prev = words[i], words[i - 1] if i else ""
+    level = QUANTIFIERS.get(w)
+    if level is None or (w == "all" and prev == "at") or (w == "most" and prev in ("the", "at")):
+        return None
+    if _per(words, i):
+        return None
+    if w in FREQUENCY and prev in ("most", "more", "less", "least"):
+        return None  # "the most commonly used": a superlative, not how often
+    return level
 
 
 def certainty(clause: Clause, about: set[str] | None = None) -> int:

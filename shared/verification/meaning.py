@@ -51,10 +51,10 @@ from shared.verification.clause_reading import (
     not_only,
     on_axis,
     only_a_thing,
-    parts,
     parts_sharing,
     prefix_flips,
     quantity,
+    universals,
     unknown_word,
 )
 from shared.verification.clause_roles import (
@@ -63,7 +63,7 @@ from shared.verification.clause_roles import (
 from shared.verification.clauses import AUX, Clause, Token, abbreviated, aligned_pair, is_content, salient_tokens, token
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import (
-    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, QUANTIFIERS, SYMMETRIC,
+    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, SYMMETRIC,
 )
 from shared.research.text import STOPWORDS
 
@@ -187,8 +187,8 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         return "quantifier", "it changes how rare or common its quote says this is"
     if mine is not None and mine > (theirs if theirs is not None else 3):
         return "quantifier", "it generalises beyond its quote's quantifier"
-    extra = Counter(_UNIVERSAL.get(w, w) for w in parts(said) if QUANTIFIERS.get(w) == 4) \
-        - Counter(_UNIVERSAL.get(w, w) for w in parts(source) if QUANTIFIERS.get(w) == 4)
+    extra = Counter(_UNIVERSAL.get(w, w) for w in universals(said)) \
+        - Counter(_UNIVERSAL.get(w, w) for w in universals(source))
     if extra:
         return "quantifier", f'it says "{min(extra)}" more often than its quote does'
     if my_often is not None and my_often > (their_often if their_often is not None else 3):

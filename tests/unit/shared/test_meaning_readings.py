@@ -112,3 +112,17 @@ def test_can_not_exceed_is_a_negation_where_not_exceeding_is_a_bound() -> None:
     quote = "A program that touches most of its pages after a fork can exceed the cost of an eager copy."
     assert not _ok("A program that touches most of its pages after a fork can not exceed the cost of an eager copy.",
                    quote)
+
+
+def test_each_by_a_unit_is_per_and_only_before_when_is_no_exclusion() -> None:
+    assert _ok("The terraced plots lost 3 tonnes of soil per hectare each year.",
+               "Soil loss on the terraced plots averaged 3 tonnes per hectare per year.")
+    assert _ok("The scanner refreshes its index each time a file is saved.",
+               "The scanner updates its index whenever a file is saved.")
+    assert _ok("The bank releases the funds only after the buyer's identity has been confirmed.",
+               "The bank releases the funds after the buyer's identity has been confirmed.")
+    # "each" of the things themselves is still all of them, and "only" of a thing is still exclusive
+    assert not _ok("Each replica in the cluster stores a full copy of the data.",
+                   "Some replicas in the cluster store a full copy of the data.")
+    assert not _ok("Only the primary replica accepts writes from clients.",
+                   "The primary replica accepts writes from clients.")
