@@ -219,6 +219,11 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
             continue  # going without food, not speed; a trial's design, not a doubling
         if t.lemma == "grow" and (nxt.endswith("er") or nxt in ("more", "less")):
             continue  # "has grown warmer": has become, not an increase of its own
+        if t.low in ("speed", "speeds") and nxt != "up":
+            continue  # "top speed": a noun, not speeding up
+        after = clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else ""
+        if prev == "as" and nxt == "as" and (after[:1].isdigit() or after in NUMBER_WORDS):
+            continue  # "for as long as eight years": a bound on the figure, read with the figure
         if t.lemma == "keep" and _keeps_from(clause, i):
             hit = ("presence", -1)  # "to keep dyes from fading": to prevent it
         head = t.low.split("-", 1)[0]
@@ -371,8 +376,8 @@ def bound_sign(said: Clause, i: int, axis: str, whole: Clause, *, weak: bool = T
     for n in range(i + 1, min(i + 4, len(said.tokens))):
         if said.pause_before(n) or said.tokens[n].low in ("and", "or", "but"):
             break
-        if is_content(said.tokens[n]):
-            target = said.tokens[n]
+        if is_content(said.tokens[n]) and not _owner(said, said.tokens[n]):
+            target = said.tokens[n]  # (not an owner: "lowered athletes' core temperature")
             break
     # (a quote's "more than 12 metres" bounds its figure: it binds only a bound)
     bounds = bounds_figure(said, i)
@@ -380,6 +385,11 @@ def bound_sign(said: Clause, i: int, axis: str, whole: Clause, *, weak: bool = T
     if found is None:  # what it says of the word before it ("rainfall has fallen")
         found = next((_bound_to(t, axis, whole, weak=weak, bounds=bounds) for t in _subject_before(said, i)), None)
     return found
+
+
+def _owner(clause: Clause, t: Token) -> bool:
+    """``t`` is a possessive ("athletes'", "the city's")."""
+    return t.low.endswith("'s") or clause.text[t.end:t.end + 1] in ("'", "\u2019")
 
 
 def _subject_before(said: Clause, i: int) -> list[Token]:

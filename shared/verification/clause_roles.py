@@ -69,6 +69,8 @@ def verbness(clause: Clause, i: int) -> int:
         return 1  # an infinitive: a verb, but seldom the clause's own
     if prev in LEADS_VERB:
         return 3
+    if prev[:1].isdigit() and t.low != t.lemma and t.low.endswith("ed"):
+        return 3  # "from 2010 to 2020 lowered": a verb after a figure
     if t.low.endswith("ing") or prev in DETERMINERS or prev in NUMBER_WORDS or prev[:1].isdigit():
         return 0  # "the fire", "most cases", "four days", "25 eagles": a noun
     if t.low != t.lemma and t.low.endswith("ed"):

@@ -76,14 +76,14 @@ CORRELATIONAL = frozenset("associated association correlated correlation correla
 # on different axes are not compared (that would need world knowledge).
 _UP, _DOWN = 1, -1
 DIRECTIONS: dict[str, tuple[str, int]] = {
-    **{w: ("magnitude", _UP) for w in """increase raise rise grow boost gain expand exceed amplify
+    **{w: ("magnitude", _UP) for w in """increase raise rise grow boost gain expand exceed amplify elevate
         maximize maximise double triple more higher greater larger bigger longer heavier
         wider taller above upward high large big long maximum increased lengthen widen deepen extend
         growth""".split()},
     **{w: ("magnitude", _DOWN) for w in """decrease reduce lower cut decline drop fall shrink
         diminish lessen minimize minimise halve less fewer smaller shorter lighter narrower
         below downward low small short minimum reduced decreased shorten narrow
-        reduction""".split()},
+        reduction shrinkage""".split()},
     **{w: ("speed", _UP) for w in "faster quicker fast quick speed accelerate sooner".split()},
     **{w: ("speed", _DOWN) for w in "slower slow slowly decelerate delay".split()},
     **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen reinforce reinforcement benefit

@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections import Counter
 
 from shared.verification.clause_reading import (
+    NUMBER_WORDS,
     bound_sign,
     bounds_figure,
     certainty,
@@ -414,7 +415,9 @@ def _objects_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
         out: dict[str, set[str]] = {}
         for i, t in enumerate(clause.tokens[:-1]):
             if t.low in _ROLE_PREPOSITIONS and not (t.low == "to" and clause.tokens[i + 1].verb):  # not "to balance"
-                out.setdefault(t.low, set()).update(phrase(clause, i, 1)[0])
+                # (figures are no parties: "from 2010 to 2020", "up to eight years" are read as figures)
+                out.setdefault(t.low, set()).update(w for w in phrase(clause, i, 1)[0]
+                                                    if not w[:1].isdigit() and w not in NUMBER_WORDS)
         return out
 
     mine, theirs = governed(said), governed(source)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import NUMBER_WORDS, direction_of, only_a_thing
-from shared.verification.clause_roles import complement_subject, subject, subject_tokens
+from shared.verification.clause_roles import complement_subject, fronted_end, subject, subject_tokens
 from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
 from shared.verification.clauses import (
     Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of, is_content, names, token,
@@ -189,6 +189,11 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         if not parallel:
             return _fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
         helpers.add(parallel[0])
+    lending = [j for j in sorted(helpers - {best}) if not _anaphoric(quotes[j]) and any(
+        same_figure(f, q) for f in mine for q in figures(quotes[j]))]  # (a figure it lends is said of its setting)
+    other = _other_setting(clause, [quote_clauses[j] for j in lending])
+    if other:
+        return _fail("merge", f'it gives its clause what another quote says of "{other}"', support, [other])
     problem = _figures_bound(sentence, clause, quotes, quote_clauses, helpers, sentence_figures, support)
     if problem is None:
         problem = _names_bound(sentence, clause, quotes, quote_forms, helpers, support)
@@ -206,6 +211,18 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     if len(helpers) > 1:
         readings.append(_condensed(clause, [quotes[i] for i in sorted(helpers)]))
     return readings
+
+
+def _other_setting(clause: Clause, helping: Sequence[Sequence[Clause]]) -> str | None:
+    """A quote that lends the clause a figure opens with a qualifier whose word the clause
+    has another in place of ("In the southern region, … speeds were 310 Mbit/s" lent to
+    "The northern region …"): what that qualifier speaks of, else None."""
+    for quote in helping:
+        for qc in quote:
+            for u in qc.tokens[:fronted_end(qc)]:
+                if is_content(u) and not u.forms & clause.forms and _stood_in(u, qc, clause):
+                    return " ".join(t.text for t in qc.tokens[:fronted_end(qc)] if is_content(t))
+    return None
 
 
 def _spanned(keys: Sequence[Token], quote: Sequence[Clause]) -> list[Clause]:
@@ -246,6 +263,9 @@ def _condensed(clause: Clause, quotes: Sequence[str]) -> tuple[Clause, Clause, C
 
 
 _ANAPHORS = frozenset("it its they their this that these those such".split())
+# Openers that go on from what was said before ("As a result, the ratio reached 9.1").
+_GOING_ON = ("as a result", "as a consequence", "in response", "in turn", "consequently", "therefore", "thus",
+             "in addition", "moreover", "however", "in contrast", "by contrast", "meanwhile")
 _CARRIERS = frozenset("and or but then yet".split())
 _RELATIVES = frozenset("which who whose that where".split())
 
@@ -292,7 +312,7 @@ def _anaphoric(quote: str) -> bool:
     words = [w.strip("\"'([,;:").lower() for w in quote.split()[:4]]
     if not words:
         return False
-    if words[0] in _ANAPHORS:
+    if words[0] in _ANAPHORS or quote.lower().startswith(_GOING_ON):
         return True
     lead, _, rest = quote.partition(",")
     if len(lead.split()) <= 3 and rest and any(w.lower() in _ANAPHORS for w in lead.split()):

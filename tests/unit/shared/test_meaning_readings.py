@@ -126,3 +126,29 @@ def test_each_by_a_unit_is_per_and_only_before_when_is_no_exclusion() -> None:
                    "Some replicas in the cluster store a full copy of the data.")
     assert not _ok("Only the primary replica accepts writes from clients.",
                    "The primary replica accepts writes from clients.")
+
+
+def test_speed_as_a_noun_and_as_long_as_a_figure_are_no_directions() -> None:
+    assert _ok("Median upload speeds on the network rose threefold between 2020 and 2023.",
+               "The median upload speed on the network rose from 10 Mbit/s in 2020 to 30 Mbit/s in 2023.")
+    assert _ok("Cover crops sown from 2015 to 2018 lowered the rate of nitrate leaching for as long as five years.",
+               "Cover crops sown between 2015 and 2018 reduced the rate of nitrate leaching for up to five years.")
+
+
+def test_an_owner_is_not_what_a_direction_binds() -> None:
+    quote = "Altitude training over four weeks lowered runners' resting heart rate and increased their red cell mass."
+    assert _ok("Four weeks of altitude training expanded runners' red cell mass and lowered their resting heart rate.",
+               quote)
+    assert not _ok("Four weeks of altitude training lowered runners' red cell mass.", quote)
+
+
+def test_a_figure_lent_by_a_quote_about_another_setting_is_a_merge() -> None:
+    quotes = ("The eastern district achieved fibre coverage of 91 percent by March, mostly through aerial cabling.",
+              "In the western district, coverage reached 58 percent, but median speeds were higher at 870 Mbit/s.")
+    assert not _ok("The eastern district reached 91 percent fibre coverage by March, with median speeds of 870 Mbit/s.",
+                   *quotes)
+    # a quote that goes on from the one before it lends its figure to the same thing
+    quotes = ("Rents in the city rose 7.4 percent in 2024, outpacing wage growth of 2.9 percent.",
+              "As a result, the ratio of median rent to median income reached 0.41, a record high.")
+    assert _ok("With city rents up 7.4 percent in 2024 against wage growth of 2.9 percent, the ratio of median rent "
+               "to median income hit a record 0.41.", *quotes)
