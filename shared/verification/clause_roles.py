@@ -9,7 +9,7 @@ that keeps its quote's roles from one that turns them round ("A acquired B" agai
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import FRONTING, NUMBER_WORDS, PHRASE_STOPS, direction_of
+from shared.verification.clause_reading import FRONTING, NUMBER_WORDS, PHRASE_STOPS, WEAK, direction_of
 from shared.verification.clauses import AUX, BE, Clause, Token, is_content, lemmas_of
 from shared.research.text import STOPWORDS
 
@@ -69,14 +69,31 @@ def verbness(clause: Clause, i: int) -> int:
         return 1  # an infinitive: a verb, but seldom the clause's own
     if prev in LEADS_VERB:
         return 3
-    if prev[:1].isdigit() and t.low != t.lemma and t.low.endswith("ed"):
+    if prev[:1].isdigit() and _inflected(t, "ed"):
         return 3  # "from 2010 to 2020 lowered": a verb after a figure
     if t.low.endswith("ing") or prev in DETERMINERS or prev in NUMBER_WORDS or prev[:1].isdigit():
         return 0  # "the fire", "most cases", "four days", "25 eagles": a noun
-    if t.low != t.lemma and t.low.endswith("ed"):
+    if _inflected(t, "ed"):
         return 3
     inflected = t.low != t.lemma and t.low.endswith("s")
+    nxt = clause.tokens[i + 1] if i + 1 < len(clause.tokens) else None
+    if inflected and nxt is not None and nxt.verb and nxt.low not in STOPWORDS and not clause.pause_before(i + 1) \
+            and nxt.low == nxt.lemma and (_change(nxt) or not lemmas_of(nxt.low)[2]):
+        return 0  # "compression fractures increase the risk": a plural noun before its verb
+    if inflected and i + 1 < len(clause.tokens) and clause.pause_before(i + 1) and prev not in LEADS_VERB:
+        return 1  # "…light sources, acquired": the end of a noun phrase more likely than a verb
     return 2 if inflected or not lemmas_of(t.low)[2] else 1
+
+
+def _change(t: Token) -> bool:
+    """A verb of change ("increase", "cut"), not an adjective or comparative ("short", "more")."""
+    return direction_of(t) is not None and t.low not in WEAK and not t.low.endswith(("er", "est")) \
+        and t.low not in ("more", "less", "fewer", "most", "least", "best", "worst", "up", "down")
+
+
+def _inflected(t: Token, suffix: str) -> bool:
+    """``t`` ends in ``suffix`` and has a lemma other than itself ("acquired": acquire)."""
+    return t.low.endswith(suffix) and any(x != t.low for x in t.lemmas)
 
 
 def modifier(clause: Clause, i: int) -> bool:
@@ -130,6 +147,10 @@ def phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
     (``step`` -1) or its object (+1), up to a preposition, a clause word or punctuation;
     and whether it ended cleanly (at the clause's edge or punctuation, so it is the
     whole phrase, not the tail of one cut at an inner "with" or "that")."""
+    if step < 0:
+        named = _apposed(clause, pivot)
+        if named is not None:
+            return named, True
     out: set[str] = set()
     i = pivot + step
     while 0 <= i < len(clause.tokens) and len(out) < 6:
@@ -149,6 +170,23 @@ def phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
             out.add(min(t.forms))
         i += step
     return out, 0 <= i < len(clause.tokens) or True
+
+
+def _apposed(clause: Clause, pivot: int) -> set[str] | None:
+    """The subject of a verb after an apposition, "Cymer, the San Diego maker of light
+    sources, acquired …": the name and the apposition's words; None when the verb has
+    no apposition before it."""
+    toks = clause.tokens
+    if pivot < 3 or not clause.pause_before(pivot):
+        return None
+    b = next((n for n in range(pivot - 1, 0, -1) if clause.pause_before(n)), None)
+    if b is None or toks[b].low not in ("the", "a", "an"):
+        return None
+    start = next((n for n in range(b - 1, 0, -1) if clause.pause_before(n)), fronted_end(clause))
+    head = [t for t in toks[start:b] if is_content(t)]
+    if not head or len(toks[start:b]) > 5 or any(t.low in AUX or t.verb and t.low != t.lemma for t in toks[start:b]):
+        return None
+    return {min(t.forms) for t in head + [t for t in toks[b:pivot] if is_content(t)]}
 
 
 def role_parts(said: Clause, source: Clause) -> tuple[set[str], set[str], set[str], set[str], bool] | None:

@@ -388,10 +388,15 @@ def _grafted_subject(clause: Clause, quotes: Sequence[str], quote_clauses: Seque
     if not said or _anaphoric(quotes[best]):
         return None
     theirs = _subject_of(clause, quote_clauses[best])
-    if not theirs or theirs & {min(t.forms) for t in said}:
+    kept = theirs & {min(t.forms) for t in said}
+    if not theirs or kept == theirs:
         return None
     foreign = [t for t in said if not t.forms & quote_forms[best]
                and any(t.forms & f for j, f in enumerate(quote_forms) if j != best)]
+    if kept:  # part of the anchor's subject kept: grafted only where another quote's words stand in for the rest
+        aligned = _aligned(clause, quote_clauses[best])
+        foreign = [t for t in foreign if (u := _replaced(clause, t, [aligned], clause.forms)) is not None
+                   and not covered(t, u.forms)]  # ("World rice prices" for "Global rice prices": a synonym)
     return " ".join(t.text for t in said) if foreign and len(foreign) * 2 >= len(said) else None
 
 

@@ -152,3 +152,22 @@ def test_a_figure_lent_by_a_quote_about_another_setting_is_a_merge() -> None:
               "As a result, the ratio of median rent to median income reached 0.41, a record high.")
     assert _ok("With city rents up 7.4 percent in 2024 against wage growth of 2.9 percent, the ratio of median rent "
                "to median income hit a record 0.41.", *quotes)
+
+
+def test_roles_turned_round_past_a_plural_noun_or_an_apposition() -> None:
+    assert not _ok("Hip fractures increase the risk of osteopenia in older men.",
+                   "Osteopenia increases the risk of hip fractures in older men.")
+    assert not _ok("Arbor, the Austin maker of wafer inspection tools, acquired Lumen in 2019.",
+                   "Lumen acquired Arbor, the Austin maker of wafer inspection tools, in 2019.")
+    assert _ok("In 2019 Lumen acquired Arbor, the Austin maker of wafer inspection tools.",
+               "Lumen acquired Arbor, the Austin maker of wafer inspection tools, in 2019.")
+
+
+def test_a_subject_partly_kept_is_grafted_where_another_quotes_word_stands_in() -> None:
+    quotes = ("Native method calls still pin the carrier thread.",
+              "Scoped values offer an immutable and cheaper alternative for passing context down a call chain.")
+    assert not _ok("Native method values offer an immutable and cheaper alternative for passing context down a "
+                   "call chain.", *quotes)
+    quotes = ("Global wheat prices reached a 10-year high in May 2022 after India banned wheat exports.",
+              "India accounts for about 10% of world wheat exports.")
+    assert _ok("World wheat prices reached a 10-year high in May 2022 after India banned wheat exports.", *quotes)
