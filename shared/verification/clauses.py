@@ -108,8 +108,14 @@ class Clause:
     text: str = ""  # the whole text the clause is part of (token offsets point into it)
 
     def pause_before(self, i: int) -> bool:
-        """Punctuation stands between token ``i - 1`` and token ``i``."""
-        return i > 0 and any(c in ",;:.()" for c in self.text[self.tokens[i - 1].end:self.tokens[i].start])
+        """Punctuation stands between token ``i - 1`` and token ``i`` (not the comma or
+        point inside a figure, "1,200", "6.5")."""
+        if i <= 0:
+            return False
+        between = self.text[self.tokens[i - 1].end:self.tokens[i].start]
+        if between in (",", ".") and self.tokens[i - 1].low[-1:].isdigit() and self.tokens[i].low[:1].isdigit():
+            return False
+        return any(c in ",;:.()" for c in between)
 
     @property
     def content(self) -> list[Token]:

@@ -38,6 +38,8 @@ from __future__ import annotations
 from collections import Counter
 
 from shared.verification.clause_reading import (
+    FRONTING,
+    SETTINGS,
     NUMBER_WORDS,
     bound_sign,
     bounds_figure,
@@ -61,7 +63,9 @@ from shared.verification.clause_reading import (
 from shared.verification.clause_roles import (
     fronted_end, passive, phrase, role_parts, same_verb, subject, swapped, verbness,
 )
-from shared.verification.clauses import AUX, Clause, Token, abbreviated, aligned_pair, is_content, salient_tokens, token
+from shared.verification.clauses import (
+    AUX, Clause, Token, abbreviated, aligned_pair, covered, is_content, salient_tokens, token,
+)
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import (
     CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, SYMMETRIC,
@@ -444,10 +448,62 @@ def _role_words(clause: Clause) -> set[str]:
             if t.low in names or t.low in CONVERSES or (t.low.isalpha() and len(t.low) > 3 and unknown_word(t.low))}
 
 
+# Qualifiers that say a statement holds whatever the conditions ("regardless of the
+# patient's renal function", "whatever the configuration", "even across partitions").
+_BROADENERS = (("regardless", "of"), ("irrespective", "of"), ("whatever",), ("whichever",), ("even", "across"),
+               ("in", "all", "cases"), ("under", "all"), ("no", "matter"))
+
+
+def _broadens(words: list[str]) -> str | None:
+    for opener in _BROADENERS:
+        n = len(opener)
+        if any(tuple(words[i:i + n]) == opener for i in range(len(words) - n + 1)):
+            return " ".join(opener)
+    return None
+
+
+# Words that open a part of a condition narrowing it further ("in patients under 60 /
+# with a BMI below 30", "among women aged 25 to 34 / living in urban areas").
+_NARROWERS = frozenset("with and living who whose that aged without excluding except".split())
+
+
+def _opening(clause: Clause) -> list[Token]:
+    """The words of a qualifier that opens the clause, after its opener ("In patients under
+    60 with a BMI below 30, …"), up to its comma; none for a setting ("In the trial, …")."""
+    toks = clause.tokens
+    if not toks or toks[0].low not in FRONTING:
+        return []
+    end = next((n for n in range(1, min(len(toks), 16)) if clause.pause_before(n)), 0)
+    words = toks[1:end]
+    return [] if {u.lemma for u in words if is_content(u)} <= SETTINGS else words
+
+
+def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
+    """A part of ``qualifier`` (split where it narrows further: "with", "and", "living",
+    "aged"…) of whose content words the sentence keeps fewer than half, else None."""
+    parts: list[list[Token]] = [[]]
+    for t in qualifier:
+        if t.low in _NARROWERS and parts[-1]:
+            parts.append([])
+        parts[-1].append(t)
+    for part in parts:
+        words = [t for t in part if is_content(t) and not t.low[:1].isdigit()]
+        if words and 2 * len([t for t in words if covered(t, mine)]) < len(words) \
+                and {t.lemma for t in words} - SETTINGS:
+            return " ".join(t.text for t in part)
+    return None
+
+
 def _scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tuple[str, str] | None:
+    broad = _broadens(said.words())
+    if broad and not _broadens([w.strip(".,;:()\"'").lower() for w in source.text.split()]):  # anywhere in its quote
+        return "scope", f'it says "{broad}" where its quote holds only in some conditions'
     mine = said.forms | (sentence or set())
     mine |= {f for t in said.tokens if "-" in t.low for part in t.low.split("-") if part
              for f in token(part, 0, 0).forms}  # "supernova-based" keeps "supernovae"
+    lost = _lost_part(_opening(source), mine)
+    if lost:
+        return "scope", f'it drops part of its quote\'s condition ("{lost}")'
     for condition in conditions(source):
         kept = [t for t in condition if t.forms & mine
                 or t.text[:1].isupper() and any(abbreviated(w.text, source.text, said.text) for w in condition)]

@@ -171,3 +171,31 @@ def test_a_subject_partly_kept_is_grafted_where_another_quotes_word_stands_in() 
     quotes = ("Global wheat prices reached a 10-year high in May 2022 after India banned wheat exports.",
               "India accounts for about 10% of world wheat exports.")
     assert _ok("World wheat prices reached a 10-year high in May 2022 after India banned wheat exports.", *quotes)
+
+
+def test_whatever_regardless_and_even_across_broaden_a_statement() -> None:
+    quote = "In the default configuration, the backup agent encrypts archives with AES-256, though users can change it."
+    assert not _ok("Whatever the configuration, the backup agent encrypts archives with AES-256.", quote)
+    quote = "Within a single shard, the log guarantees that readers see records in the order they were written."
+    assert not _ok("The log guarantees that readers see records in the order they were written, even across shards.",
+                   quote)
+    # the quote's own "regardless of" may be said as "whatever"
+    assert _ok("Whatever a passenger's age, the airline requires a boarding pass for every flight.",
+               "The airline requires a boarding pass for every flight, regardless of a passenger's age.")
+
+
+def test_a_part_of_an_opening_condition_dropped_is_a_scope_change() -> None:
+    quote = ("Among men aged 50 to 64 living in rural areas, the screening rate reached 62 percent in 2022, "
+             "the highest on record.")
+    assert not _ok("Among men aged 50 to 64, the screening rate reached 62 percent in 2022.", quote)
+    quote = ("In a trial of 1,400 adults with asthma, symptom scores improved by 12% when the dose was raised "
+             "by a quarter.")
+    assert not _ok("Symptom scores improved by 12% when the dose was raised by a quarter, according to a trial of "
+                   "1,400 adults.", quote)
+    assert _ok("Among men aged 50 to 64 who live in rural areas, screening reached 62 percent in 2022.",
+               "Among men aged 50 to 64 living in rural areas, the screening rate reached 62 percent in 2022.")
+
+
+def test_a_comma_inside_a_figure_is_no_pause() -> None:
+    clause = clauses("In a study of 1,200 adults, reading speed improved.")[0]
+    assert not any(clause.pause_before(i) for i in range(1, 6))
