@@ -20,6 +20,7 @@ __all__ = [
     "ORDER_WORDS",
     "complement_subject",
     "fronted_end",
+    "qualifier_end",
     "modifier",
     "passive",
     "phrase",
@@ -74,6 +75,10 @@ def verbness(clause: Clause, i: int) -> int:
     if t.low.endswith("ing") or prev in DETERMINERS or prev in NUMBER_WORDS or prev[:1].isdigit():
         return 0  # "the fire", "most cases", "four days", "25 eagles": a noun
     if _inflected(t, "ed"):
+        after = clause.tokens[i + 1].low if i + 1 < len(clause.tokens) else ""
+        if after == "by" and i and prev not in STOPWORDS and not clause.pause_before(i) \
+                and not any(u.low in AUX for u in clause.tokens[max(0, i - 3):i]):
+            return 1  # "delays caused by faults": a participle that qualifies its noun
         return 3
     inflected = t.low != t.lemma and t.low.endswith("s")
     nxt = clause.tokens[i + 1] if i + 1 < len(clause.tokens) else None
@@ -110,12 +115,13 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
     for word in ORDER_WORDS:
         if word in words and word in theirs and not _paired(words, word) and not _paired(theirs, word):
             return words.index(word), theirs.index(word)
-    candidates = [(-verbness(said, i), i) for i in range(1, len(said.tokens))]
+    a, b = max(1, qualifier_end(said)), max(1, qualifier_end(source))  # (not a verb of an opening qualifier)
+    candidates = [(-verbness(said, i), i) for i in range(a, len(said.tokens))]
     for rank, i in sorted(candidates):
         if rank == 0:
             break
         forms = said.tokens[i].forms
-        found = [j for j, u in enumerate(source.tokens) if j > 0 and u.forms & forms]
+        found = [j for j, u in enumerate(source.tokens) if j >= b and u.forms & forms]
         if found:
             return i, max(found, key=lambda j: (verbness(source, j), -j))
     return None
@@ -303,6 +309,16 @@ def complement_subject(clause: Clause) -> set[str]:
 
 _REPORTING = frozenset("say find confirm report show note estimate conclude announce indicate reveal state "
                        "argue believe suggest demonstrate determine".split())
+
+
+_PREPOSITIONS = frozenset("in on for at with over during under among within".split())
+
+
+def qualifier_end(clause: Clause) -> int:
+    """Where the clause goes on after a prepositional phrase that opens it ("Under a
+    supply agreement signed in May, …"), whose verbs are not the clause's; 0 when it
+    opens otherwise ("Because the test misses cases, …" states a clause of its own)."""
+    return fronted_end(clause) if clause.tokens and clause.tokens[0].low in _PREPOSITIONS else 0
 
 
 def fronted_end(clause: Clause) -> int:

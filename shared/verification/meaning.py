@@ -61,7 +61,7 @@ from shared.verification.clause_reading import (
     unknown_word,
 )
 from shared.verification.clause_roles import (
-    fronted_end, passive, phrase, role_parts, same_verb, subject, swapped, verbness,
+    fronted_end, passive, phrase, qualifier_end, role_parts, same_verb, subject, swapped, verbness,
 )
 from shared.verification.clauses import (
     AUX, Clause, Token, abbreviated, aligned_pair, covered, is_content, salient_tokens, token,
@@ -398,8 +398,9 @@ def _voice(clause: Clause, i: int) -> bool:
 
 def _shared_verb(said: Clause, source: Clause) -> tuple[int, int] | None:
     """The surest verb of ``said`` that ``source`` has too (not "than"), in each."""
-    for _, i in sorted((-verbness(said, i), i) for i in range(1, len(said.tokens)) if verbness(said, i) >= 2):
-        found = [j for j, u in enumerate(source.tokens) if j > 0 and u.forms & said.tokens[i].forms
+    a, b = max(1, qualifier_end(said)), max(1, qualifier_end(source))  # (not a verb of an opening qualifier)
+    for _, i in sorted((-verbness(said, i), i) for i in range(a, len(said.tokens)) if verbness(said, i) >= 2):
+        found = [j for j, u in enumerate(source.tokens) if j >= b and u.forms & said.tokens[i].forms
                  and verbness(source, j) >= 2]
         if found:
             return i, found[0]

@@ -199,3 +199,15 @@ def test_a_part_of_an_opening_condition_dropped_is_a_scope_change() -> None:
 def test_a_comma_inside_a_figure_is_no_pause() -> None:
     clause = clauses("In a study of 1,200 adults, reading speed improved.")[0]
     assert not any(clause.pause_before(i) for i in range(1, 6))
+
+
+def test_the_verb_of_an_opening_phrase_or_a_qualifying_participle_is_not_the_clauses() -> None:
+    assert not _ok("Under a licence signed in March, Orvane Labs will produce the vaccine for Kestrel Pharma at its "
+                   "Lyon plant.",
+                   "Kestrel Pharma will produce the vaccine for Orvane Labs at its Lyon plant under a licence signed "
+                   "in March.")
+    assert not _ok("Under clause 4 of the lease, tenants compensate Harbour Estates for damage caused by storms.",
+                   "Harbour Estates compensates the tenants for damage caused by storms under clause 4 of the lease.")
+    # a passive verb with its agent is still the clause's verb
+    assert not _ok("Titan is tidally heated by its resonance with Rhea.",
+                   "Rhea is tidally heated by its resonance with Titan.")
