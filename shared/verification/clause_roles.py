@@ -169,7 +169,9 @@ def phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
                 continue
             return out, step > 0  # an object ends at its preposition; a subject cut there is a tail
         if t.low in ("and", "or", "but"):
-            return out, i == 0  # a coordination inside the phrase: not read whole (at the clause's start: its edge)
+            # a coordination inside the phrase is not read whole; at the clause's start, or before a
+            # second predicate ("terminates TLS and forwards traffic"), it is the phrase's edge
+            return out, i == 0 or (step > 0 and i + 1 < len(clause.tokens) and verbness(clause, i + 1) >= 1)
         if abs(i - pivot) > 1 and verbness(clause, i) >= 2 and not modifier(clause, i):
             return out, False  # another verb: the phrase is not read whole
         if is_content(t):

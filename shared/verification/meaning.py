@@ -85,7 +85,7 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
     word forms of the whole sentence ``said`` is part of, where a condition may stand
     for all its clauses ("In 2022, X died, while Y fell ill")."""
     for check in (_polarity, _quantifiers, _modality, _direction, _converse, _roles, _sides_swapped, _objects_swapped):
-        problem = check(said, source, whole) if check in (_direction, _roles) else check(said, source)
+        problem = check(said, source, whole) if check in (_direction, _roles, _objects_swapped) else check(said, source)
         if problem is not None:
             return problem
     return _scope(said, source, sentence)
@@ -412,7 +412,7 @@ def _shared_verb(said: Clause, source: Clause) -> tuple[int, int] | None:
 _ROLE_PREPOSITIONS = frozenset("onto into to from".split())
 
 
-def _objects_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
+def _objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
     """The same preposition governs other words of the quote's, and the words it governs
     in the quote stand elsewhere in the sentence: "threads onto goroutines" against
     "goroutines onto a small number of threads"."""
@@ -430,7 +430,7 @@ def _objects_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
         return None
     for prep in sorted(mine.keys() & theirs.keys()):
         moved_in, moved_out = mine[prep] - theirs[prep], theirs[prep] - mine[prep]
-        if moved_in & source.forms and moved_out & said.forms and not mine[prep] & theirs[prep]:
+        if moved_in & (whole or source).forms and moved_out & said.forms and not mine[prep] & theirs[prep]:
             return "role", f'it puts after "{prep}" what its quote puts elsewhere'
     return None
 

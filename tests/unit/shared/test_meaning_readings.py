@@ -211,3 +211,10 @@ def test_the_verb_of_an_opening_phrase_or_a_qualifying_participle_is_not_the_cla
     # a passive verb with its agent is still the clause's verb
     assert not _ok("Titan is tidally heated by its resonance with Rhea.",
                    "Rhea is tidally heated by its resonance with Titan.")
+
+
+def test_parties_exchanged_across_a_second_predicate_or_a_carried_subject() -> None:
+    assert not _ok("In the new design, the web server terminates TLS and passes plain requests to the load balancer.",
+                   "In the new design, the load balancer terminates TLS and passes plain requests to the web server.")
+    assert not _ok("The retailer sells bread to the bakery under a two-year contract.",
+                   "The bakery buys flour from 300 mills and sells bread to the retailer under a two-year contract.")
