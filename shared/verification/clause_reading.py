@@ -88,7 +88,7 @@ def prefix_flips(said: Clause, source: Clause) -> int:
     for mine, theirs in ((said, source), (source, said)):
         their_forms = theirs.forms
         for t in mine.tokens:
-            if t.forms & their_forms:
+            if t.forms & their_forms or t.low in NEGATORS:  # ("unable" is counted as a negation already)
                 continue
             for prefix in NEGATIVE_PREFIXES:
                 rest = t.low[len(prefix):]
@@ -224,6 +224,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         after = clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else ""
         if prev == "as" and nxt == "as" and (after[:1].isdigit() or after in NUMBER_WORDS):
             continue  # "for as long as eight years": a bound on the figure, read with the figure
+        if t.low in ("up", "down") and i and clause.tokens[i - 1].lemma == "go":
+            hit = ("magnitude", hit[1])  # "visitor numbers went up": a rise
         if t.lemma == "keep" and _keeps_from(clause, i):
             hit = ("presence", -1)  # "to keep dyes from fading": to prevent it
         head = t.low.split("-", 1)[0]

@@ -129,7 +129,7 @@ def _readings(fig: Figure, after: str = "") -> list[Reading]:
             return [("fraction", fig.value)]
     if not unit or unit == "count":
         return [("", fig.value)]
-    if unit == "percentage" and _POINTS.match(after):  # "2.5 percentage points": a difference of percents
+    if unit == "percentage point" or unit == "percentage" and _POINTS.match(after):  # a difference of percents
         return [("points", fig.value * 0.01)]
     numerator, _, denominator = unit.partition(" per ")
     out = []

@@ -75,6 +75,9 @@ def _parser():  # noqa: ANN202 - quantulum3's module; imported on first use (it 
     return parser
 
 
+_POINTS = re.compile(r"\s*points?\b", re.IGNORECASE)
+
+
 @lru_cache(maxsize=4096)
 def figures(text: str) -> tuple[Figure, ...]:
     """Every figure in ``text``, in order."""
@@ -83,7 +86,8 @@ def figures(text: str) -> tuple[Figure, ...]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            found = _parser().parse(_PER_CENT.sub(r"\1 percent", text))
+            parsed = _PER_CENT.sub(r"\1 percent", text)
+            found = _parser().parse(parsed)
     except Exception as exc:  # noqa: BLE001 - a parser failure leaves the digit check below to decide
         log.warning("quantity parser failed on %.80r (%s: %s); its figures are read as plain digits",
                     text, type(exc).__name__, exc)
@@ -100,6 +104,8 @@ def figures(text: str) -> tuple[Figure, ...]:
             continue  # "a year", "a drop", "one TCP connection": an article, not a figure
         unit = "" if q.unit.name == "dimensionless" else _UNIT_ALIASES.get(q.unit.name, q.unit.name)
         unit = unit.replace("united states dollar", "dollar")
+        if unit == "percentage" and _POINTS.match(parsed, q.span[1]):
+            unit = "percentage point"  # "rose 4.2 percentage points" is not "rose 4.2%"
         if unit == "inch" and re.search(r"\bin$", surface) and _PREPOSITION_IN.match(text, end):
             continue  # "1,840 in 2023": "in" is a preposition (its digits are read below)
         period = _PERIOD_END.search(surface)

@@ -59,7 +59,8 @@ EXCLUSIVE = frozenset("only solely exclusively sole alone".split())
 HEDGES = frozenset("""
     may might could can possibly perhaps likely probably potentially suggest suggests
     suggested suggesting appear appears appeared seem seems seemed unclear uncertain
-    presumably plausibly tend tends tended possible possibly potential
+    presumably plausibly tend tends tended possible possibly potential suspect suspects suspected
+    whether considering
 """.split())
 STRONG = frozenset("""
     must definitely certainly conclusively conclusive undoubtedly unquestionably prove
@@ -84,13 +85,13 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
         diminish lessen minimize minimise halve less fewer smaller shorter lighter narrower
         below downward low small short minimum reduced decreased shorten narrow
         reduction shrinkage""".split()},
-    **{w: ("speed", _UP) for w in "faster quicker fast quick speed accelerate sooner".split()},
+    **{w: ("speed", _UP) for w in "faster quicker fast quick quickly rapidly swiftly speed accelerate".split()},
     **{w: ("speed", _DOWN) for w in "slower slow slowly decelerate delay".split()},
     **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen reinforce reinforcement benefit
         help outperform superior best""".split()},
     **{w: ("quality", _DOWN) for w in """worse worsen degrade deterioration impair weaken harm hurt hinder
         underperform inferior worst""".split()},
-    **{w: ("time", _UP) for w in "before earlier prior precede preceded precedes previously".split()},
+    **{w: ("time", _UP) for w in "before earlier sooner prior precede preceded precedes previously".split()},
     **{w: ("time", _DOWN) for w in "after later afterwards subsequently subsequent".split()},
     **{w: ("cost", _UP) for w in "costlier costly pricier pricey expensive dearer".split()},
     **{w: ("cost", _DOWN) for w in "cheaper cheap inexpensive cheapest".split()},

@@ -177,6 +177,11 @@ def _ceased(clause: Clause, other: Clause) -> int:
 _UNIVERSAL = {"each": "every", "all": "every", "invariably": "always", "universally": "always"}
 
 
+def _a_few(clause: Clause) -> bool:
+    words = clause.words()
+    return any(a == "a" and b == "few" for a, b in zip(words, words[1:], strict=False))
+
+
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (mine, my_often, my_rare, my_only) = quantity(said)
     (theirs, their_often, their_rare, their_only) = quantity(source)
@@ -192,6 +197,8 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         return "quantifier", "it changes how rare or common its quote says this is"
     if mine is not None and mine > (theirs if theirs is not None else 3):
         return "quantifier", "it generalises beyond its quote's quantifier"
+    if _a_few(said) and not _a_few(source) and theirs is not None and theirs >= 2:
+        return "quantifier", 'it says "a few" where its quote says many or most'
     extra = Counter(_UNIVERSAL.get(w, w) for w in universals(said)) \
         - Counter(_UNIVERSAL.get(w, w) for w in universals(source))
     if extra:

@@ -218,3 +218,23 @@ def test_parties_exchanged_across_a_second_predicate_or_a_carried_subject() -> N
                    "In the new design, the load balancer terminates TLS and passes plain requests to the web server.")
     assert not _ok("The retailer sells bread to the bakery under a two-year contract.",
                    "The bakery buys flour from 300 mills and sells bread to the retailer under a two-year contract.")
+
+
+def test_words_of_time_speed_certainty_and_points() -> None:
+    assert not _ok("The grain dried two days later on the new racks than on the old floors.",
+                   "The grain dried two days sooner on the new racks than on the old floors.")
+    assert not _ok("Patients on the new protocol regained mobility more quickly than those on the old one.",
+                   "Patients on the new protocol regained mobility more slowly than those on the old one.")
+    assert not _ok("Ridership went up after the fare rise in 2021.", "Ridership fell after the fare rise in 2021.")
+    assert not _ok("The council has decided to extend the parking ban to Sundays.",
+                   "The council is considering whether to extend the parking ban to Sundays.")
+    assert not _ok("Inspectors have identified a faulty valve as the source of the leak.",
+                   "Inspectors suspect a faulty valve was the source of the leak.")
+    assert not _ok("Mice without the gene were unable to learn the maze.",
+                   "Mice without the gene were still able to learn the maze.")
+    assert not _ok("Cocoa prices rose 6.1 percentage points in the latest session.",
+                   "Cocoa prices rose 6.1% in the latest session.")
+    assert _ok("Unemployment rose by 0.8 percentage points over the year.",
+               "The unemployment rate rose from 4.1% to 4.9% over the year.")
+    assert not _ok("Fog hid the runway in a few of the images taken at dawn.",
+                   "Fog hid the runway in most of the images taken at dawn.")
