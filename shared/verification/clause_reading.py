@@ -287,7 +287,9 @@ def direction_of(t: Token) -> tuple[str, int] | None:
 
 
 def direction_flipped(said: Clause, source: Clause) -> bool:
-    mine, theirs = directions(said), directions(source)
+    """A directional word of ``said`` whose opposite ``source`` has (bounds on figures,
+    "above 32", aside)."""
+    mine, theirs = ([(a, s) for i, a, s, _ in hits(c) if not bounds_figure(c, i)] for c in (said, source))
     return any((a, -s) in theirs for a, s in mine)
 
 

@@ -238,3 +238,10 @@ def test_words_of_time_speed_certainty_and_points() -> None:
                "The unemployment rate rose from 4.1% to 4.9% over the year.")
     assert not _ok("Fog hid the runway in a few of the images taken at dawn.",
                    "Fog hid the runway in most of the images taken at dawn.")
+
+
+def test_a_bound_on_a_figure_does_not_excuse_a_comparison_turned_round() -> None:
+    assert not _ok("Write latency was consistently higher on the disk array than on the flash array, mainly at "
+                   "queue depths above 16.",
+                   "Write latency on the flash array was consistently higher than on the disk array, mainly at "
+                   "queue depths above 16.")
