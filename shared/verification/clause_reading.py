@@ -37,6 +37,7 @@ __all__ = [
     "not_only",
     "on_axis",
     "only_a_thing",
+    "adjective",
     "parts",
     "parts_sharing",
     "prefix_flips",
@@ -75,7 +76,8 @@ def negations(clause: Clause) -> int:
 _ADJECTIVE_PREFIXES = ("in", "im", "il", "ir")
 
 
-def _adjective(word: str) -> bool:
+def adjective(word: str) -> bool:
+    """``word`` may be an adjective (lemminflect's tables), or no table knows it."""
     import lemminflect  # noqa: PLC0415 - its tables load on first use (clauses loads them first)
 
     return "ADJ" in lemminflect.getAllLemmas(word) or not lemminflect.getAllLemmas(word)
@@ -90,10 +92,12 @@ def prefix_flips(said: Clause, source: Clause) -> int:
         for t in mine.tokens:
             if t.forms & their_forms or t.low in NEGATORS:  # ("unable" is counted as a negation already)
                 continue
+            own = mine.forms  # (a stem its own side has bare too, "unemployment … employment", flips nothing)
             for prefix in NEGATIVE_PREFIXES:
                 rest = t.low[len(prefix):]
                 if t.low.startswith(prefix) and len(rest) >= 4 and token(rest, 0, 0).forms & their_forms \
-                        and (prefix not in _ADJECTIVE_PREFIXES or _adjective(t.low)):
+                        and not token(rest, 0, 0).forms & own \
+                        and (prefix not in _ADJECTIVE_PREFIXES or adjective(t.low)):
                     flips += 1
                     break
     return flips

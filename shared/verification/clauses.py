@@ -35,6 +35,7 @@ _FEATURE_WORDS = NEGATORS | QUANTIFIERS.keys() | RARE | EXCLUSIVE | HEDGES | STR
 BE = frozenset("is are was were be been being get gets got".split())
 AUX = BE | frozenset("has have had do does did will would shall should".split())
 _FOOTNOTE = re.compile(r"\[\d+\]")
+_AGE = re.compile(r"\d+-(?:year|month|week|day)-olds?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -201,8 +202,10 @@ def salient_tokens(sentence: str) -> list[str]:
 
 
 def names(sentence: str) -> list[str]:
-    """Proper names and acronyms (:func:`salient_tokens`) and words with digits ("SHA-256")."""
-    return list(dict.fromkeys([*salient_tokens(sentence), *sorted(digit_words(sentence))]))
+    """Proper names and acronyms (:func:`salient_tokens`) and words with digits ("SHA-256"),
+    not ages ("34-year-olds": a figure, checked as one)."""
+    return list(dict.fromkeys([*salient_tokens(sentence),
+                               *sorted(w for w in digit_words(sentence) if not _AGE.fullmatch(w))]))
 
 
 def covered(t: Token, forms: set[str] | frozenset[str]) -> bool:

@@ -75,6 +75,7 @@ def _parser():  # noqa: ANN202 - quantulum3's module; imported on first use (it 
     return parser
 
 
+_PER_PERIOD = re.compile(r"\s+per\s+(year|month|week|day|hour)\b", re.IGNORECASE)
 _POINTS = re.compile(r"\s*points?\b", re.IGNORECASE)
 
 
@@ -122,6 +123,13 @@ def figures(text: str) -> tuple[Figure, ...]:
             continue
         scale = _SCALE_AFTER.match(text, end)  # "some 10.6 million": the parser may leave its scale word
         value = float(q.value) * _SCALE_WORDS[scale.group(1).lower()] if scale else float(q.value)
+        per = _PER_PERIOD.search(surface)
+        if per and unit.endswith(f" per {per.group(1).lower()}"):
+            # "4 percent per year": the figure and its period apart, as "4 percent a year" is read
+            unit = unit.removesuffix(f" per {per.group(1).lower()}")
+            lead = len(per.group()) - len(per.group().lstrip())
+            out.append(Figure(1.0, per.group(1).lower(), per.group().strip(), start + per.start() + lead, end))
+            surface, end = surface[:per.start()].rstrip(), start + per.start()
         out.append(Figure(value, unit, text[start:scale.end()] if scale else surface, start,
                           scale.end() if scale else end))
     # Quantities said in words the parser does not read: "a decade", "two centuries"
@@ -190,4 +198,8 @@ def same_figure(said: Figure, source: Figure) -> bool:
     """``said`` restates ``source``: the same value, and the same unit unless one of
     them gives none (a bare "3,500" restates "3,500 MB/s"; "3,500 GB/s" does not)."""
     close = math.isclose(said.value, source.value, rel_tol=1e-9, abs_tol=1e-12)
+    if not close and {said.unit, source.unit} == {"", "percentage"}:  # "a quarter" restates "25 percent"
+        fraction, percent = (said, source) if not said.unit else (source, said)
+        return 0 < fraction.value < 1 and not any(c.isdigit() for c in fraction.surface) \
+            and math.isclose(fraction.value * 100, percent.value, rel_tol=1e-9)
     return close and (said.unit == source.unit or not said.unit or not source.unit)

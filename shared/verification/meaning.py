@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections import Counter
 
 from shared.verification.clause_reading import (
+    adjective,
     FRONTING,
     SETTINGS,
     NUMBER_WORDS,
@@ -158,11 +159,22 @@ def _negated_both(said: Clause, source: Clause) -> bool:
 
 
 def _negated_words(clause: Clause, other: Clause) -> int:
-    """Words of ``clause`` negated by "un-" or "non-" ("unaware", "non-binding") that
-    ``other`` lacks. (Not "in-" or "dis-": "increase" and "discover" negate nothing.)"""
+    """Words of ``clause`` negated by "un-", "non-", "a-" or "-less" ("unaware",
+    "non-binding", "asymptomatic", "jobless") that ``other`` lacks. (Not "in-" or "dis-": "increase" and "discover"
+    negate nothing.)"""
     return sum(1 for t in clause.tokens if not t.forms & other.forms and t.low not in NEGATORS | STOPWORDS
-               and any(t.low.startswith(p) and len(t.low) - len(p) >= 4 and not unknown_word(t.low[len(p):])
-                       for p in ("non-", "non", "un")) and t.low not in ("unlike", "unless"))
+               and (any(t.low.startswith(p) and len(t.low) - len(p) >= 4 and not unknown_word(t.low[len(p):])
+                        for p in ("non-", "non", "un")) and t.low not in ("unlike", "unless")
+                    or _without_suffix(t.low)
+                    or t.low.startswith("a") and len(t.low) >= 7 and not unknown_word(t.low[1:])  # "asymptomatic"
+                    and adjective(t.low)))
+
+
+def _without_suffix(word: str) -> bool:
+    """A word negated by "-less" ("jobless": without a job), not "unless" or "regardless"."""
+    stem = word.removesuffix("less")
+    return word.endswith("less") and len(stem) >= 3 and word not in ("unless", "regardless", "nevertheless",
+                                                                        "nonetheless") and not unknown_word(stem)
 
 
 def _ceased(clause: Clause, other: Clause) -> int:
@@ -256,9 +268,10 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
         if i >= 1 and said.tokens[i - 1].low == "or" and bounds_figure(said, i):
             continue  # "7,000 or more steps": a bound on the figure, read with the figure
         if said.tokens[i].low in _COMPARISON_WORDS and _comparative_of(
-                said, i, [(*h, source.tokens[h[0]].low) for h in theirs if verbness(source, h[0]) >= 2]):
+                said, i, [(*h, source.tokens[h[0]].low) for h in theirs
+                          if verbness(source, h[0]) >= 2 or source.tokens[h[0]].low.endswith("er")]):
             absorbed.add(i)
-            continue  # "more slowly" for "slowed": one comparison, read from "slowly"
+            continue  # "more slowly" for "slowed" or "more quickly" for "faster": one comparison
         bound = bound_sign(said, i, axis, whole or source, weak=weak)
         if bound == sign:
             continue

@@ -245,3 +245,16 @@ def test_a_bound_on_a_figure_does_not_excuse_a_comparison_turned_round() -> None
                    "queue depths above 16.",
                    "Write latency on the flash array was consistently higher than on the disk array, mainly at "
                    "queue depths above 16.")
+
+
+def test_rewordings_of_figures_ages_and_negated_words() -> None:
+    assert _ok("Between 2010 and 2020, asthma admissions fell by 3 percent a year among children under 12.",
+               "Asthma admissions among children under 12 declined by 3 percent per year between 2010 and 2020.")
+    assert _ok("Employers must keep at least a quarter of the places for apprentices.",
+               "Employers must keep at least 25 percent of the places for apprentices.")
+    assert not _ok("Employers must keep at least a third of the places for apprentices.",
+                   "Employers must keep at least 25 percent of the places for apprentices.")
+    assert _ok("In 2021, 23 percent of 18- to 24-year-olds rented privately.",
+               "The share of adults aged 18 to 24 renting privately was 23 percent in 2021.")
+    assert _ok("The jobless rate climbed to 5.2% in May as the labour force grew more quickly than employment.",
+               "The unemployment rate rose to 5.2% in May as the labour force grew faster than employment.")
