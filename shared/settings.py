@@ -376,13 +376,6 @@ class StageSettings(CommonSettings, ProviderLimits):  # ProviderLimits: LLM_CONT
     research_pubmed_enabled: bool | None = None
     """Unset: PubMed is on when NCBI_EMAIL or NCBI_API_KEY is set. true/false forces it."""
 
-    @property
-    def pubmed_on(self) -> bool:
-        """RESEARCH_PUBMED_ENABLED when set, else whether NCBI_EMAIL or NCBI_API_KEY is."""
-        if self.research_pubmed_enabled is not None:
-            return self.research_pubmed_enabled
-        return bool(self.ncbi_email or self.ncbi_api_key)
-
     research_pubmed_results_per_query: int = Field(10, ge=1, le=100)
     """PubMed records fetched per query."""
 

@@ -185,7 +185,17 @@ def _close(v: float, w: float, said: Figure, *, loose: bool) -> bool:
         return math.isclose(v, w, rel_tol=0.1)
     if not any(c.isdigit() for c in said.surface):  # "a third": a word is read to two hundredths
         return abs(v - w) <= 0.02 * max(1.0, abs(w)) if abs(w) <= 1 else math.isclose(v, w, rel_tol=0.02)
-    return math.isclose(v, w, rel_tol=0.01, abs_tol=1e-12)
+    return math.isclose(v, w, rel_tol=_precision(said), abs_tol=1e-12)
+
+
+def _precision(said: Figure) -> float:
+    """The relative rounding of the sentence's figure: 1%, or less when it gives decimals
+    ("3.11" is no rounding of "3.10": half its last digit, 0.005, is its rounding)."""
+    m = re.search(r"(\d+(?:,\d{3})*)\.(\d+)", said.surface)
+    if not m:
+        return 0.01
+    number = float(f"{m.group(1).replace(',', '')}.{m.group(2)}")
+    return min(0.01, 0.5 * 10 ** -len(m.group(2)) / number) if number else 0.01
 
 
 def _count(fig: Figure) -> bool:

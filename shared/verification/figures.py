@@ -36,7 +36,7 @@ _RANGE = re.compile(r"(?:between\s+|from\s+)?(.+?)\s*(?:to|and|-|–)\s*(.+)", r
 _DIGITS = re.compile(r"(?<![\d.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,]*\d)")
 # A rate's period ("267 Gt a year"); "a year later" is a time, not a period.
 _PERIOD = re.compile(r"(?<!of )\b(?:a|an|per|each|every)\s+(second|minute|hour|day|week|month|year)\b"
-                     r"(?!\s+(?:later|earlier|before|after|ago)\b)", re.IGNORECASE)
+                     r"(?!\s+(?:later|earlier|before|after|ago|in\s+which|when|that|of)\b)", re.IGNORECASE)
 _PREPOSITION_IN = re.compile(r"\s+(?:\d|the\b|a\b|an\b|[A-Z])")
 _PERIOD_END = re.compile(r"\s+(?:a|an)\s+(second|minute|hour|day|week|month|year)$", re.IGNORECASE)
 _TIME_AFTER = re.compile(r"\s+(?:later|earlier|before|after|ago)\b", re.IGNORECASE)
@@ -82,8 +82,8 @@ _POINTS = re.compile(r"\s*points?\b", re.IGNORECASE)
 @lru_cache(maxsize=4096)
 def figures(text: str) -> tuple[Figure, ...]:
     """Every figure in ``text``, in order."""
-    if not _HAS_FIGURE.search(text):
-        return ()
+    if not _HAS_FIGURE.search(text):  # ("each year" alone: a rate's period, read as below)
+        return tuple(Figure(1.0, m.group(1).lower(), m.group(), m.start(), m.end()) for m in _PERIOD.finditer(text))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import NUMBER_WORDS, direction_of, only_a_thing
-from shared.verification.clause_roles import complement_subject, fronted_end, subject, subject_tokens
+from shared.verification.clause_roles import complement_subject, fronted_end, subject, subject_tokens, verbness
 from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
 from shared.verification.clauses import (
     Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of, is_content, names, token,
@@ -466,6 +466,9 @@ def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_c
                  if same_figure(fig, q)]
         if any(_same_figure_of(sentence, fig, quotes[i], q) for i, q in found):
             continue  # "India, which supplies about 40% of global rice exports": what that quote says 40% of
+        if any(_keeps_subject(clause, quote_clauses[i], whole=True) for i, _ in found) and not any(
+                _subject_figure_lost(clause, quote_clauses[i]) for i in helpers):
+            continue  # "The 22.5-gigawatt Three Gorges Dam generated…": a figure of the same subject
         why = "comes from another quote than the rest of its clause" if found else "is not in its quotes"
         return _fail("number", f"the figure {fig.surface} {why}", support, [fig.surface])
     # Digits the quantity parser did not read as a figure ("C++17", "version 3 of"):
@@ -476,6 +479,15 @@ def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_c
         if t.low.isdigit() and not any(a <= t.start < b for a, b in spans) and t.low not in own:
             return _fail("number", f"the figure {t.text} is not in its quotes", support, [t.text])
     return None
+
+
+def _subject_figure_lost(clause: Clause, quote: Sequence[Clause]) -> bool:
+    """A figure in the subject of the quote's clause the clause restates ("PostgreSQL 15
+    introduced…") that the clause does not have: another figure stands in for it."""
+    words = {t.low for t in clause.tokens}
+    aligned = _aligned(clause, quote)
+    verb = next((n for n in range(1, len(aligned.tokens)) if verbness(aligned, n) >= 2), len(aligned.tokens))
+    return any(t.low[:1].isdigit() and t.low not in words for t in aligned.tokens[:verb])
 
 
 def _figure_of(text: str, end: int) -> set[str]:

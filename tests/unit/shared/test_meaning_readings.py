@@ -258,3 +258,17 @@ def test_rewordings_of_figures_ages_and_negated_words() -> None:
                "The share of adults aged 18 to 24 renting privately was 23 percent in 2021.")
     assert _ok("The jobless rate climbed to 5.2% in May as the labour force grew more quickly than employment.",
                "The unemployment rate rose to 5.2% in May as the labour force grew faster than employment.")
+
+
+def test_a_period_alone_and_a_figure_of_the_same_subject() -> None:
+    quotes = ("Humpback whales feeding off Iceland migrate to the Caribbean each year.",
+              "Tracking showed the whales' round trip averaged about 16,000 kilometres.")
+    assert _ok("Humpback whales feeding off Iceland migrate each year to the Caribbean, a round trip that tracking "
+               "put at about 16,000 kilometres on average.", *quotes)
+    quotes = ("The Itaipu Dam has an installed capacity of 14 gigawatts.",
+              "In 2016, the Itaipu Dam generated a record 103 terawatt-hours of electricity.")
+    assert _ok("The 14-gigawatt Itaipu Dam generated a record 103 terawatt-hours of electricity in 2016.", *quotes)
+    # a figure of the subject itself, standing in for the anchor quote's, is still a merge
+    quotes = ("Python 3.11 added exception groups and the except* syntax.",
+              "Python 3.10 introduced structural pattern matching with the match statement.")
+    assert not _ok("Python 3.11 introduced structural pattern matching with the match statement.", *quotes)
