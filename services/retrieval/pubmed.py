@@ -43,8 +43,8 @@ from shared.research.text import canonicalize
 from shared.settings import StageSettings
 from shared.stores.textstore import TextStore
 
-__all__ = ["EutilsError", "PubMedClient", "PubMedProvider", "PubMedRecord", "parse_efetch", "parse_esearch", "pubmed_enabled",
-           "pubmed_url"]
+__all__ = ["EutilsError", "PubMedClient", "PubMedProvider", "PubMedRecord", "parse_efetch", "parse_esearch",
+           "pubmed_enabled", "pubmed_url"]
 
 
 def pubmed_enabled(s: StageSettings) -> bool:

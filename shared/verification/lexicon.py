@@ -87,8 +87,8 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
         reduction shrinkage""".split()},
     **{w: ("speed", _UP) for w in "faster quicker fast quick quickly rapidly swiftly speed accelerate".split()},
     **{w: ("speed", _DOWN) for w in "slower slow slowly decelerate delay".split()},
-    **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen reinforce reinforcement benefit
-        help outperform superior best""".split()},
+    **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen reinforce
+        reinforcement benefit help outperform superior best""".split()},
     **{w: ("quality", _DOWN) for w in """worse worsen degrade deterioration impair weaken harm hurt hinder
         underperform inferior worst""".split()},
     **{w: ("time", _UP) for w in "before earlier sooner prior precede preceded precedes previously".split()},
