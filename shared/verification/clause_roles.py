@@ -323,9 +323,23 @@ def qualifier_end(clause: Clause) -> int:
     return fronted_end(clause) if clause.tokens and clause.tokens[0].low in _PREPOSITIONS else 0
 
 
+def _participle(t: Token) -> bool:
+    """A verb's participle that can open a qualifier ("Commissioned", "Carrying")."""
+    return t.verb and (_inflected(t, "ed") or t.low.endswith("ing") and any(x != t.low for x in t.lemmas))
+
+
 def fronted_end(clause: Clause) -> int:
-    """Where the clause goes on after a qualifier that opens it and ends at a comma."""
+    """Where the clause goes on after a qualifier that opens it and ends at a comma
+    ("Before the levy took effect, …", "Commissioned by The Times in 1931, the typeface …")."""
     toks = clause.tokens
-    if not toks or toks[0].low not in _OPENERS:
+    if not toks:
         return 0
-    return next((n for n in range(1, min(len(toks), 14)) if clause.pause_before(n)), 0)
+    if toks[0].low in _OPENERS:
+        return next((n for n in range(1, min(len(toks), 14)) if clause.pause_before(n)), 0)
+    if _participle(toks[0]) and not modifier(clause, 0):  # (not "Confirmed measles cases jumped")
+        end = next((n for n in range(1, min(len(toks), 20)) if clause.pause_before(n)), 0)
+        # (a gerund that is the subject, "Padding is mainly a problem …, because", has its verb before the comma)
+        finite = any(u.low in AUX or u.verb and _inflected(u, "s") and not u.text[:1].isupper()
+                     and toks[k - 1].low not in DETERMINERS for k, u in enumerate(toks[1:end], start=1))
+        return 0 if finite else end
+    return 0

@@ -3,7 +3,7 @@ they must still refuse."""
 
 from __future__ import annotations
 
-from shared.verification.clause_roles import subject
+from shared.verification.clause_roles import fronted_end, subject, subject_tokens
 from shared.verification.clauses import clauses
 from shared.verification.grounding import check_grounding
 
@@ -272,3 +272,12 @@ def test_a_period_alone_and_a_figure_of_the_same_subject() -> None:
     quotes = ("Python 3.11 added exception groups and the except* syntax.",
               "Python 3.10 introduced structural pattern matching with the match statement.")
     assert not _ok("Python 3.11 introduced structural pattern matching with the match statement.", *quotes)
+
+
+def test_an_opening_participle_phrase_is_a_qualifier_but_a_gerund_subject_is_not() -> None:
+    opened = clauses("Commissioned by the Bauer foundry and first sold in the shops in October 1927, Futura was "
+                     "designed under Paul Renner's supervision.")[0]
+    assert [t.low for t in subject_tokens(opened)] == ["futura"]
+    for text in ("Padding is mainly a problem for threads, because threads share one heap.",
+                 "Confirmed measles cases jumped to 1,840 in 2023, mostly among children."):
+        assert fronted_end(clauses(text)[0]) == 0
