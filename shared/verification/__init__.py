@@ -4,7 +4,8 @@
 ``clauses`` splits a sentence into clauses, ``clause_reading`` reads what each states
 and ``clause_roles`` who does what in it, ``meaning_anchor``
 pairs each clause with the quote clause it restates, ``meaning`` compares them (polarity,
-quantifiers, certainty, direction, roles, figures, conditions) and decides contradictions;
+quantifiers, certainty, direction, roles, figures; ``scope`` the conditions) and decides
+contradictions;
 ``figures`` reads numbers with units and ``lexicon`` holds the word lists. ``judge`` asks a
 verifier model whether the quotes entail what the deterministic checks let through.
 

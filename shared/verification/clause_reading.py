@@ -15,6 +15,7 @@ from shared.verification.lexicon import (
 )
 
 __all__ = [
+    "a_few",
     "BINDING_STOPS",
     "FREQUENCY",
     "FRONTING",
@@ -142,6 +143,12 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
         elif not subject_only or i <= 2:
             strength = max(strength or 0, level)
     return strength, frequency, rare, exclusive
+
+
+def a_few(clause: Clause) -> bool:
+    """The clause says "a few" (a small number, where "few" alone is rare)."""
+    words = clause.words()
+    return any(a == "a" and b == "few" for a, b in zip(words, words[1:], strict=False))
 
 
 def universals(clause: Clause) -> list[str]:

@@ -22,8 +22,7 @@ aligns with in:
   comparison is not stated where the quote states none;
 * **roles** ("role"): who does what to whom around the shared verb or "than" is
   kept (a passive restatement flips it back);
-* **scope** ("scope"): a condition of the quote ("within a partition", "in patients
-  over 75", "by default", "when the cache is cold") is not dropped.
+* **scope** ("scope", :mod:`shared.verification.scope`): a condition of the quote is kept.
 
 Sentences are read into words and clauses by :mod:`shared.verification.clauses` (words matched by
 stem and lemma, so "DELETE" meets "deleted"), each clause's features by
@@ -38,15 +37,13 @@ from __future__ import annotations
 from collections import Counter
 
 from shared.verification.clause_reading import (
+    a_few,
     adjective,
-    FRONTING,
-    SETTINGS,
     NUMBER_WORDS,
     bound_sign,
     bounds_figure,
     certainty,
     clause_parts,
-    conditions,
     direction_flipped,
     direction_of,
     directions,
@@ -65,12 +62,13 @@ from shared.verification.clause_roles import (
     fronted_end, passive, phrase, qualifier_end, role_parts, same_verb, subject, swapped, verbness,
 )
 from shared.verification.clauses import (
-    AUX, Clause, Token, abbreviated, aligned_pair, covered, is_content, salient_tokens, token,
+    AUX, Clause, Token, aligned_pair, is_content, salient_tokens, token,
 )
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import (
     CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, SYMMETRIC,
 )
+from shared.verification.scope import scope
 from shared.research.text import STOPWORDS
 
 __all__ = ["compare", "contradicts"]
@@ -89,7 +87,7 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
         problem = check(said, source, whole) if check in (_direction, _roles, _objects_swapped) else check(said, source)
         if problem is not None:
             return problem
-    return _scope(said, source, sentence)
+    return scope(said, source, sentence)
 
 
 def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
@@ -189,11 +187,6 @@ def _ceased(clause: Clause, other: Clause) -> int:
 _UNIVERSAL = {"each": "every", "all": "every", "invariably": "always", "universally": "always"}
 
 
-def _a_few(clause: Clause) -> bool:
-    words = clause.words()
-    return any(a == "a" and b == "few" for a, b in zip(words, words[1:], strict=False))
-
-
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (mine, my_often, my_rare, my_only) = quantity(said)
     (theirs, their_often, their_rare, their_only) = quantity(source)
@@ -209,7 +202,7 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         return "quantifier", "it changes how rare or common its quote says this is"
     if mine is not None and mine > (theirs if theirs is not None else 3):
         return "quantifier", "it generalises beyond its quote's quantifier"
-    if _a_few(said) and not _a_few(source) and theirs is not None and theirs >= 2:
+    if a_few(said) and not a_few(source) and theirs is not None and theirs >= 2:
         return "quantifier", 'it says "a few" where its quote says many or most'
     extra = Counter(_UNIVERSAL.get(w, w) for w in universals(said)) \
         - Counter(_UNIVERSAL.get(w, w) for w in universals(source))
@@ -467,71 +460,6 @@ def _role_words(clause: Clause) -> set[str]:
     names = {w.lower() for w in salient_tokens(clause.text[clause.start:clause.end])}
     return {min(t.forms) for t in clause.tokens
             if t.low in names or t.low in CONVERSES or (t.low.isalpha() and len(t.low) > 3 and unknown_word(t.low))}
-
-
-# Qualifiers that say a statement holds whatever the conditions ("regardless of the
-# patient's renal function", "whatever the configuration", "even across partitions").
-_BROADENERS = (("regardless", "of"), ("irrespective", "of"), ("whatever",), ("whichever",), ("even", "across"),
-               ("in", "all", "cases"), ("under", "all"), ("no", "matter"))
-
-
-def _broadens(words: list[str]) -> str | None:
-    for opener in _BROADENERS:
-        n = len(opener)
-        if any(tuple(words[i:i + n]) == opener for i in range(len(words) - n + 1)):
-            return " ".join(opener)
-    return None
-
-
-# Words that open a part of a condition narrowing it further ("in patients under 60 /
-# with a BMI below 30", "among women aged 25 to 34 / living in urban areas").
-_NARROWERS = frozenset("with and living who whose that aged without excluding except".split())
-
-
-def _opening(clause: Clause) -> list[Token]:
-    """The words of a qualifier that opens the clause, after its opener ("In patients under
-    60 with a BMI below 30, …"), up to its comma; none for a setting ("In the trial, …")."""
-    toks = clause.tokens
-    if not toks or toks[0].low not in FRONTING:
-        return []
-    end = next((n for n in range(1, min(len(toks), 16)) if clause.pause_before(n)), 0)
-    words = toks[1:end]
-    return [] if {u.lemma for u in words if is_content(u)} <= SETTINGS else words
-
-
-def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
-    """A part of ``qualifier`` (split where it narrows further: "with", "and", "living",
-    "aged"…) of whose content words the sentence keeps fewer than half, else None."""
-    parts: list[list[Token]] = [[]]
-    for t in qualifier:
-        if t.low in _NARROWERS and parts[-1]:
-            parts.append([])
-        parts[-1].append(t)
-    for part in parts:
-        words = [t for t in part if is_content(t) and not t.low[:1].isdigit()]
-        if words and 2 * len([t for t in words if covered(t, mine)]) < len(words) \
-                and {t.lemma for t in words} - SETTINGS:
-            return " ".join(t.text for t in part)
-    return None
-
-
-def _scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tuple[str, str] | None:
-    broad = _broadens(said.words())
-    if broad and not _broadens([w.strip(".,;:()\"'").lower() for w in source.text.split()]):  # anywhere in its quote
-        return "scope", f'it says "{broad}" where its quote holds only in some conditions'
-    mine = said.forms | (sentence or set())
-    mine |= {f for t in said.tokens if "-" in t.low for part in t.low.split("-") if part
-             for f in token(part, 0, 0).forms}  # "supernova-based" keeps "supernovae"
-    lost = _lost_part(_opening(source), mine)
-    if lost:
-        return "scope", f'it drops part of its quote\'s condition ("{lost}")'
-    for condition in conditions(source):
-        kept = [t for t in condition if t.forms & mine
-                or t.text[:1].isupper() and any(abbreviated(w.text, source.text, said.text) for w in condition)]
-        if 2 * len(kept) < len(condition):  # most of it gone ("lowest income quintile" of "households in...")
-            words = " ".join(t.text for t in condition)
-            return "scope", f'it drops its quote\'s condition ("{words}")'
-    return None
 
 
 def contradicts(statement: str, other: str) -> str | None:

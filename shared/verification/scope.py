@@ -1,0 +1,81 @@
+"""Scope: a sentence keeps the conditions under which its quote holds.
+
+A condition of the quote (an opening qualifier ending in a comma, a phrase opened by
+within/when/if/unless/during/among, "by default", "in patients…") is not dropped, nor a
+part of an opening qualifier that narrows it further ("with asthma", "living in rural
+areas"), and the sentence does not say "whatever", "regardless of" or "even across"
+where its quote holds only in some conditions. Read by :mod:`shared.verification.meaning`
+after its other checks.
+"""
+
+from __future__ import annotations
+
+from shared.verification.clause_reading import FRONTING, SETTINGS, conditions
+from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, token
+
+__all__ = ["scope"]
+
+
+# Qualifiers that say a statement holds whatever the conditions ("regardless of the
+# patient's renal function", "whatever the configuration", "even across partitions").
+_BROADENERS = (("regardless", "of"), ("irrespective", "of"), ("whatever",), ("whichever",), ("even", "across"),
+               ("in", "all", "cases"), ("under", "all"), ("no", "matter"))
+
+
+def _broadens(words: list[str]) -> str | None:
+    for opener in _BROADENERS:
+        n = len(opener)
+        if any(tuple(words[i:i + n]) == opener for i in range(len(words) - n + 1)):
+            return " ".join(opener)
+    return None
+
+
+# Words that open a part of a condition narrowing it further ("in patients under 60 /
+# with a BMI below 30", "among women aged 25 to 34 / living in urban areas").
+_NARROWERS = frozenset("with and living who whose that aged without excluding except".split())
+
+
+def _opening(clause: Clause) -> list[Token]:
+    """The words of a qualifier that opens the clause, after its opener ("In patients under
+    60 with a BMI below 30, …"), up to its comma; none for a setting ("In the trial, …")."""
+    toks = clause.tokens
+    if not toks or toks[0].low not in FRONTING:
+        return []
+    end = next((n for n in range(1, min(len(toks), 16)) if clause.pause_before(n)), 0)
+    words = toks[1:end]
+    return [] if {u.lemma for u in words if is_content(u)} <= SETTINGS else words
+
+
+def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
+    """A part of ``qualifier`` (split where it narrows further: "with", "and", "living",
+    "aged"…) of whose content words the sentence keeps fewer than half, else None."""
+    parts: list[list[Token]] = [[]]
+    for t in qualifier:
+        if t.low in _NARROWERS and parts[-1]:
+            parts.append([])
+        parts[-1].append(t)
+    for part in parts:
+        words = [t for t in part if is_content(t) and not t.low[:1].isdigit()]
+        if words and 2 * len([t for t in words if covered(t, mine)]) < len(words) \
+                and {t.lemma for t in words} - SETTINGS:
+            return " ".join(t.text for t in part)
+    return None
+
+
+def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tuple[str, str] | None:
+    broad = _broadens(said.words())
+    if broad and not _broadens([w.strip(".,;:()\"'").lower() for w in source.text.split()]):  # anywhere in its quote
+        return "scope", f'it says "{broad}" where its quote holds only in some conditions'
+    mine = said.forms | (sentence or set())
+    mine |= {f for t in said.tokens if "-" in t.low for part in t.low.split("-") if part
+             for f in token(part, 0, 0).forms}  # "supernova-based" keeps "supernovae"
+    lost = _lost_part(_opening(source), mine)
+    if lost:
+        return "scope", f'it drops part of its quote\'s condition ("{lost}")'
+    for condition in conditions(source):
+        kept = [t for t in condition if t.forms & mine
+                or t.text[:1].isupper() and any(abbreviated(w.text, source.text, said.text) for w in condition)]
+        if 2 * len(kept) < len(condition):  # most of it gone ("lowest income quintile" of "households in...")
+            words = " ".join(t.text for t in condition)
+            return "scope", f'it drops its quote\'s condition ("{words}")'
+    return None
