@@ -1,7 +1,7 @@
 """The checks that decide what the report may say: does a statement rest on its quotes?
 
 ``grounding`` is the entry point (a quote at its locator; a sentence against its quotes);
-``clauses`` splits a sentence into clauses, ``clause_reading`` reads what each states
+``clauses`` splits a sentence into clauses (``anaphora``: quotes that point back), ``clause_reading`` reads what each states
 and ``clause_roles`` who does what in it, ``meaning_anchor``
 pairs each clause with the quote clause it restates, ``meaning`` compares them (polarity,
 quantifiers, certainty, direction, roles, figures; ``scope`` the conditions) and decides

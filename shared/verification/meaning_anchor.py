@@ -18,7 +18,8 @@ from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import NUMBER_WORDS, direction_of, only_a_thing
 from shared.verification.clause_roles import complement_subject, fronted_end, subject, subject_tokens, verbness
-from shared.verification.lexicon import CONDITION_OPENERS, DIRECTIONS
+from shared.verification.anaphora import anaphoric
+from shared.verification.lexicon import CONDITION_OPENERS
 from shared.verification.clauses import (
     Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of, is_content, names, token,
 )
@@ -167,11 +168,11 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         # (two words or more the anchor quote lacks), not one word grafted on.
         # And the anchor quote's own subject is still there: "epoll is limited to 1,024"
         # from "select is limited to 1,024" grafts a subject; that is a merge.
-        if _anaphoric(quotes[best]):
+        if anaphoric(quotes[best]):
             parallel += others  # "Its effect is monitored...": the other quote names what "its" is
         elif _keeps_subject(speaks_of, quote_clauses[best]):
             parallel += [j for j in others if len([u for u in covers[j] if u not in covers[best]]) >= MERGE_PART
-                         and (_anaphoric(quotes[j]) or _keeps_subject(speaks_of, quote_clauses[j]))]
+                         and (anaphoric(quotes[j]) or _keeps_subject(speaks_of, quote_clauses[j]))]
             # Or both quotes name its subject and give its predicate: "US consumer price
             # inflation eased from 9.1% … to 3.0%" from "US consumer prices rose 9.1%…" and
             # "annual inflation had slowed to 3.0%" (not "Creating a thread do not share
@@ -181,7 +182,7 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
             # quote's words ("Of the estimated 608,000 deaths…"), not standing in for one of
             # them ("a container whose readiness probe fails" for "whose liveness probe fails").
             if not t.forms & own and not _stands_in(clause, t, quote_clauses[best], speaks_of):
-                parallel += [j for j in others if _anaphoric(quotes[j]) or _keeps_subject(speaks_of, quote_clauses[j])]
+                parallel += [j for j in others if anaphoric(quotes[j]) or _keeps_subject(speaks_of, quote_clauses[j])]
             if t.forms & own and _keeps_subject(clause, quote_clauses[best], whole=True):
                 parallel += [j for j in others if t.forms & _subject_of(clause, quote_clauses[j])
                              and _gives_predicate(clause, own, covers[j], covers[best], quotes[j], quotes[best],
@@ -189,7 +190,7 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         if not parallel:
             return _fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
         helpers.add(parallel[0])
-    lending = [j for j in sorted(helpers - {best}) if not _anaphoric(quotes[j]) and any(
+    lending = [j for j in sorted(helpers - {best}) if not anaphoric(quotes[j]) and any(
         same_figure(f, q) for f in mine for q in figures(quotes[j]))]  # (a figure it lends is said of its setting)
     other = _other_setting(clause, [quote_clauses[j] for j in lending])
     if other:
@@ -262,10 +263,6 @@ def _condensed(clause: Clause, quotes: Sequence[str]) -> tuple[Clause, Clause, C
             Clause([t for c in every for t in c.tokens], every[0].start, every[-1].end, text))
 
 
-_ANAPHORS = frozenset("it its they their this that these those such".split())
-# Openers that go on from what was said before ("As a result, the ratio reached 9.1").
-_GOING_ON = ("as a result", "as a consequence", "in response", "in turn", "consequently", "therefore", "thus",
-             "in addition", "moreover", "however", "in contrast", "by contrast", "meanwhile")
 _CARRIERS = frozenset("and or but then yet".split())
 _RELATIVES = frozenset("which who whose that where".split())
 
@@ -288,7 +285,7 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
         if not whole.tokens or id(whole.tokens[0]) in earlier:
             return None  # it rests on the quote the clause before it rests on
         own = {f for f in _own_subject(aligned) if not f.endswith("li")}
-        if not own or own & carried or _anaphoric(whole.text[whole.start:whole.end]):
+        if not own or own & carried or anaphoric(whole.text[whole.start:whole.end]):
             return None
     said = " ".join(t.text for t in before.tokens if min(t.forms) in carried)
     return _fail("merge", f'it gives "{said}" what another quote says of something else',
@@ -303,40 +300,6 @@ def _own_subject(quote_clause: Clause) -> set[str]:
         return found
     earlier = [c for c in clauses(quote_clause.text) if c.end <= quote_clause.start]
     return subject(earlier[-1]) if earlier else found
-
-
-def _anaphoric(quote: str) -> bool:
-    """The quote opens by pointing back ("Its effect...", "This loss...", "Despite its
-    name, ...", "The decline is...": a bare "the" and a noun for an event or act): what it
-    speaks of was named before it, perhaps in another quote."""
-    words = [w.strip("\"'([,;:").lower() for w in quote.split()[:4]]
-    if not words:
-        return False
-    if words[0] in _ANAPHORS or quote.lower().startswith(_GOING_ON):
-        return True
-    lead, _, rest = quote.partition(",")
-    if len(lead.split()) <= 3 and rest and any(w.lower() in _ANAPHORS for w in lead.split()):
-        return True  # "Despite its name, the conflict spanned…"
-    after = [w.lower() for w in rest.split()[:2]] if len(lead.split()) <= 8 else []
-    if after[:1] and after[0] in _ANAPHORS or after == ["the", "same"] or words[:2] == ["the", "same"]:
-        return True  # "With about 3.3 billion speakers, it is…", "Over the final 20 m, the same athletes…"
-    if "also" in words[1:4]:
-        return True  # "The release also introduces…", "Participants also improved…": it goes on from before
-    return (len(words) >= 3 and words[0] == "the" and words[2] in _BARE_NOUN_FOLLOWERS
-            and quote.split()[1].islower() and _an_act(words[1]))
-
-
-# Shell nouns: words for an event or an act that stand for one a text has just told of.
-_EVENTS = frozenset("change changes conflict war crisis outbreak move decision ruling shift reform event loss "
-                    "surge slowdown slump jump decrease collapse recovery expansion contraction".split())
-_BARE_NOUN_FOLLOWERS = frozenset("is was are were has had followed began came reflects reflected "
-                                 "lasted spanned occurred happened".split())
-
-
-def _an_act(word: str) -> bool:
-    """A noun for an event or a change ("the increase", "the conflict"): a bare "the"
-    before it points back to what the text told of, where "the kernel" names a thing."""
-    return word in DIRECTIONS or word in _EVENTS
 
 
 def _stands_in(clause: Clause, t: Token, quote: Sequence[Clause], sentence: Clause) -> bool:
@@ -385,7 +348,7 @@ def _grafted_subject(clause: Clause, quotes: Sequence[str], quote_clauses: Seque
     actors" from "Carl Hewitt and his colleagues described the model" and "The actor can
     send messages to other actors"): that subject, else None."""
     said = subject_tokens(clause)
-    if not said or _anaphoric(quotes[best]):
+    if not said or anaphoric(quotes[best]):
         return None
     theirs = _subject_of(clause, quote_clauses[best])
     kept = theirs & {min(t.forms) for t in said}

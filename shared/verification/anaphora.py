@@ -1,0 +1,51 @@
+"""Quotes that point back: what they speak of was named before them, perhaps in another
+quote ("Its effect is monitored…", "The decline was…", "As a result, …"). Such a quote
+may lend a clause its predicate without a subject of its own (see
+:mod:`shared.verification.meaning_anchor`).
+"""
+
+from __future__ import annotations
+
+from shared.verification.lexicon import DIRECTIONS
+
+__all__ = ["anaphoric"]
+
+
+_ANAPHORS = frozenset("it its they their this that these those such".split())
+# Openers that go on from what was said before ("As a result, the ratio reached 9.1").
+_GOING_ON = ("as a result", "as a consequence", "in response", "in turn", "consequently", "therefore", "thus",
+             "in addition", "moreover", "however", "in contrast", "by contrast", "meanwhile")
+
+
+def anaphoric(quote: str) -> bool:
+    """The quote opens by pointing back ("Its effect...", "This loss...", "Despite its
+    name, ...", "The decline is...": a bare "the" and a noun for an event or act): what it
+    speaks of was named before it, perhaps in another quote."""
+    words = [w.strip("\"'([,;:").lower() for w in quote.split()[:4]]
+    if not words:
+        return False
+    if words[0] in _ANAPHORS or quote.lower().startswith(_GOING_ON):
+        return True
+    lead, _, rest = quote.partition(",")
+    if len(lead.split()) <= 3 and rest and any(w.lower() in _ANAPHORS for w in lead.split()):
+        return True  # "Despite its name, the conflict spanned…"
+    after = [w.lower() for w in rest.split()[:2]] if len(lead.split()) <= 8 else []
+    if after[:1] and after[0] in _ANAPHORS or after == ["the", "same"] or words[:2] == ["the", "same"]:
+        return True  # "With about 3.3 billion speakers, it is…", "Over the final 20 m, the same athletes…"
+    if "also" in words[1:4]:
+        return True  # "The release also introduces…", "Participants also improved…": it goes on from before
+    return (len(words) >= 3 and words[0] == "the" and words[2] in _BARE_NOUN_FOLLOWERS
+            and quote.split()[1].islower() and _an_act(words[1]))
+
+
+# Shell nouns: words for an event or an act that stand for one a text has just told of.
+_EVENTS = frozenset("change changes conflict war crisis outbreak move decision ruling shift reform event loss "
+                    "surge slowdown slump jump decrease collapse recovery expansion contraction".split())
+_BARE_NOUN_FOLLOWERS = frozenset("is was are were has had followed began came reflects reflected "
+                                 "lasted spanned occurred happened".split())
+
+
+def _an_act(word: str) -> bool:
+    """A noun for an event or a change ("the increase", "the conflict"): a bare "the"
+    before it points back to what the text told of, where "the kernel" names a thing."""
+    return word in DIRECTIONS or word in _EVENTS
