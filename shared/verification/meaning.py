@@ -62,7 +62,7 @@ from shared.verification.clause_roles import (
     fronted_end, passive, phrase, qualifier_end, role_parts, same_verb, subject, swapped, verbness,
 )
 from shared.verification.clauses import (
-    AUX, Clause, Token, aligned_pair, is_content, salient_tokens, token,
+    AUX, Clause, Token, aligned_pair, clauses, is_content, salient_tokens, token,
 )
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import (
@@ -298,7 +298,7 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
     if quoted and len({(h[1], h[2], h[0] if said.tokens[h[0]].low in _COMPARISON_WORDS else -1)
                        for h in stated}) > quoted:
         return "comparative", "it states more comparisons than its quote does"
-    if _compares(source) and not _compares(said) and stated:
+    if _compares(source) and not _compares(said) and stated and not _keeps_base(said, source):
         return "comparative", "it drops or changes what its quote compares it with"
     return None
 
@@ -313,6 +313,25 @@ def _compares(clause: Clause) -> bool:
     """The clause says "than" of something other than a figure ("more than 30%" bounds a figure)."""
     words = clause.words()
     return any(w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit()) for i, w in enumerate(words))
+
+
+def _keeps_base(said: Clause, source: Clause) -> bool:
+    """The sentence names what its quote compares with, without "than" ("Compared with
+    full-sun plants, …", "tenfold the lithium of graphite" for "ten times more … than
+    graphite"): every content word after the quote's "than", up to a pause (in the
+    sentence's words, or in a part of one of its compounds)."""
+    words = source.words()
+    at = next(i for i, w in enumerate(words) if w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit()))
+    base = []
+    for i in range(at + 1, len(source.tokens)):
+        if source.pause_before(i):
+            break
+        if is_content(source.tokens[i]):
+            base.append(source.tokens[i])
+    have = {f for c in clauses(said.text) for t in c.tokens for f in t.forms}
+    have |= {f for c in clauses(said.text) for t in c.tokens if "-" in t.low
+             for part in t.low.split("-") if part for f in token(part, 0, 0).forms}
+    return bool(base) and all(t.forms & have for t in base)
 
 
 def _converse(said: Clause, source: Clause) -> tuple[str, str] | None:
