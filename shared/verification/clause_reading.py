@@ -132,8 +132,9 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
             strength = max(strength or 0, 1)
         if w in EXCLUSIVE and prev not in ("not", "n't") and not (w == "alone" and prev != "alone") \
                 and not (w == "only" and (nxt[:1].isdigit() or nxt in NUMBER_WORDS)) \
-                and not (w == "only" and nxt in _WHEN):
-            # ("grew by only 4%", "in only half": merely; "only after a replica confirms": not before it)
+                and not (w == "only" and nxt in _WHEN) and not (w == "only" and _bounds_figure(words, i)):
+            # ("grew by only 4%", "in only half", "only up to 0.006 tesla": merely; "only after a
+            # replica confirms": not before it)
             exclusive = exclusive or w != "alone"
         level = _level(words, i)
         if level is None:
@@ -143,6 +144,16 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
         elif not subject_only or i <= 2:
             strength = max(strength or 0, level)
     return strength, frequency, rare, exclusive
+
+
+_BOUNDS = frozenset("up to at below above under over about around roughly approximately some".split())
+
+
+def _bounds_figure(words: list[str], i: int) -> bool:
+    """The word after ``i`` bounds a figure that follows within four words ("only up to
+    roughly 0.006 tesla", "only about 40 of them")."""
+    after = words[i + 1:i + 5]
+    return bool(after) and after[0] in _BOUNDS and any(w[:1].isdigit() or w in NUMBER_WORDS for w in after[1:])
 
 
 def a_few(clause: Clause) -> bool:
@@ -237,6 +248,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
             continue  # "for as long as eight years": a bound on the figure, read with the figure
         if t.low in ("up", "down") and i and clause.tokens[i - 1].lemma == "go":
             hit = ("magnitude", hit[1])  # "visitor numbers went up": a rise
+        if t.low in ("after", "before") and nxt == "which":
+            hit = (hit[0], -hit[1])  # "X, after which Y": X comes before Y
         if t.lemma == "keep" and _keeps_from(clause, i):
             hit = ("presence", -1)  # "to keep dyes from fading": to prevent it
         head = t.low.split("-", 1)[0]

@@ -38,10 +38,12 @@ __all__ = [
 
 def passive(clause: Clause, pivot: int) -> bool:
     """The verb at ``pivot`` is passive: a participle ("removed", "written", "held")
-    after a form of "be" (or "get") within the two words before it."""
+    after a form of "be" (or "get") within the two words before it, or with its agent
+    after it ("Linear B, deciphered by Michael Ventris, …")."""
     t = clause.tokens[pivot]
     participle = (t.low.endswith(("ed", "en")) or t.low != t.lemma) and t.low not in NOT_PARTICIPLES
-    return participle and any(u.low in BE for u in clause.tokens[max(0, pivot - 3):pivot])
+    agent = pivot + 1 < len(clause.tokens) and clause.tokens[pivot + 1].low == "by"
+    return participle and (agent or any(u.low in BE for u in clause.tokens[max(0, pivot - 3):pivot]))
 
 
 

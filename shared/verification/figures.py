@@ -37,6 +37,11 @@ _DIGITS = re.compile(r"(?<![\d.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,]*\d)")
 # A rate's period ("267 Gt a year"); "a year later" is a time, not a period.
 _PERIOD = re.compile(r"(?<!of )\b(?:a|an|per|each|every)\s+(second|minute|hour|day|week|month|year)\b"
                      r"(?!\s+(?:later|earlier|before|after|ago|in\s+which|when|that|of)\b)", re.IGNORECASE)
+# A period said as an adverb or adjective ("daily fluctuations", "paid annually"): a word,
+# not a figure ("weekly mileage"), but it names the period a figure's "a day" says.
+_PERIOD_WORDS = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
+                 "annually": "year", "annual": "year"}
+_PERIOD_UNITS = frozenset(_PERIOD_WORDS.values()) | {"second", "minute"}
 _PREPOSITION_IN = re.compile(r"\s+(?:\d|the\b|a\b|an\b|[A-Z])")
 _PERIOD_END = re.compile(r"\s+(?:a|an)\s+(second|minute|hour|day|week|month|year)$", re.IGNORECASE)
 _TIME_AFTER = re.compile(r"\s+(?:later|earlier|before|after|ago)\b", re.IGNORECASE)
@@ -83,7 +88,7 @@ _POINTS = re.compile(r"\s*points?\b", re.IGNORECASE)
 def figures(text: str) -> tuple[Figure, ...]:
     """Every figure in ``text``, in order."""
     if not _HAS_FIGURE.search(text):  # ("each year" alone: a rate's period, read as below)
-        return tuple(Figure(1.0, m.group(1).lower(), m.group(), m.start(), m.end()) for m in _PERIOD.finditer(text))
+        return _periods(text, [])
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -109,6 +114,9 @@ def figures(text: str) -> tuple[Figure, ...]:
             unit = "percentage point"  # "rose 4.2 percentage points" is not "rose 4.2%"
         if unit == "inch" and re.search(r"\bin$", surface) and _PREPOSITION_IN.match(text, end):
             continue  # "1,840 in 2023": "in" is a preposition (its digits are read below)
+        if unit.endswith(" ampere-turn") and re.search(r"\sat$", surface):
+            # "343 metres at the top": "at" is a preposition, not ampere-turns
+            surface, end, unit = surface[:-3].rstrip(), end - 3, unit.removesuffix(" ampere-turn")
         period = _PERIOD_END.search(surface)
         if period and _TIME_AFTER.match(text, end):  # "$350,000 a year earlier": a time, not a rate
             surface, end = surface[:period.start()], start + period.start()
@@ -145,11 +153,7 @@ def figures(text: str) -> tuple[Figure, ...]:
             continue
         out = [f for f in out if not m.start() <= f.start < m.end()]
         out.append(Figure(round(100.0 * part / whole, 2), "percentage", m.group(), m.start(), m.end()))
-    # A rate's period ("a year", "per year", "each month"): one of that unit, on both
-    # sides alike, so "267 Gt a year" restates "267 Gt per year" and "a month" does not.
-    for m in _PERIOD.finditer(text):
-        if not any(f.start <= m.start() < f.end for f in out):
-            out.append(Figure(1.0, m.group(1).lower(), m.group(), m.start(), m.end()))
+    out += _periods(text, out)
     # Digits the parser passed over ("from 500 Mt in 2005 to 400 Mt": it keeps neither
     # 2005 nor 400): bare figures, so no figure of the text goes unread.
     spans = [(f.start, f.end) for f in out]
@@ -167,6 +171,24 @@ def figures(text: str) -> tuple[Figure, ...]:
             out.append(Figure(value, unit, text[m.start():end], m.start(), end))
     return tuple(sorted((replace(f, bounded=True) if _BOUND_BEFORE.search(text[:f.start]) else f for f in out),
                         key=lambda f: f.start))
+
+
+def _periods(text: str, found: list[Figure]) -> tuple[Figure, ...]:
+    """A rate's period ("a year", "per year", "each month") outside the figures ``found``:
+    one of that unit, on both sides alike, so "267 Gt a year" restates "267 Gt per year"
+    and "a month" does not."""
+    return tuple(Figure(1.0, m.group(1).lower(), m.group(), m.start(), m.end()) for m in _PERIOD.finditer(text)
+                 if not any(g.start <= m.start() < g.end for g in found))
+
+
+def period_named(fig: Figure, text: str) -> bool:
+    """``fig`` is a period said alone ("a day", "annual") and ``text`` speaks of that unit
+    in any words ("daily fluctuations", "for the third consecutive year", "year on
+    year"): the period is the text's, though it gives it no figure."""
+    if fig.value != 1 or fig.unit not in _PERIOD_UNITS or any(c.isdigit() for c in fig.surface):
+        return False
+    adverbs = [w for w, unit in _PERIOD_WORDS.items() if unit == fig.unit]
+    return re.search(rf"\b(?:{fig.unit}s?|{'|'.join(adverbs) or fig.unit})\b", text, re.IGNORECASE) is not None
 
 
 def _leading_number(surface: str) -> float:
@@ -198,6 +220,8 @@ def same_figure(said: Figure, source: Figure) -> bool:
     """``said`` restates ``source``: the same value, and the same unit unless one of
     them gives none (a bare "3,500" restates "3,500 MB/s"; "3,500 GB/s" does not)."""
     close = math.isclose(said.value, source.value, rel_tol=1e-9, abs_tol=1e-12)
+    if said.value == 1 and source.unit.endswith(f" per {said.unit}") and not any(c.isdigit() for c in said.surface):
+        return True  # "a week" said apart from its figure restates "100 million a week"
     if not close and {said.unit, source.unit} == {"", "percentage"}:  # "a quarter" restates "25 percent"
         fraction, percent = (said, source) if not said.unit else (source, said)
         return 0 < fraction.value < 1 and not any(c.isdigit() for c in fraction.surface) \

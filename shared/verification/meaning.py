@@ -59,7 +59,7 @@ from shared.verification.clause_reading import (
     unknown_word,
 )
 from shared.verification.clause_roles import (
-    fronted_end, passive, phrase, qualifier_end, role_parts, same_verb, subject, swapped, verbness,
+    fronted_end, passive, phrase, pivots, qualifier_end, role_parts, same_verb, subject, swapped, verbness,
 )
 from shared.verification.clauses import (
     AUX, Clause, Token, aligned_pair, clauses, is_content, salient_tokens, token,
@@ -187,6 +187,9 @@ def _ceased(clause: Clause, other: Clause) -> int:
 _UNIVERSAL = {"each": "every", "all": "every", "invariably": "always", "universally": "always"}
 
 
+_ALL_OF = frozenset("entirely wholly purely".split())
+
+
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (mine, my_often, my_rare, my_only) = quantity(said)
     (theirs, their_often, their_rare, their_only) = quantity(source)
@@ -195,7 +198,8 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         _, part_often, part_rare, _ = quantity(parts_sharing(source, said))
         their_rare = their_rare and part_rare
         their_often = part_often if my_often is None else their_often
-    if my_only and not their_only:
+    if my_only and not their_only and not _ALL_OF & set(source.words()):
+        # ("solely with its NNUE network" for "relies entirely on the NNUE network")
         return "quantifier", 'it says "only" where its quote does not'
     small = any(" ".join(c.words()).count("small number") for c in (said, source))  # "few" or "a few", as read
     if my_rare != their_rare and not small:
@@ -386,14 +390,20 @@ def _roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[s
         if said.words().count("than") and directions(said) and direction_flipped(said, source):
             return None  # "Y is slower than X" restates "X is faster than Y"
         return "role", "it swaps who does what to whom in its quote"
-    if not clean:
-        return None
+    if not clean or _any_passive(said, source):
+        return None  # (a passive's subject is read less surely: "X is supplied with Y by Z")
     quote_forms = (whole or source).forms
     for mine, theirs, other, what in ((ss, qs, qo, "subject"), (so, qo, qs, "object")):
         stray = {f for f in mine - theirs - other if f in quote_forms}
         if mine and theirs and not mine & theirs and stray:
             return "role", f"its {what} is another of its quote's than the one the quote gives this verb"
     return None
+
+
+def _any_passive(said: Clause, source: Clause) -> bool:
+    """The verb the two clauses share is passive in one of them."""
+    found = pivots(said, source)
+    return found is not None and (passive(said, found[0]) or passive(source, found[1]))
 
 
 def _symmetric(said: Clause, source: Clause) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.verification.derived import restated
-from shared.verification.figures import Figure, figures, same_figure
+from shared.verification.figures import Figure, figures, period_named, same_figure
 from shared.verification.clause_reading import NUMBER_WORDS, direction_of, only_a_thing
 from shared.verification.clause_roles import complement_subject, fronted_end, subject, subject_tokens, verbness
 from shared.verification.anaphora import anaphoric
@@ -426,6 +426,8 @@ def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_c
             continue
         if restated(fig, [q for i in sorted(helpers) for q in figures(quotes[i])], sentence):
             continue
+        if any(period_named(fig, quotes[i]) for i in helpers):
+            continue  # "in a day" for "daily fluctuations"
         found = [(i, q) for i, quote in enumerate(quotes) if i not in helpers for q in figures(quote)
                  if same_figure(fig, q)]
         if any(_same_figure_of(sentence, fig, quotes[i], q) for i, q in found):

@@ -299,3 +299,42 @@ def test_what_the_quote_compares_with_may_be_named_without_than() -> None:
     quote = "Coated seeds germinated about 30% faster than uncoated seeds in cold soil."
     assert _ok("Compared with uncoated seeds, coated seeds germinated about 30% faster in cold soil.", quote)
     assert not _ok("Coated seeds germinated about 30% faster in cold soil.", quote)
+
+
+def test_a_period_said_apart_from_its_figure() -> None:
+    quote = "The archive keeps the temperature of its film vaults at 4 degrees, with daily swings limited to 1 degree."
+    assert _ok("The film vaults are held at 4 degrees and may swing by no more than 1 degree in a day.", quote)
+    assert not _ok("The film vaults are held at 4 degrees and may swing by no more than 1 degree in a week.", quote)
+    quote = "The hatchery releases about 2 million salmon smolts a year into the upper river."
+    assert _ok("About 2 million salmon smolts are released from the hatchery into the upper river each year.", quote)
+    quote = "The tower's highest platform sits 276 metres above the ground at the top of the spire."
+    assert _ok("At the top of the spire, the tower's highest platform sits 276 metres above the ground.", quote)
+
+
+def test_after_which_says_what_comes_first() -> None:
+    quote = "By default, a failed upload is retried three times within ten minutes before the job is cancelled."
+    assert _ok("By default a failed upload is retried three times within ten minutes, after which the job is "
+               "cancelled.", quote)
+    assert not _ok("By default a failed upload is retried three times within ten minutes, before which the job is "
+                   "cancelled.", quote)
+
+
+def test_only_before_a_bounded_figure_or_against_entirely_is_no_new_exclusion() -> None:
+    quote = ("Ceramic bearings tolerate temperatures of up to 800 degrees, compared with about 120 degrees for steel "
+             "ones.")
+    assert _ok("Ceramic bearings tolerate temperatures of up to 800 degrees, whereas steel bearings tolerate "
+               "temperatures only up to about 120 degrees.", quote)
+    quote = "Since version 4, the linter relies entirely on the type checker for its inference."
+    assert _ok("Since version 4, the linter takes its inference solely from the type checker.", quote)
+    assert not _ok("Since version 4, the linter takes its inference only from the type checker.",
+                   "Since version 4, the linter takes part of its inference from the type checker.")
+
+
+def test_a_passive_clause_is_not_read_for_another_subject() -> None:
+    quote = ("The solar farm near Almeria, with 30 megawatts of capacity, supplies power to a desalination plant run "
+             "by the city.")
+    assert _ok("The city's desalination plant near Almeria is supplied with power by the 30-megawatt solar farm.",
+               quote)
+    # an active clause that gives the verb another of the quote's parties is still refused
+    quote = "Nurses took the blood samples, and physicians recorded the symptoms."
+    assert not _ok("Physicians took the blood samples, and nurses recorded the symptoms.", quote)
