@@ -6,10 +6,6 @@ may lend a clause its predicate without a subject of its own (see
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from shared.verification.clause_roles import subject_tokens
-from shared.verification.clauses import clauses, covered
 from shared.verification.lexicon import DIRECTIONS
 
 __all__ = ["anaphoric"]
@@ -21,35 +17,10 @@ _GOING_ON = ("as a result", "as a consequence", "in response", "in turn", "conse
              "in addition", "moreover", "however", "in contrast", "by contrast", "meanwhile")
 
 
-def anaphoric(quote: str, others: Sequence[str] = ()) -> bool:
+def anaphoric(quote: str) -> bool:
     """The quote opens by pointing back ("Its effect...", "This loss...", "Despite its
-    name, ...", "The decline is...": a bare "the" and a noun for an event or act; "The
-    subsidies cover…" after a quote that named "price-gap subsidies", one of ``others``):
-    what it speaks of was named before it, perhaps in another quote."""
-    return _points_back(quote) or _named_before(quote, others)
-
-
-def _named_before(quote: str, others: Sequence[str]) -> bool:
-    """The quote's subject is a short definite noun phrase ("The target", "About 78% of
-    these interruptions") or an act ("Shading raises…") each of whose words another quote
-    has: it speaks of what that quote named ("a fuel target", "leaves … are shaded"),
-    where "The northern region" after "the southern region" names another."""
-    said = clauses(quote)
-    own = subject_tokens(said[0]) if said and others else []
-    if not own or len(own) > 2:
-        return False
-    opening = [t.low for t in said[0].tokens if t.start < own[-1].start]
-    act = len(own) == 1 and own[0].start == said[0].tokens[0].start and own[0].low.endswith("ing")
-    if not act and not (opening and opening[0] in _DEFINITE) and not _ANAPHORS & set(opening):
-        return False
-    forms = {f for other in others if other != quote for c in clauses(other) for t in c.tokens for f in t.forms}
-    return all(covered(t, forms) for t in own)
-
-
-_DEFINITE = frozenset("the these those".split())
-
-
-def _points_back(quote: str) -> bool:
+    name, ...", "The decline is...": a bare "the" and a noun for an event or act): what it
+    speaks of was named before it, perhaps in another quote."""
     words = [w.strip("\"'([,;:").lower() for w in quote.split()[:4]]
     if not words:
         return False

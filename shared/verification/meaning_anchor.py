@@ -168,11 +168,11 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         # (two words or more the anchor quote lacks), not one word grafted on.
         # And the anchor quote's own subject is still there: "epoll is limited to 1,024"
         # from "select is limited to 1,024" grafts a subject; that is a merge.
-        if anaphoric(quotes[best], quotes):
+        if anaphoric(quotes[best]):
             parallel += others  # "Its effect is monitored...": the other quote names what "its" is
         elif _keeps_subject(speaks_of, quote_clauses[best]):
             parallel += [j for j in others if len([u for u in covers[j] if u not in covers[best]]) >= MERGE_PART
-                         and (anaphoric(quotes[j], quotes) or _keeps_subject(speaks_of, quote_clauses[j]))]
+                         and (anaphoric(quotes[j]) or _keeps_subject(speaks_of, quote_clauses[j]))]
             # Or both quotes name its subject and give its predicate: "US consumer price
             # inflation eased from 9.1% … to 3.0%" from "US consumer prices rose 9.1%…" and
             # "annual inflation had slowed to 3.0%" (not "Creating a thread do not share
@@ -182,8 +182,7 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
             # quote's words ("Of the estimated 608,000 deaths…"), not standing in for one of
             # them ("a container whose readiness probe fails" for "whose liveness probe fails").
             if not t.forms & own and not _stands_in(clause, t, quote_clauses[best], speaks_of):
-                parallel += [j for j in others
-                             if anaphoric(quotes[j], quotes) or _keeps_subject(speaks_of, quote_clauses[j])]
+                parallel += [j for j in others if anaphoric(quotes[j]) or _keeps_subject(speaks_of, quote_clauses[j])]
             if t.forms & own and _keeps_subject(clause, quote_clauses[best], whole=True):
                 parallel += [j for j in others if t.forms & _subject_of(clause, quote_clauses[j])
                              and _gives_predicate(clause, own, covers[j], covers[best], quotes[j], quotes[best],
@@ -191,7 +190,7 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         if not parallel:
             return _fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
         helpers.add(parallel[0])
-    lending = [j for j in sorted(helpers - {best}) if not anaphoric(quotes[j], quotes) and any(
+    lending = [j for j in sorted(helpers - {best}) if not anaphoric(quotes[j]) and any(
         same_figure(f, q) for f in mine for q in figures(quotes[j]))]  # (a figure it lends is said of its setting)
     other = _other_setting(clause, [quote_clauses[j] for j in lending])
     if other:
@@ -349,7 +348,7 @@ def _grafted_subject(clause: Clause, quotes: Sequence[str], quote_clauses: Seque
     actors" from "Carl Hewitt and his colleagues described the model" and "The actor can
     send messages to other actors"): that subject, else None."""
     said = subject_tokens(clause)
-    if not said or anaphoric(quotes[best], quotes):
+    if not said or anaphoric(quotes[best]):
         return None
     theirs = _subject_of(clause, quote_clauses[best])
     kept = theirs & {min(t.forms) for t in said}
