@@ -101,7 +101,15 @@ def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
     narrowed = Clause(kept, kept[0].start, kept[-1].end, source.text) if kept else source
     if _governed_flip(said, source) or _governed_flip(source, said):
         return "negation", "it negates what its quote affirms, or affirms what its quote negates"
-    return _polarity_of(said, narrowed)
+    # And the clause's own parts of two content words or more that share none with the
+    # quote ("Unlike hard disk drives, …, SSDs have no moving parts" read against the quote
+    # on hard disks) say nothing of it.
+    mine = [t for part in clause_parts(said)
+            if len([u for u in part if is_content(u)]) < 2 or part[0].low in CONDITION_OPENERS
+            or any(is_content(u) and u.forms & source.forms for u in part)
+            for t in part]
+    own = Clause(mine, mine[0].start, mine[-1].end, said.text) if mine else said
+    return _polarity_of(own, narrowed)
 
 
 def _governed_flip(one: Clause, other: Clause) -> bool:
@@ -113,7 +121,8 @@ def _governed_flip(one: Clause, other: Clause) -> bool:
             continue
         if i + 1 < len(toks) and toks[i + 1].low in _NOT_A_NEGATION:
             continue
-        governed = next((u for u in toks[i + 1:i + 4] if is_content(u) and u.low not in AUX), None)
+        # (the word after the negation: "never blocks on locks" negates "blocks", not "locks")
+        governed = next((u for u in toks[i + 1:i + 4] if u.low not in AUX and u.low not in STOPWORDS), None)
         if governed is None:
             continue
         found = [j for j, u in enumerate(theirs) if is_content(u) and u.forms & governed.forms]

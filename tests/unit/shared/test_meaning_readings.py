@@ -6,6 +6,7 @@ from __future__ import annotations
 from shared.verification.clause_roles import fronted_end, subject, subject_tokens
 from shared.verification.clauses import clauses
 from shared.verification.grounding import check_grounding
+from shared.verification.meaning import compare
 
 
 def _ok(sentence: str, *quotes: str) -> bool:
@@ -326,3 +327,17 @@ def test_a_passive_clause_is_not_read_for_another_subject() -> None:
     # an active clause that gives the verb another of the quote's parties is still refused
     quote = "Nurses took the blood samples, and physicians recorded the symptoms."
     assert not _ok("Physicians took the blood samples, and nurses recorded the symptoms.", quote)
+
+
+def test_a_negation_is_read_on_the_word_after_it_and_in_the_parts_the_clause_shares() -> None:
+    quote = "Under multiversion concurrency control, a snapshot read never blocks on row locks."
+    assert _ok("Row locks never block a snapshot read under multiversion concurrency control.", quote)
+    # a part of the sentence's clause about something else ("flash cards have no moving
+    # parts") holds no negation of the quote on tape drives; one in the part it restates does
+    quote_clause = clauses("Tape drives must wind to the right block before each read.")[0]
+    said = clauses("Unlike tape drives, which must wind to the right block before each read, flash cards have no "
+                   "moving parts.")[1]
+    assert compare(said, quote_clause) is None
+    turned = clauses("Unlike tape drives, which must not wind to the right block before each read, flash cards have "
+                     "moving parts.")[1]
+    assert compare(turned, quote_clause)[0] == "negation"
