@@ -38,6 +38,7 @@ __all__ = [
     "not_only",
     "on_axis",
     "only_a_thing",
+    "opening_qualifier",
     "adjective",
     "parts",
     "parts_sharing",
@@ -326,17 +327,28 @@ SETTINGS = frozenset("trial study cohort analysis experiment survey paper report
 FRONTING = frozenset("in on for at with over during under among within after when if unless once".split())
 
 
-def fronted(clause: Clause) -> list[Token]:
-    """A qualifier that opens the clause and ends at a comma ("In patients over 75, ...",
-    "With fsync disabled, ...", "On a cache hit, ..."): its content words."""
+def opening_qualifier(clause: Clause, reach: int = 16) -> list[Token]:
+    """The words of a qualifier that opens the clause, after its opener, up to its comma
+    within ``reach`` words ("In patients under 60 with a BMI below 30, …", "With fsync
+    disabled, …"); none for a setting ("In the trial, …") nor for one that points back
+    ("Over the same period, …", "In that year, …": the time another quote gives, which a
+    sentence may say in its own words)."""
     toks = clause.tokens
     if not toks or toks[0].low not in FRONTING:
         return []
-    for n in range(1, min(len(toks), 10)):
-        if clause.pause_before(n):
-            words = [u for u in toks[1:n] if is_content(u) or u.low.isdigit()]
-            return [] if {u.lemma for u in words} <= SETTINGS else words
-    return []
+    end = next((n for n in range(1, min(len(toks), reach)) if clause.pause_before(n)), 0)
+    words = toks[1:end]
+    if {u.lemma for u in words if is_content(u)} <= SETTINGS or any(u.low in _POINTING for u in words[:3]):
+        return []
+    return words
+
+
+_POINTING = frozenset("same that this these those".split())
+
+
+def fronted(clause: Clause) -> list[Token]:
+    """The content words of a short qualifier that opens the clause (:func:`opening_qualifier`)."""
+    return [u for u in opening_qualifier(clause, reach=10) if is_content(u) or u.low.isdigit()]
 
 
 def conditions(clause: Clause) -> list[list[Token]]:
@@ -354,16 +366,16 @@ def conditions(clause: Clause) -> list[list[Token]]:
             out.append([nxt])
             continue
         if t.low in ("in", "on", "for") and nxt is not None and nxt.low == "the" and i + 2 < len(toks) \
-                and toks[i + 2].text[:1].isupper() and toks[i + 2].low not in MONTHS:
+                and toks[i + 2].text[:1].isupper() and toks[i + 2].low not in _DATES and not _argument(toks, i):
             # "in the Alps", "for the EU": a place or a named group, its capitalised words
             named = [u for u in toks[i + 2:i + 6] if u.text[:1].isupper()]
             run = toks[i + 2:i + 2 + next((n for n, u in enumerate(toks[i + 2:i + 6]) if not u.text[:1].isupper()),
                                           len(named))]
             out.append(run)
             continue
-        if t.low in ("in", "on", "for") and nxt is not None and nxt.low not in MONTHS and (nxt.text[:1].isupper() or nxt.low in
-                                                                  ("patients", "adults", "children", "women",
-                                                                   "men", "mice", "rats", "small", "large")):
+        if t.low in ("in", "on", "for") and nxt is not None and nxt.low not in _DATES and not _argument(toks, i) and (
+                nxt.text[:1].isupper() or nxt.low in ("patients", "adults", "children", "women", "men", "mice", "rats",
+                                                      "small", "large")):
             opens = True
         if not opens:
             continue
@@ -376,6 +388,16 @@ def conditions(clause: Clause) -> list[list[Token]]:
         if content:
             out.append(content)
     return out
+
+
+# A day or month after "on"/"in" dates the statement; it does not narrow it ("on Thursday").
+_DATES = MONTHS | frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+
+
+def _argument(toks: list[Token], i: int) -> bool:
+    """The preposition at ``i`` follows a participle whose argument it opens ("an opera
+    based on Prejean's memoir", "published in Nature"): what it names is no condition."""
+    return i > 0 and toks[i - 1].low.endswith("ed") and toks[i - 1].low != "need"
 
 
 def not_only(clause: Clause) -> int:

@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 _UNIT_ALIASES = {"second of arc": "second", "minute of arc": "minute", "percent": "percentage"}
 _HAS_FIGURE = re.compile(
     r"\d|\b(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
-    r"sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|half|third|quarter|dozen|decades?|"
+    r"sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|half|thirds?|quarters?|fifths?|sixths?|"
+    r"sevenths?|eighths?|ninths?|tenths?|dozen|decades?|"
     r"century|centuries)\b",
     re.IGNORECASE,
 )

@@ -331,8 +331,9 @@ def _compares(clause: Clause) -> bool:
 def _keeps_base(said: Clause, source: Clause) -> bool:
     """The sentence names what its quote compares with, without "than" ("Compared with
     full-sun plants, …", "tenfold the lithium of graphite" for "ten times more … than
-    graphite"): every content word after the quote's "than", up to a pause (in the
-    sentence's words, or in a part of one of its compounds)."""
+    graphite"): every content word after the quote's "than", up to a pause, in the
+    sentence's words (or in a part of one of its compounds), the first of them after a
+    word that compares ("compared", "against", "of"…, not "after")."""
     words = source.words()
     at = next(i for i, w in enumerate(words) if w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit()))
     base = []
@@ -341,10 +342,18 @@ def _keeps_base(said: Clause, source: Clause) -> bool:
             break
         if is_content(source.tokens[i]):
             base.append(source.tokens[i])
-    have = {f for c in clauses(said.text) for t in c.tokens for f in t.forms}
-    have |= {f for c in clauses(said.text) for t in c.tokens if "-" in t.low
-             for part in t.low.split("-") if part for f in token(part, 0, 0).forms}
-    return bool(base) and all(t.forms & have for t in base)
+    if not base:
+        return False
+    toks = [t for c in clauses(said.text) for t in c.tokens]
+    have = {f for t in toks for f in t.forms}
+    have |= {f for t in toks if "-" in t.low for part in t.low.split("-") if part for f in token(part, 0, 0).forms}
+    first = [n for n, t in enumerate(toks) if t.forms & base[0].forms or "-" in t.low and any(
+        token(part, 0, 0).forms & base[0].forms for part in t.low.split("-") if part)]
+    return all(t.forms & have for t in base) and any(
+        u.low in _COMPARING for n in first for u in toks[max(0, n - 3):n])
+
+
+_COMPARING = frozenset("compared comparison against versus vs relative over of unlike".split())
 
 
 def _converse(said: Clause, source: Clause) -> tuple[str, str] | None:

@@ -10,7 +10,7 @@ after its other checks.
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import FRONTING, SETTINGS, conditions
+from shared.verification.clause_reading import SETTINGS, conditions, opening_qualifier
 from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, token
 
 __all__ = ["scope"]
@@ -33,17 +33,6 @@ def _broadens(words: list[str]) -> str | None:
 # Words that open a part of a condition narrowing it further ("in patients under 60 /
 # with a BMI below 30", "among women aged 25 to 34 / living in urban areas").
 _NARROWERS = frozenset("with and living who whose that aged without excluding except".split())
-
-
-def _opening(clause: Clause) -> list[Token]:
-    """The words of a qualifier that opens the clause, after its opener ("In patients under
-    60 with a BMI below 30, …"), up to its comma; none for a setting ("In the trial, …")."""
-    toks = clause.tokens
-    if not toks or toks[0].low not in FRONTING:
-        return []
-    end = next((n for n in range(1, min(len(toks), 16)) if clause.pause_before(n)), 0)
-    words = toks[1:end]
-    return [] if {u.lemma for u in words if is_content(u)} <= SETTINGS else words
 
 
 def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
@@ -69,7 +58,7 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     mine = said.forms | (sentence or set())
     mine |= {f for t in said.tokens if "-" in t.low for part in t.low.split("-") if part
              for f in token(part, 0, 0).forms}  # "supernova-based" keeps "supernovae"
-    lost = _lost_part(_opening(source), mine)
+    lost = _lost_part(opening_qualifier(source), mine)
     if lost:
         return "scope", f'it drops part of its quote\'s condition ("{lost}")'
     for condition in conditions(source):

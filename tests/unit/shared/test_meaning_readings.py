@@ -3,6 +3,7 @@ they must still refuse."""
 
 from __future__ import annotations
 
+from shared.verification.clause_reading import conditions
 from shared.verification.clause_roles import fronted_end, subject, subject_tokens
 from shared.verification.clauses import clauses
 from shared.verification.grounding import check_grounding
@@ -341,3 +342,21 @@ def test_a_negation_is_read_on_the_word_after_it_and_in_the_parts_the_clause_sha
     turned = clauses("Unlike tape drives, which must not wind to the right block before each read, flash cards have "
                      "moving parts.")[1]
     assert compare(turned, quote_clause)[0] == "negation"
+
+
+def test_what_dates_or_is_the_argument_of_a_participle_is_no_condition() -> None:
+    quote = "The central bank kept its main rate at 2.5% on Thursday and said it would act again if needed."
+    assert _ok("The central bank kept its main rate at 2.5% and said it would act again if needed.", quote)
+    quote = "In Norway, the central bank kept its main rate at 2.5% and said it would act again if needed."
+    assert not _ok("The central bank kept its main rate at 2.5% and said it would act again if needed.", quote)
+    opera = clauses("Dead Man Walking, the opera based on Sister Helen Prejean's memoir, opened the season.")[0]
+    assert not [c for c in conditions(opera) if any(t.low == "prejean's" for t in c)]
+
+
+def test_an_opening_that_points_back_to_another_quotes_time_is_no_condition() -> None:
+    quotes = ("Rooftop solar capacity in the state grew from 2 GW to 7 GW between 2019 and 2023.",
+              "Over the same period, daytime grid demand fell by about a fifth.")
+    assert _ok("Between 2019 and 2023, rooftop solar capacity in the state grew from 2 GW to 7 GW, and daytime grid "
+               "demand fell by about a fifth.", *quotes)
+    assert not _ok("Between 2019 and 2023, rooftop solar capacity in the state grew from 2 GW to 7 GW, and daytime "
+                   "grid demand fell by about a third.", *quotes)
