@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from services.scoring.codelike import looks_like_code
-from services.scoring.passages import Passage, heading_before
+from services.scoring.passages import Passage, example_end, heading_before
 from shared.research.claims import META_TERMS, claim_matches_item, item_terms, leans_on_context
 from shared.research.envelope import ChecklistItem, Citation, Claim, ScoredSource
 from shared.research.locators import locate
@@ -133,8 +133,11 @@ def _pieces(source: ScoredSource, passages: Sequence[Passage] = ()) -> list[tupl
     seen = {e.text for e in snippets}
     for passage in passages:
         for n, (s, e) in enumerate(sentence_spans(passage.text)):
-            quote = passage.text[s:e]
-            if quote in seen or not is_statement(quote):
+            if not is_statement(passage.text[s:e]):
+                continue
+            # "... by executing the command venv:" comes with its command.
+            quote = passage.text[s:example_end(passage.text, e) or e]
+            if quote in seen:
                 continue
             seen.add(quote)
             start = passage.start + s
@@ -251,9 +254,15 @@ _STATES = re.compile(r"\b(?:is|are|was|were|means|refers to|allows?|provides?|le
 LEANING_PENALTY = 0.75  # below a plain statement's opening bonus plus most of a share of the subject
 
 
+# An aside in brackets ("(see later in this section)") points the reader elsewhere
+# without the sentence itself depending on it.
+_ASIDE = re.compile(r"\([^()]*\)")
+
+
 def _leaning(text: str) -> float:
-    """How much a sentence leans on its context (:func:`leans_on_context`): a penalty."""
-    return LEANING_PENALTY * leans_on_context(text)
+    """How much a sentence leans on its context (:func:`leans_on_context`), its
+    bracketed asides aside: a penalty."""
+    return LEANING_PENALTY * leans_on_context(_ASIDE.sub("", text))
 
 
 def _idf(candidates: Sequence[frozenset[str]]) -> dict[str, float]:
@@ -314,6 +323,16 @@ def _aspect_cue(description: str) -> re.Pattern[str] | None:
     return None
 
 
+def _states_of(text: str, subject: set[str]) -> bool:
+    """Whether a sentence opens by stating something of ``subject`` itself: the words
+    before its first stating verb, within its first five words, are the subject's
+    ("Tuples are immutable", "A context manager is an object"), not a thing named
+    after it ("The tuple values are initialized...")."""
+    verb = _STATES.search(" ".join(text.split(" ")[:5]))
+    before = terms(text[:verb.start()]) if verb else []
+    return bool(before) and set(before) <= subject
+
+
 def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float],
              cue: re.Pattern[str] | None = None) -> float:
     """How squarely a sentence answers one checklist item: the share of the item's
@@ -325,7 +344,7 @@ def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float],
     share = _weight(rep.about & subject, idf) / (_weight(subject, idf) or 1.0)
     head = rep.text.split(" ")
     first = terms(" ".join(head[:3]))
-    if (first and first[0] in subject and _STATES.search(" ".join(head[:5]))) or (rep.about - rep.terms) & subject:
+    if _states_of(rep.text, subject) or (rep.about - rep.terms) & subject:
         # "Tuples are immutable", "A context manager is an object", or the first
         # sentence under a heading that names the subject (a glossary entry).
         opens = 1.5

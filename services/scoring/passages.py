@@ -8,7 +8,8 @@ what the job still needs to know: its sentences are ranked with BM25 (bm25s, ove
 project's own terms, so "threads" meets "thread") against each of the job's questions —
 the question, the sub-questions and the checklist items still open — and the best ones,
 taken in turn for each question so that one broad question cannot crowd out the others,
-become passages of one or two sentences with their exact place in the text.
+become passages of one or two sentences (or a sentence ending in a colon with the
+one-line command it introduces) with their exact place in the text.
 
 Bounds: at most ``PASSAGES_PER_SOURCE`` passages of at most ``PASSAGE_MAX_CHARS``
 characters per source (the claim step's prompt carries at most its snippet bound per
@@ -30,10 +31,13 @@ from shared.research.envelope import ScoredSource
 from shared.research.locators import locate
 from shared.research.text import is_statement, sentence_spans, terms
 
-__all__ = ["PASSAGES_PER_SOURCE", "PASSAGE_MAX_CHARS", "Passage", "heading_before", "passages_by_source",
-           "question_passages"]
+__all__ = ["PASSAGES_PER_SOURCE", "PASSAGE_MAX_CHARS", "Passage", "example_end", "heading_before",
+           "passages_by_source", "question_passages"]
 
-PASSAGES_PER_SOURCE = 6
+# Room for more than one sentence per question in a source that answers several (a
+# manual page read for the question, its sub-questions and its checklist items); the
+# model's prompt still takes at most its own snippet bound of them per source.
+PASSAGES_PER_SOURCE = 10
 PASSAGE_MAX_CHARS = 400  # as the digest's evidence snippets, so either can be offered to a model
 MAX_TEXT_CHARS = 400_000
 # A sentence must match a question this well (BM25, relative to that question's best
@@ -43,6 +47,10 @@ MIN_RELATIVE_SCORE = 0.35
 MAX_SENTENCE_CHARS = PASSAGE_MAX_CHARS
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+# A paragraph of one short line, right after a blank line (canonical text has no other
+# blank lines than "\n\n"), ending the paragraph.
+_EXAMPLE = re.compile(r"\n\n(?!#)([^\n]{1,120})(?=\n\n|$)")
+_PROMPTS = ("$", "%", ">>>")  # a shell's or Python's prompt, or a variable
 
 
 @dataclass(frozen=True)
@@ -61,13 +69,17 @@ def heading_before(text: str, start: int) -> str:
     """The heading a sentence at ``start`` opens the section of: the paragraph right
     before it when that is a short line without final punctuation (a title, a glossary
     term, a definition-list term); "" when the sentence does not start a paragraph or
-    nothing heads it."""
+    nothing heads it. A command line is no heading: one at a prompt or naming a
+    variable ("$ git fetch ...", "$GIT_DIR/hooks/update refname"), or one the
+    sentence goes on from ("git fetch origin tag X" above "to get my updated tag.")."""
     before = text[:start].rstrip(" ")
     if start and not before.endswith("\n"):
         return ""
     paragraph = before.rstrip("\n").rsplit("\n\n", 1)[-1].strip()
     line = paragraph.rsplit("\n", 1)[-1].strip().lstrip("#").strip()
     if not line or len(line.split()) > 8 or line.rstrip("¶ ").endswith((".", "!", "?", ":", ";", ",")):
+        return ""
+    if line.startswith(_PROMPTS) or text[start:start + 1].islower():
         return ""
     return line
 
@@ -97,10 +109,28 @@ def _ranked(sentences: Sequence[list[str]], questions: Sequence[list[str]]) -> l
     return out
 
 
+def example_end(text: str, end: int) -> int | None:
+    """Where the one-line example that a sentence ending at ``end`` with a colon
+    introduces ends ("... by executing the command venv:" then "python3 -m venv
+    /path/to/env" on a line of its own): the command is the answer the sentence
+    announces. None when the sentence has no colon or what follows is prose, or more
+    than one line."""
+    if text[end - 1:end] != ":":
+        return None
+    example = _EXAMPLE.match(text, end)
+    if example is None or is_statement(example.group(1)):
+        return None
+    return example.end(1)
+
+
 def _window(text: str, spans: Sequence[tuple[int, int]], at: int) -> tuple[int, int]:
     """The sentence ``at`` and, when it fits and the paragraph goes on, the next one: a
-    fact and the sentence that finishes it ("It is released when doing I/O.")."""
+    fact and the sentence that finishes it ("It is released when doing I/O."); or the
+    one-line example a sentence ending in a colon introduces (:func:`example_end`)."""
     start, end = spans[at]
+    shown = example_end(text, end)
+    if shown is not None and shown - start <= PASSAGE_MAX_CHARS:
+        return start, shown
     if at + 1 < len(spans):
         s, e = spans[at + 1]
         if e - start <= PASSAGE_MAX_CHARS and not _PARAGRAPH_BREAK.search(text, end, s):

@@ -6,7 +6,7 @@ from shared.research.text import terms
 
 from datetime import UTC, datetime
 
-from services.scoring.claims import extract_claims
+from services.scoring.claims import _leaning, extract_claims
 from services.scoring.coverage import assess_coverage
 from services.scoring.engine import ClaimScorer, SourceScorer
 from shared.research.claims import claim_matches_item, item_terms, knowledge_gaps
@@ -378,3 +378,18 @@ def test_a_sentence_naming_a_file_or_markers_is_a_finding() -> None:
     claims = extract_claims("How does Git mark conflicted hunks?", [], [], score([make_source("a", text)]))
     assert [c.text for c in claims] == [text]
 
+
+
+def test_a_definition_opens_with_the_subject_itself_not_a_thing_named_after_it() -> None:
+    document = ("The tuple values are set from the arguments.\n\n"
+                "Tuples are immutable sequences, usually holding items of different kinds.")
+    source = _excerpt_source("a", document, canonicalize(document))
+    checklist = [ChecklistItem(id="c1", description="Definition of tuples")]
+    question = "What are tuples?"
+    claims = extract_claims(question, [question], checklist, score([source]), max_claims=1)
+    assert [c.text for c in claims] == ["Tuples are immutable sequences, usually holding items of different kinds."]
+
+
+def test_a_bracketed_aside_does_not_make_a_sentence_lean_on_its_context() -> None:
+    assert _leaning("Tuples are immutable and accessed by unpacking (see later in this section).") == 0
+    assert _leaning("This section covers tuples and their uses.") > 0

@@ -6,7 +6,14 @@ from datetime import UTC, datetime
 
 from services.scoring.claims import extract_claims
 from services.scoring.engine import SourceScorer
-from services.scoring.passages import PASSAGE_MAX_CHARS, PASSAGES_PER_SOURCE, passages_by_source, question_passages
+from services.scoring.passages import (
+    PASSAGE_MAX_CHARS,
+    PASSAGES_PER_SOURCE,
+    example_end,
+    heading_before,
+    passages_by_source,
+    question_passages,
+)
 from shared.research.envelope import CredibilityTier, RetrievalMethod, Source
 from shared.research.locators import locate
 from shared.research.text import canonicalize, text_hash
@@ -70,3 +77,51 @@ def test_the_offline_claim_step_finds_the_deep_fact_through_its_passage() -> Non
     (claim,) = [c for c in claims if c.text == FACT]
     (citation,) = claim.citations
     assert text[slice(*map(int, citation.locator.removeprefix("char:").split("-")))] == FACT
+
+
+def test_a_command_line_is_no_heading() -> None:
+    assert heading_before("--mixed\n\nResets the index but not the working tree.", 9) == "--mixed"
+    at_prompt = "$ git fetch git://example.com/proj.git theirbranch\n\nThe fetched commits stay in FETCH_HEAD."
+    assert heading_before(at_prompt, at_prompt.index("The fetched")) == ""
+    variable = "$GIT_DIR/hooks/update refname\n\nThe refname parameter is relative to $GIT_DIR."
+    assert heading_before(variable, variable.index("The refname")) == ""
+    # A sentence going on in lower case after a command: the command is part of it.
+    goes_on = "git fetch origin tag X\n\nto get my updated tag."
+    assert heading_before(goes_on, goes_on.index("to get")) == ""
+
+
+COLON = "Creation of virtual environments is done by executing the command venv:"
+COMMAND = "python3 -m venv /path/to/new/virtual/environment"
+
+
+def page_with_a_command() -> str:
+    paragraphs = [" ".join(FILLER[(i + j) % len(FILLER)] for j in range(3)) for i in range(30)]
+    paragraphs[20:20] = [COLON, COMMAND, "Running this command creates the target directory."]
+    return canonicalize("\n\n".join(paragraphs))
+
+
+def test_a_sentence_ending_in_a_colon_is_offered_with_its_one_line_example() -> None:
+    text = page_with_a_command()
+    passages = question_passages(text, ["How do you create a virtual environment?"])
+    (passage,) = [p for p in passages if COLON in p.text]
+    assert passage.text == f"{COLON}\n\n{COMMAND}" == text[passage.start:passage.end]
+    # Prose or more than one line after the colon is no example of it.
+    assert example_end(text, text.index(COLON) + len(COLON)) == passage.end
+    assert example_end(f"{COLON}\n\nIt takes a path.", len(COLON)) is None
+    assert example_end(f"{COLON}\n\n{COMMAND}\n{COMMAND}", len(COLON)) is None
+    assert example_end(f"{COLON[:-1]}.\n\n{COMMAND}", len(COLON)) is None
+
+
+def test_the_claim_step_quotes_the_command_a_sentence_announces() -> None:
+    text = page_with_a_command()
+    source = Source(id="s1", text=text[:400], excerpt_start=0, url="file:///venv.md", title="venv",
+                    relevance_score=0.9, credibility_tier=CredibilityTier.AUTHORITATIVE, domain_authority=80,
+                    retrieval_method=RetrievalMethod.RAG, text_hash=text_hash(text), text_chars=len(text))
+    scored = [SourceScorer().score(source, now=datetime(2025, 6, 1, tzinfo=UTC))]
+    question = "How do you create a virtual environment?"
+    passages = passages_by_source(scored, {source.text_hash: text}, [question])
+    claims = extract_claims(question, [question], [], scored, passages=passages)
+    (claim,) = [c for c in claims if COMMAND in c.text]
+    assert claim.text == f"{COLON} {COMMAND}"
+    (citation,) = claim.citations
+    assert text[slice(*map(int, citation.locator.removeprefix("char:").split("-")))] == f"{COLON}\n\n{COMMAND}"
