@@ -232,10 +232,12 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
     out = []
     for i, t in enumerate(clause.tokens):
         hit = direction_of(t)
-        if hit is None:
-            continue
         prev = clause.tokens[i - 1].low if i else ""
         nxt = clause.tokens[i + 1].low if i + 1 < len(clause.tokens) else ""
+        if t.low in ("twice", "thrice") and nxt == "as":
+            hit = ("magnitude", 1)  # "twice as much linalool": "double the linalool"
+        if hit is None:
+            continue
         if t.low == "longer" and prev in ("no", "any"):
             continue
         if t.low in ("fasting", "fasted", "double-blind"):
@@ -247,8 +249,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         after = clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else ""
         if prev == "as" and nxt == "as" and (after[:1].isdigit() or after in NUMBER_WORDS):
             continue  # "for as long as eight years": a bound on the figure, read with the figure
-        if t.low in ("up", "down") and i and clause.tokens[i - 1].lemma == "go":
-            hit = ("magnitude", hit[1])  # "visitor numbers went up": a rise
+        if t.low in ("up", "down") and (i and clause.tokens[i - 1].lemma == "go" or nxt == "from"):
+            hit = ("magnitude", hit[1])  # "visitor numbers went up", "58 percent, up from 49": a rise
         if t.low in ("after", "before") and nxt == "which":
             hit = (hit[0], -hit[1])  # "X, after which Y": X comes before Y
         if t.lemma == "keep" and _keeps_from(clause, i):

@@ -301,7 +301,8 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
         change = verbness(said, i) >= 1 and said.tokens[i].low not in _COMPARISON_WORDS
         same_sign = change and any(h[2] == sign and not h[3] and verbness(source, h[0]) >= 1
                                    for h in theirs)  # changes, not an added "more"
-        if axis in _COMPARATIVE_AXES and not weak and not bounds_figure(said, i) and not same_sign:
+        if axis in _COMPARATIVE_AXES and not weak and not bounds_figure(said, i) and not same_sign \
+                and not _reached(said, i, whole or source):
             return "comparative", f"it states a direction ({axis}) its quote does not"
     stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3] and not bounds_figure(said, h[0])
               and h[0] not in absorbed]
@@ -326,6 +327,22 @@ def _compares(clause: Clause) -> bool:
     """The clause says "than" of something other than a figure ("more than 30%" bounds a figure)."""
     words = clause.words()
     return any(w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit()) for i, w in enumerate(words))
+
+
+def _reached(said: Clause, i: int, quote: Clause) -> bool:
+    """A rise "to" a figure ("the column rose to 14 kilometres") where the quote says the
+    thing reached that figure ("reached an altitude of 14 kilometres", "stands 245 metres
+    high"): the level it came to, not a change the quote leaves unsaid."""
+    toks = said.tokens
+    if i + 2 >= len(toks) or toks[i + 1].low != "to" or not (toks[i + 2].low[:1].isdigit()
+                                                            or toks[i + 2].low in NUMBER_WORDS):
+        return False
+    return any(t.lemma in _LEVEL_VERBS for t in quote.tokens) or any(
+        t.low in ("high", "tall") and n and quote.tokens[n - 1].low.endswith(("metres", "meters", "feet", "m"))
+        for n, t in enumerate(quote.tokens))
+
+
+_LEVEL_VERBS = frozenset("reach hit attain top".split())
 
 
 def _keeps_base(said: Clause, source: Clause) -> bool:

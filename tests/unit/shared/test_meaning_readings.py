@@ -360,3 +360,16 @@ def test_an_opening_that_points_back_to_another_quotes_time_is_no_condition() ->
                "demand fell by about a fifth.", *quotes)
     assert not _ok("Between 2019 and 2023, rooftop solar capacity in the state grew from 2 GW to 7 GW, and daytime "
                    "grid demand fell by about a third.", *quotes)
+
+
+def test_a_rise_to_the_level_the_quote_says_was_reached_and_twice_as_much() -> None:
+    quote = "The ash plume reached an altitude of 11 kilometres on the second day, according to radar observations."
+    assert _ok("The ash plume rose to 11 kilometres on the second day, according to radar observations.", quote)
+    assert not _ok("The ash plume rose by 11 kilometres on the second day, according to radar observations.",
+                   "The ash plume stood 11 kilometres above the vent on the second day, radar observations showed.")
+    quote = "Cold brewing at 20°C rather than 5°C extracted about twice as much caffeine within 12 hours."
+    assert _ok("Within 12 hours, cold brewing at 20°C extracted roughly double the caffeine that brewing at 5°C did.",
+               quote)
+    quote = "Electric cars made up 31 percent of new registrations, up from 22 percent a year before."
+    assert _ok("The electric share of new registrations rose to 31 percent from 22 percent a year before.", quote)
+    assert not _ok("The electric share of new registrations fell to 31 percent from 22 percent a year before.", quote)
