@@ -326,7 +326,7 @@ SETTINGS = frozenset("trial study cohort analysis experiment survey paper report
                       "benchmark test evaluation investigation work".split())
 
 
-FRONTING = frozenset("in on for at with over during under among within after when if unless once".split())
+FRONTING = frozenset("in on for at with over during under among within after when if unless once of".split())
 
 
 def opening_qualifier(clause: Clause, reach: int = 16) -> list[Token]:

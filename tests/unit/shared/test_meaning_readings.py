@@ -373,3 +373,12 @@ def test_a_rise_to_the_level_the_quote_says_was_reached_and_twice_as_much() -> N
     quote = "Electric cars made up 31 percent of new registrations, up from 22 percent a year before."
     assert _ok("The electric share of new registrations rose to 31 percent from 22 percent a year before.", quote)
     assert not _ok("The electric share of new registrations fell to 31 percent from 22 percent a year before.", quote)
+
+
+def test_an_opening_partitive_is_a_qualifier_not_the_subject() -> None:
+    quotes = ("The internal audit team reviewed 310 travel claims submitted by board members during the year.",
+              "Nineteen claims lacked receipts, and four were found to include personal trips charged to the company.")
+    assert _ok("Of the 310 board-member travel claims reviewed by internal audit, nineteen had no receipts and four "
+               "included personal trips charged to the company.", *quotes)
+    opened = clauses("Of the 310 claims reviewed, nineteen had no receipts.")[0]
+    assert [t.low for t in subject_tokens(opened)] == ["nineteen"]
