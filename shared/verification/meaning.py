@@ -270,6 +270,11 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
     states none, nor more of them than it states, nor without the quote's "than"."""
     theirs, everywhere = hits(source), hits(whole) if whole is not None else hits(source)
     mine, absorbed = hits(said), set()
+    if _than_mirrored(said, source) and any(
+            a[1] == b[1] and a[2] == b[2] and a[1] in _COMPARATIVE_AXES and not a[3] and not b[3]
+            for a in mine for b in theirs):
+        # "Y led to fewer X than Z" for "Z led to fewer X than Y": the same word, its sides exchanged
+        return "comparative", f"it reverses the direction ({next(h[1] for h in mine)}) its quote states"
     for i, axis, sign, weak in mine:
         if i >= 1 and said.tokens[i - 1].low == "or" and bounds_figure(said, i):
             continue  # "7,000 or more steps": a bound on the figure, read with the figure
@@ -293,7 +298,7 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
         if bound is None and sign in {h[2] for h in pool}:
             continue
         if bound is not None or pool:
-            if swapped(said, source) and "than" in said.words():
+            if (swapped(said, source) or _than_mirrored(said, source)) and "than" in said.words():
                 continue  # "Y is slower than X" restates "X is faster than Y"
             return "comparative", f"it reverses the direction ({axis}) its quote states"
         # (a change of the same sign on another axis, "fell" for "dropped", "raised" for
@@ -327,6 +332,21 @@ def _compares(clause: Clause) -> bool:
     """The clause says "than" of something other than a figure ("more than 30%" bounds a figure)."""
     words = clause.words()
     return any(w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit()) for i, w in enumerate(words))
+
+
+def _than_mirrored(said: Clause, source: Clause) -> bool:
+    """What each clause names first after its (last) "than" the other names before its own
+    and not after it ("X led to more reoperations than Y did" for "Y resulted in fewer
+    reoperations than X")."""
+    def around(c: Clause) -> tuple[set[str], set[str], set[str]]:
+        at = max((n for n, t in enumerate(c.tokens) if t.low == "than"), default=None)  # ("older than 65, …")
+        if at is None:
+            return set(), set(), set()
+        after = [t for t in c.tokens[at + 1:] if is_content(t)]
+        return ({f for t in c.tokens[:at] if is_content(t) for f in t.forms},
+                {f for t in after for f in t.forms}, set(after[0].forms) if after else set())
+    (mine_before, mine_after, my_first), (theirs_before, theirs_after, their_first) = around(said), around(source)
+    return bool(my_first & theirs_before - theirs_after) and bool(their_first & mine_before - mine_after)
 
 
 def _reached(said: Clause, i: int, quote: Clause) -> bool:

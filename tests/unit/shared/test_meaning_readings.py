@@ -382,3 +382,12 @@ def test_an_opening_partitive_is_a_qualifier_not_the_subject() -> None:
                "included personal trips charged to the company.", *quotes)
     opened = clauses("Of the 310 claims reviewed, nineteen had no receipts.")[0]
     assert [t.low for t in subject_tokens(opened)] == ["nineteen"]
+
+
+def test_a_comparison_turned_round_its_than_restates_and_one_with_its_sides_exchanged_reverses() -> None:
+    quote = ("Among patients aged over 65 with displaced wrist fractures, volar plate fixation resulted in fewer "
+             "reoperations within two years than cast immobilisation.")
+    assert _ok("For displaced wrist fractures in patients older than 65, cast immobilisation led to more "
+               "reoperations within two years than volar plate fixation did.", quote)
+    assert not _ok("For displaced wrist fractures in patients older than 65, cast immobilisation led to fewer "
+                   "reoperations within two years than volar plate fixation did.", quote)
