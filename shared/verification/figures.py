@@ -49,6 +49,9 @@ _TIME_AFTER = re.compile(r"\s+(?:later|earlier|before|after|ago)\b", re.IGNORECA
 _BOUND_BEFORE = re.compile(r"\b(?:at least|at most|more than|less than|fewer than|over|under|above|below|up to|"
                            r"exceeding|greater than|in excess of|upwards of)\s*$", re.IGNORECASE)
 _ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
+_THE_BEFORE = re.compile(r"\bthe\s+$", re.IGNORECASE)
+_PREDICATE_AFTER = re.compile(r"\s+(?:can|could|are|were|have|had|will|would|may|might|must|also|both|share|differ)\b",
+                              re.IGNORECASE)
 _ONE = re.compile(r"one\b(?!\s+(?:hundred|thousand|million|billion|trillion|dozen)\b)", re.IGNORECASE)
 _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _COUNT_WORDS = {"a": 1.0, "an": 1.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0,
@@ -58,6 +61,7 @@ _SPAN_WORD = re.compile(r"\b(?:(a|an|one|two|three|four|five|six|seven|eight|nin
 # "one in five", "3 out of 10": a share (small counts only: "56 in 2022" is a year).
 _ONE_IN = re.compile(r"(?<![\d,.])\b(one|two|three|four|five|six|seven|eight|nine|[1-9]\d?)\s+(?:in|out\s+of)\s+"
                      r"(two|three|four|five|six|seven|eight|nine|ten|[1-9]\d{0,2})\b(?![\d,.]*\d)"
+                     r"(?!\s+(?:thousand|million|billion)\b)"  # ("one in two million": a rate of its own)
                      r"(?!\s*(?:%|percent|per\s+cent))", re.IGNORECASE)
 _SCALE_AFTER = re.compile(r"\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
 _DIGIT_WORD = re.compile(r"[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
@@ -109,6 +113,8 @@ def figures(text: str) -> tuple[Figure, ...]:
         surface = text[start:end].strip()
         if not surface or _ARTICLE.match(surface) and q.value == 1 or _ONE.match(surface):
             continue  # "a year", "a drop", "one TCP connection": an article, not a figure
+        if _THE_BEFORE.search(text[:start]) and surface.isalpha() and _PREDICATE_AFTER.match(text, end):
+            continue  # "the two can also be used together": the two of them, not a figure
         unit = "" if q.unit.name == "dimensionless" else _UNIT_ALIASES.get(q.unit.name, q.unit.name)
         unit = unit.replace("united states dollar", "dollar")
         if unit == "percentage" and _POINTS.match(parsed, q.span[1]):

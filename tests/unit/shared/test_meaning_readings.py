@@ -391,3 +391,13 @@ def test_a_comparison_turned_round_its_than_restates_and_one_with_its_sides_exch
                "reoperations within two years than volar plate fixation did.", quote)
     assert not _ok("For displaced wrist fractures in patients older than 65, cast immobilisation led to fewer "
                    "reoperations within two years than volar plate fixation did.", quote)
+
+
+def test_the_two_of_them_is_no_figure_and_one_in_two_million_is_a_rate() -> None:
+    quote = ("Opus switches between a speech layer at low bitrates and a music layer at higher bitrates, and can "
+             "combine both in hybrid mode.")
+    assert _ok("Opus relies on its speech layer at low bitrates, while the music layer handles higher bitrates; the "
+               "two can also be combined in hybrid mode.", quote)
+    quote = "The disorder affects an estimated one in two million people worldwide."
+    assert _ok("An estimated one person in two million worldwide has the disorder.", quote)
+    assert not _ok("An estimated one person in two thousand worldwide has the disorder.", quote)
