@@ -217,6 +217,26 @@ def _inside_name(text: str, start: int, end: int) -> bool:
     return glued_before or after.isalpha() and not text[start:end].strip()[-1:].isalpha()
 
 
+_PART_OF = re.compile(r"\b(\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:out\s+)?of\s+"
+                      r"(?:the\s+|its\s+|their\s+)?(\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                      r"twenty)\b", re.IGNORECASE)
+_TENS = {"eleven": 11.0, "twelve": 12.0, "twenty": 20.0}
+
+
+def share_of(text: str) -> float | None:
+    """The smallest share of a whole the text gives: a percentage ("40 percent"), a
+    fraction ("about a third", "half"), or a count of a count ("two of the eleven member
+    states"); None when it gives none."""
+    shares = [f.value / 100 for f in figures(text) if f.unit == "percentage" and 0 <= f.value <= 100]
+    shares += [f.value for f in figures(text)
+               if not f.unit and 0 < f.value < 1 and not any(c.isdigit() for c in f.surface)]
+    for m in _PART_OF.finditer(text):
+        part, whole = (_COUNT_WORDS.get(g.lower()) or _TENS.get(g.lower()) or float(g) for g in m.groups())
+        if 0 < part < whole:
+            shares.append(part / whole)
+    return min(shares, default=None)
+
+
 def digit_words(text: str) -> set[str]:
     """Words that hold digits and letters together ("SHA-256", "x86_64", "p99", "IPv6"),
     lower-cased: names, checked as names."""

@@ -64,7 +64,7 @@ from shared.verification.clause_roles import (
 from shared.verification.clauses import (
     AUX, Clause, Token, aligned_pair, clauses, is_content, salient_tokens, token,
 )
-from shared.verification.figures import figures, same_figure
+from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.lexicon import (
     CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, SYMMETRIC,
 )
@@ -215,6 +215,10 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         return "quantifier", "it changes how rare or common its quote says this is"
     if mine is not None and mine > (theirs if theirs is not None else 3):
         return "quantifier", "it generalises beyond its quote's quantifier"
+    mostly = _says_most(source) or _MOSTLY & set(source.words())
+    share = share_of(source.text[source.start:source.end]) if _says_most(said) and not mostly else None
+    if share is not None and share <= 0.5:
+        return "quantifier", f"it says most where its quote gives {share:.0%} or less"
     if a_few(said) and not a_few(source) and theirs is not None and theirs >= 2:
         return "quantifier", 'it says "a few" where its quote says many or most'
     extra = Counter(_UNIVERSAL.get(w, w) for w in universals(said)) \
@@ -229,6 +233,17 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     if my_often is None and their_often is not None and their_often < 4:
         return "quantifier", "it drops the quote's frequency (sometimes, often, usually...)"
     return None
+
+
+_MOSTLY = frozenset("mostly mainly primarily largely chiefly predominantly".split())
+
+
+def _says_most(clause: Clause) -> bool:
+    """"most of the states", "the majority of", "nearly all": more than half (not the
+    superlative "the most common")."""
+    words = clause.words()
+    return any(w == "most" and (i == 0 or words[i - 1] not in ("the", "at")) or w == "majority"
+               or w == "all" and i and words[i - 1] in ("nearly", "almost") for i, w in enumerate(words))
 
 
 _OBLIGES = frozenset("require requires required requiring oblige obliges obliged mandate mandates mandated "

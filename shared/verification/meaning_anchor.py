@@ -477,7 +477,11 @@ def _names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_for
         if name not in inside or re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", units):
             continue
         word = token(name.lower(), 0, 0)
-        own = any(covered(word, quote_forms[i]) or name.lower() in quotes[i].lower()
+        # (as a word of its own, "CE" is not in "4th century BCE"; a longer one maybe with an
+        # ending, "German" in "Germany's")
+        ending = r"\w{0,3}" if len(name) > 3 else ""
+        written = re.compile(rf"(?<!\w){re.escape(name.lower())}{ending}(?!\w)")
+        own = any(covered(word, quote_forms[i]) or written.search(quotes[i].lower())
                   or abbreviated(name, sentence, quotes[i]) for i in helpers)
         if own:
             continue

@@ -401,3 +401,28 @@ def test_the_two_of_them_is_no_figure_and_one_in_two_million_is_a_rate() -> None
     quote = "The disorder affects an estimated one in two million people worldwide."
     assert _ok("An estimated one person in two million worldwide has the disorder.", quote)
     assert not _ok("An estimated one person in two thousand worldwide has the disorder.", quote)
+
+
+def test_a_name_is_found_as_a_word_of_its_own() -> None:
+    quote = "The survey near the harbour found 31 graves dating to the second century BCE, with glass beads."
+    assert not _ok("The survey near the harbour found 31 graves dating to the second century CE.", quote)
+    quote = "Germany's labour force participation rate for women aged 15 to 64 reached 74.1% in 2022."
+    assert _ok("In 2022, 74.1% of German women aged 15 to 64 participated in the labour force.", quote)
+
+
+def test_most_is_more_than_the_share_the_quote_gives() -> None:
+    quote = "Only three of the twelve provinces met the vaccination target before the winter, the ministry said."
+    assert not _ok("Most of the twelve provinces met the vaccination target before the winter, the ministry said.",
+                   quote)
+    quote = "About a third of the surveyed wells showed nitrate levels above the limit after the floods."
+    assert not _ok("Most of the surveyed wells showed nitrate levels above the limit after the floods.", quote)
+    quote = "About 35% of the region's water use goes to irrigation, mostly for rice paddies."
+    assert _ok("Irrigation takes roughly 35% of the region's water use, most of it for rice paddies.", quote)
+
+
+def test_a_bound_on_a_thing_is_a_condition() -> None:
+    quote = ("The rule requires shops larger than 300 square metres to offer a recycling point, with fines for repeat "
+             "offenders.")
+    assert not _ok("The rule requires shops to offer a recycling point, with fines for repeat offenders.", quote)
+    assert _ok("Shops larger than 300 square metres must offer a recycling point under the rule, with fines for repeat "
+               "offenders.", quote)
