@@ -79,8 +79,8 @@ Reading = tuple[str, float]  # (dimension, value in the dimension's base unit); 
 def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> bool:
     """``said`` (a figure of ``sentence``) restates one of ``sources``, or a figure a
     careful writer derives from them (see the module doc)."""
-    if any(same_figure(said, s) for s in sources):
-        return True
+    if any(same_figure(said, s) or _converted(said, s) for s in sources):
+        return True  # ("1,500 metres" for "1.5 kilometres", "30 seconds" for "half a minute")
     before = sentence[:said.start] if sentence else ""
     mine = _readings(said, sentence[said.end:] if sentence else "")
     if _year(said):
@@ -94,6 +94,12 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
     loose = bool(_APPROX.search(before))
     derived = theirs + (list(_computed([s for s in sources if not _year(s)])) if _computable(said, sentence) else [])
     return any(_close(v, w, said, loose=loose) for d, v in mine for e, w in derived if d == e)
+
+
+def _converted(said: Figure, source: Figure) -> bool:
+    """The same quantity in other units of its dimension."""
+    return bool(said.unit and source.unit and said.unit != source.unit) and any(
+        d == e and d and math.isclose(v, w, rel_tol=1e-9) for d, v in _readings(said) for e, w in _readings(source))
 
 
 def _bounded(before: str, mine: list[Reading], theirs: list[Reading]) -> bool:
@@ -184,7 +190,9 @@ def _close(v: float, w: float, said: Figure, *, loose: bool) -> bool:
     if loose:
         return math.isclose(v, w, rel_tol=0.1)
     if not any(c.isdigit() for c in said.surface):  # "a third": a word is read to two hundredths
-        return abs(v - w) <= 0.02 * max(1.0, abs(w)) if abs(w) <= 1 else math.isclose(v, w, rel_tol=0.02)
+        # (of a whole: "half a percentage point", a quantity of its own, to 2% of it)
+        return abs(v - w) <= 0.02 * max(1.0, abs(w)) if abs(w) <= 1 and not said.unit \
+            else math.isclose(v, w, rel_tol=0.02)
     return math.isclose(v, w, rel_tol=_precision(said), abs_tol=1e-12)
 
 

@@ -85,6 +85,15 @@ def _parser():  # noqa: ANN202 - quantulum3's module; imported on first use (it 
     return parser
 
 
+# A fraction of a unit ("half a minute", "a quarter of a percentage point"), which the
+# parser reads as a rate or leaves without its unit.
+_FRACTION_OF = re.compile(r"\b(half|a\s+quarter|a\s+third)\s+(?:of\s+)?an?\s+(second|minute|hour|day|week|month|year|"
+                          r"percentage\s+point)\b", re.IGNORECASE)
+_FRACTIONS = {"half": 0.5, "quarter": 0.25, "third": 1 / 3}
+# A fraction written with a hyphen ("nine-tenths", "two-thirds").
+_HYPHENED = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine)-(halves|thirds?|quarters?|fifths?|"
+                       r"sixths?|sevenths?|eighths?|ninths?|tenths?)\b", re.IGNORECASE)
+_PARTS = {"hal": 2, "thi": 3, "qua": 4, "fif": 5, "six": 6, "sev": 7, "eig": 8, "nin": 9, "ten": 10}
 _PER_PERIOD = re.compile(r"\s+per\s+(year|month|week|day|hour)\b", re.IGNORECASE)
 _POINTS = re.compile(r"\s*points?\b", re.IGNORECASE)
 
@@ -160,6 +169,13 @@ def figures(text: str) -> tuple[Figure, ...]:
             continue
         out = [f for f in out if not m.start() <= f.start < m.end()]
         out.append(Figure(round(100.0 * part / whole, 2), "percentage", m.group(), m.start(), m.end()))
+    for m in [*_FRACTION_OF.finditer(text), *_HYPHENED.finditer(text)]:
+        if m.re is _FRACTION_OF:
+            value, unit = _FRACTIONS[m.group(1).split()[-1].lower()], " ".join(m.group(2).lower().split())
+        else:
+            value, unit = _COUNT_WORDS[m.group(1).lower()] / _PARTS[m.group(2).lower()[:3]], ""
+        out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
+        out.append(Figure(value, unit, m.group(), m.start(), m.end()))
     out += _periods(text, out)
     # Digits the parser passed over ("from 500 Mt in 2005 to 400 Mt": it keeps neither
     # 2005 nor 400): bare figures, so no figure of the text goes unread.

@@ -107,7 +107,7 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
 # generalises the statement beyond what its quote says.
 CONDITION_OPENERS = frozenset("""
     if unless when whenever provided once within among under during except excluding
-    only per where
+    only where
 """.split())
 
 # Words whose counterpart names the other party or the other way ("reads" / "writes",

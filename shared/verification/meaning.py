@@ -62,7 +62,7 @@ from shared.verification.clause_roles import (
     fronted_end, passive, phrase, pivots, qualifier_end, role_parts, same_verb, subject, swapped, verbness,
 )
 from shared.verification.clauses import (
-    AUX, Clause, Token, aligned_pair, clauses, is_content, salient_tokens, token,
+    AUX, Clause, Token, aligned_pair, clauses, covered, is_content, salient_tokens, token,
 )
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.lexicon import (
@@ -399,9 +399,9 @@ def _keeps_base(said: Clause, source: Clause) -> bool:
     toks = [t for c in clauses(said.text) for t in c.tokens]
     have = {f for t in toks for f in t.forms}
     have |= {f for t in toks if "-" in t.low for part in t.low.split("-") if part for f in token(part, 0, 0).forms}
-    first = [n for n, t in enumerate(toks) if t.forms & base[0].forms or "-" in t.low and any(
+    first = [n for n, t in enumerate(toks) if covered(base[0], set(t.forms)) or "-" in t.low and any(
         token(part, 0, 0).forms & base[0].forms for part in t.low.split("-") if part)]
-    return all(t.forms & have for t in base) and any(
+    return all(covered(t, have) for t in base) and any(
         u.low in _COMPARING for n in first for u in toks[max(0, n - 3):n])
 
 

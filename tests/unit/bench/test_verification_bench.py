@@ -59,7 +59,7 @@ def test_the_dataset_covers_every_category_in_both_splits() -> None:
 def test_merge_pairs_and_false_sentences_differ_from_their_quotes() -> None:
     for p in verification.load_pairs():
         if p.category == "merge":
-            assert len(p.quotes) == 2, p.id
+            assert len(p.quotes) >= 2, p.id  # a merge joins two quotes or more
         if p.label == "reject":
             assert all(" ".join(p.sentence.split()) != " ".join(q.split()) for q in p.quotes), p.id
 

@@ -426,3 +426,22 @@ def test_a_bound_on_a_thing_is_a_condition() -> None:
     assert not _ok("The rule requires shops to offer a recycling point, with fines for repeat offenders.", quote)
     assert _ok("Shops larger than 300 square metres must offer a recycling point under the rule, with fines for repeat "
                "offenders.", quote)
+
+
+def test_figures_in_other_units_and_fractions_of_a_unit() -> None:
+    quote = "The ice shelf's front has retreated more than 2.5 kilometres since surveys began in 1971."
+    assert _ok("Since surveys began in 1971, the ice shelf's front has pulled back by over 2,500 metres.", quote)
+    assert not _ok("Since surveys began in 1971, the ice shelf's front has pulled back by over 250 metres.", quote)
+    quote = "The central bank raised its deposit rate by a quarter of a percentage point to 4.5 percent."
+    assert _ok("The deposit rate was raised by the central bank by 25 basis points, to 4.5%.", quote)
+    assert not _ok("The central bank raised its deposit rate by half a percentage point to 4.5 percent.", quote)
+    quote = "The coating keeps 80 percent of its reflectivity after 1,000 hours of salt spray."
+    assert _ok("After 1,000 hours of salt spray, the coating keeps four-fifths of its reflectivity.", quote)
+
+
+def test_a_rate_per_unit_is_no_condition_and_the_base_of_a_comparison_may_be_reworded() -> None:
+    quote = ("In 2021 the club recorded its highest average attendance since the ground opened, with 28,000 fans per "
+             "match.")
+    assert _ok("In 2021, the club recorded its highest average attendance since the ground opened.", quote)
+    quote = "The carbon frame is 35 percent lighter than the steel part it replaces."
+    assert _ok("Compared with the steel component it supersedes, the carbon frame weighs 35% less.", quote)
