@@ -27,7 +27,7 @@ _HAS_FIGURE = re.compile(
     r"\d|\b(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
     r"sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|half|thirds?|quarters?|fifths?|sixths?|"
     r"sevenths?|eighths?|ninths?|tenths?|dozen|decades?|"
-    r"century|centuries)\b",
+    r"century|centuries|millennium|millennia)\b",
     re.IGNORECASE,
 )
 _PER_CENT = re.compile(r"(\s)per cent\b", re.IGNORECASE)  # British "per cent", as "percent" of the same length
@@ -57,7 +57,8 @@ _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e1
 _COUNT_WORDS = {"a": 1.0, "an": 1.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0,
                 "seven": 7.0, "eight": 8.0, "nine": 9.0, "ten": 10.0, "several": 0.0}
 _SPAN_WORD = re.compile(r"\b(?:(a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+|the\s+(?:next|past|"
-                        r"last|previous|following)\s+)?(decades?|century|centuries)\b", re.IGNORECASE)
+                        r"last|previous|following)\s+)?(decades?|century|centuries|millennium|millennia)\b",
+                        re.IGNORECASE)
 # "one in five", "3 out of 10": a share (small counts only: "56 in 2022" is a year).
 _ONE_IN = re.compile(r"(?<![\d,.])\b(one|two|three|four|five|six|seven|eight|nine|[1-9]\d?)\s+(?:in|out\s+of)\s+"
                      r"(two|three|four|five|six|seven|eight|nine|ten|[1-9]\d{0,2})\b(?![\d,.]*\d)"
@@ -158,11 +159,12 @@ def figures(text: str) -> tuple[Figure, ...]:
                           scale.end() if scale else end))
     # Quantities said in words the parser does not read: "a decade", "two centuries"
     # (years), "one in five" (a percentage).
+    # (in years, in place of what the parser made of them: "two" alone, or "2 century")
     for m in _SPAN_WORD.finditer(text):
-        if not any(f.start <= m.start() < f.end for f in out):
-            count = _COUNT_WORDS.get((m.group(1) or "a").lower(), 1)
-            years = 10.0 if m.group(2).lower().startswith("decade") else 100.0
-            out.append(Figure(count * years, "year", m.group().strip(), m.start(), m.end()))
+        count = _COUNT_WORDS.get((m.group(1) or "a").lower(), 1)
+        years = {"dec": 10.0, "cen": 100.0, "mil": 1000.0}[m.group(2).lower()[:3]]
+        out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
+        out.append(Figure(count * years, "year", m.group().strip(), m.start(), m.end()))
     for m in _ONE_IN.finditer(text):
         part, whole = (_COUNT_WORDS.get(g.lower()) or float(g) for g in (m.group(1), m.group(2)))
         if part >= whole:

@@ -445,3 +445,11 @@ def test_a_rate_per_unit_is_no_condition_and_the_base_of_a_comparison_may_be_rew
     assert _ok("In 2021, the club recorded its highest average attendance since the ground opened.", quote)
     quote = "The carbon frame is 35 percent lighter than the steel part it replaces."
     assert _ok("Compared with the steel component it supersedes, the carbon frame weighs 35% less.", quote)
+
+
+def test_centuries_and_millennia_are_read_in_years() -> None:
+    quote = "Pollen from the lake bed puts the first farming in the valley roughly two centuries earlier than assumed."
+    assert not _ok("Pollen from the lake bed puts the first farming in the valley roughly two millennia earlier than "
+                   "assumed.", quote)
+    assert _ok("Pollen from the lake bed puts the first farming in the valley roughly 200 years earlier than assumed.",
+               quote)
