@@ -410,8 +410,9 @@ def extract_claims(
     or a sub-question. Each checklist item first gets its own best answers (claims
     that may answer it, see :func:`_may_answer`, ranked by :func:`_answers` and half of
     :func:`_relevance`), in turns, so that every item the sources can answer
-    is answered; the remaining places go to the most relevant claims. Claims are then
-    listed best first; ties keep extraction order.
+    is answered; the remaining places go to the most relevant claims that answer an item
+    or the question by the coverage rule, or carry half the question's subject weight.
+    Claims are then listed best first; ties keep extraction order.
     """
     candidates = _candidates(scored_sources, passages or {})
     groups = _group(candidates)
@@ -436,11 +437,15 @@ def extract_claims(
     relevance = dict((order, value) for value, order in scored)
 
     chosen = _per_item(by_relevance, relevance, reps, subjects, cues, idf, max_claims)
-    # With a checklist, a claim answering none of it must carry at least half of the
-    # question's subject weight: common words ("Python" in Python's documentation) are
-    # no answer.
+    # With a checklist, the rest of the places go to claims that answer an item by the
+    # coverage rule (one that only may answer an item, see :func:`_may_answer`, lands
+    # among the other findings, where it answers nothing), or the question, or carry at
+    # least half of the question's subject weight: common words ("Python" in Python's
+    # documentation) are no answer.
+    asked = item_terms(question)
     eligible = [order for order in by_relevance
-                if not subjects or any(_may_answer(set(reps[order].about), it, idf) for _, it in subjects)
+                if not subjects or any(claim_matches_item(set(reps[order].about), it) for _, it in subjects)
+                or claim_matches_item(set(reps[order].about), asked)
                 or _weight(reps[order].about & q_terms, idf) >= 0.5 * _weight(q_terms, idf)]
     while len(chosen) < max_claims and (pick := _next_new(eligible, chosen, reps)) is not None:
         chosen.append(pick)

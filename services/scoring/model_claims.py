@@ -36,7 +36,7 @@ from typing import NamedTuple
 from services.scoring import prompts
 from services.scoring.claim_batches import CLAIMS_MAX_TOKENS, packed_run
 from services.scoring.claims import extract_claims
-from services.scoring.passages import Passage, passages_by_source
+from services.scoring.passages import PASSAGES_PER_SOURCE, Passage, passages_by_source
 from services.scoring.schemas import ClaimDraft, ClaimsAnswer
 from shared.research.envelope import ChecklistItem, Citation, Claim, CoverageStatus, Level, RejectedClaim, ScoredSource
 from shared.platform.errors import PermanentError
@@ -51,7 +51,7 @@ from shared.research.text import is_statement, sentence_spans
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "MAX_CLAIMS_PER_CALL", "MAX_SNIPPETS_PER_SOURCE", "MAX_SOURCES_PER_CALL",
+    "MAX_CLAIMS_PER_CALL", "MAX_SNIPPETS_PER_SOURCE", "MAX_SOURCES_PER_CALL", "MODEL_PASSAGES_PER_SOURCE",
     "ClaimsOutcome", "Refused", "Snippet", "Verifier",
     "batches",
     "build_snippets",
@@ -65,6 +65,9 @@ __all__ = [
 
 MAX_SOURCES_PER_CALL = 8  # sources (with their snippets) in one model call
 MAX_SNIPPETS_PER_SOURCE = 8  # an excerpt can have many sentences; a digest has at most 5 snippets
+# Passages a source offers the model: fewer than the offline engine reads (it reads a
+# manual page for every question), so that a report costs what it did before.
+MODEL_PASSAGES_PER_SOURCE = 6
 MAX_CLAIMS_PER_CALL = 15  # claims read from one answer; the rest are ignored (and logged)
 # Bounds on what a kept claim carries, so that the envelope (at most 30 claims, next to
 # 40 sources at their own bounds) stays under NATS's 1 MiB message limit.
@@ -435,7 +438,9 @@ async def extract_verified_claims(
     open_items = [i.description for i in checklist if i.status is not CoverageStatus.SATISFIED]
     asked = [question, *sub_questions, *open_items,
              *(i.description for i in checklist if i.status is CoverageStatus.SATISFIED)]
-    passages = await asyncio.to_thread(passages_by_source, scored, verifier.texts, asked)
+    # (the model is offered fewer: each passage it reads is tokens of the job's budget)
+    limit = PASSAGES_PER_SOURCE if llm.offline else MODEL_PASSAGES_PER_SOURCE
+    passages = await asyncio.to_thread(passages_by_source, scored, verifier.texts, asked, limit=limit)
     if llm.offline:
         def offline_all() -> tuple[list[Claim], list[RejectedClaim]]:
             return verify_offline_claims(extract_claims(question, sub_questions, checklist, scored, passages=passages),

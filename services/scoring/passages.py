@@ -41,9 +41,10 @@ PASSAGES_PER_SOURCE = 10
 PASSAGE_MAX_CHARS = 400  # as the digest's evidence snippets, so either can be offered to a model
 MAX_TEXT_CHARS = 400_000
 # A sentence must match a question this well (BM25, relative to that question's best
-# sentence in the source) to be taken for it: the tail of the ranking shares one common
-# word with the question and answers nothing.
-MIN_RELATIVE_SCORE = 0.35
+# sentence) to be taken for it: the tail of the ranking shares one common word with the
+# question and answers nothing, and a sentence that has only the commoner of two
+# question words scores over a third of one that has both.
+MIN_RELATIVE_SCORE = 0.5
 MAX_SENTENCE_CHARS = PASSAGE_MAX_CHARS
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
@@ -200,10 +201,12 @@ def question_passages(text: str, questions: Sequence[str], *, page_starts: Seque
 
 
 def passages_by_source(scored: Sequence[ScoredSource], texts: Mapping[str, str | None],
-                       questions: Sequence[str]) -> dict[int, list[Passage]]:
-    """Source index -> its passages for ``questions``; a source whose canonical text is
-    not at hand (missing from the store) has none and keeps its excerpt and digest."""
+                       questions: Sequence[str], *, limit: int = PASSAGES_PER_SOURCE) -> dict[int, list[Passage]]:
+    """Source index -> its passages for ``questions`` (up to ``limit``); a source whose
+    canonical text is not at hand (missing from the store) has none and keeps its excerpt
+    and digest."""
     present = [(index, texts.get(source.text_hash)) for index, source in enumerate(scored)]
     present = [(index, text) for index, text in present if text]
-    chosen = choose_passages([(text, scored[index].page_starts) for index, text in present], questions)
+    chosen = choose_passages([(text, scored[index].page_starts) for index, text in present], questions,
+                             limit=limit)
     return {index: chosen.get(d, []) for d, (index, _) in enumerate(present)}

@@ -393,3 +393,16 @@ def test_a_definition_opens_with_the_subject_itself_not_a_thing_named_after_it()
 def test_a_bracketed_aside_does_not_make_a_sentence_lean_on_its_context() -> None:
     assert _leaning("Tuples are immutable and accessed by unpacking (see later in this section).") == 0
     assert _leaning("This section covers tuples and their uses.") > 0
+
+
+def test_the_places_left_after_the_items_go_to_claims_that_answer_by_the_coverage_rule() -> None:
+    # "the ID of every transaction" names two of the item's five subject terms: enough to be
+    # looked at for it, not to answer it, so it would sit among the other findings
+    # answering nothing.
+    answer = "Freezing protects old transaction IDs from wraparound."
+    partial = "A table records the ID of every transaction."
+    text = f"{answer} {partial} Bananas are yellow fruit. Every transaction has an ID."
+    checklist = [ChecklistItem(id="c1", description="How PostgreSQL protects against transaction ID wraparound")]
+    question = "How does PostgreSQL protect against transaction ID wraparound?"
+    claims = extract_claims(question, [question], checklist, score([make_source("a", text)]), max_claims=2)
+    assert [c.text for c in claims] == [answer]

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from services.scoring.claims import extract_claims
 from services.scoring.engine import SourceScorer
+from services.scoring.model_claims import MODEL_PASSAGES_PER_SOURCE
 from services.scoring.passages import (
     PASSAGE_MAX_CHARS,
     PASSAGES_PER_SOURCE,
@@ -125,3 +126,27 @@ def test_the_claim_step_quotes_the_command_a_sentence_announces() -> None:
     assert claim.text == f"{COLON} {COMMAND}"
     (citation,) = claim.citations
     assert text[slice(*map(int, citation.locator.removeprefix("char:").split("-")))] == f"{COLON}\n\n{COMMAND}"
+
+
+def test_a_sentence_sharing_only_the_commoner_word_of_the_question_is_not_offered() -> None:
+    # "thread" is in two sentences, "stack" in one: a sentence saying only "thread"
+    # scores over a third of the best one's, and still answers nothing about stacks.
+    best, loose = "Each thread has a stack of its own.", "A thread is a unit of execution."
+    text = canonicalize("\n\n".join([best, *FILLER[:4], loose]))
+    passages = question_passages(text, ["How large are thread stacks?"])
+    assert [p.text for p in passages] == [best]
+
+
+def test_the_model_is_offered_fewer_passages_a_source_than_the_offline_engine_reads() -> None:
+    text = long_page()
+    source = Source(id="s1", text=text[:800], excerpt_start=0, url="file:///os.md", title="Operating systems",
+                    relevance_score=0.9, credibility_tier=CredibilityTier.AUTHORITATIVE, domain_authority=80,
+                    retrieval_method=RetrievalMethod.RAG, text_hash=text_hash(text), text_chars=len(text))
+    scored = [SourceScorer().score(source, now=datetime(2025, 6, 1, tzinfo=UTC))]
+    questions = ["What does the scheduler keep?", "What does a context switch save?", "What do interrupts do?",
+                 "How are memory pages mapped?", "What does the page cache keep?", "What limits threads?",
+                 "When did each task last run?", "Where do interrupts come from?"]
+    offline = passages_by_source(scored, {source.text_hash: text}, questions)
+    for_model = passages_by_source(scored, {source.text_hash: text}, questions, limit=MODEL_PASSAGES_PER_SOURCE)
+    assert MODEL_PASSAGES_PER_SOURCE < PASSAGES_PER_SOURCE
+    assert len(offline[0]) > MODEL_PASSAGES_PER_SOURCE >= len(for_model[0]) > 0
