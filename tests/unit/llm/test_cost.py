@@ -39,8 +39,10 @@ def _offline() -> Finding:
 
 
 def _settings(fake: AnthropicFake, **env: str) -> StageSettings:
+    # (a time limit far above the fake's delays: on a loaded machine ten concurrent
+    # calls may wait seconds for the fake to answer, and no test here is about timeouts)
     return StageSettings(**{k.lower(): v for k, v in {
-        **fake.env(), "LLM_TIMEOUT_S": "5", "LLM_MAX_RETRIES": "0", "LLM_MAX_CONCURRENCY": "8", **env}.items()})
+        **fake.env(), "LLM_TIMEOUT_S": "30", "LLM_MAX_RETRIES": "0", "LLM_MAX_CONCURRENCY": "8", **env}.items()})
 
 
 async def _ask(llm, max_tokens: int = 1024) -> Finding:  # noqa: ANN001
