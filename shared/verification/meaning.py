@@ -93,23 +93,28 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
 def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
     """Polarity read against the parts of the quote's clause that the clause restates: a
     part of two content words or more, none of them the clause's (", with no change in
-    yield"), is not what it restates, and a negation there is not one it drops."""
-    kept = [t for part in clause_parts(source)
-            if len([u for u in part if is_content(u)]) < 2 or any(is_content(u) and u.forms & said.forms for u in part)
-            or part[0].low in CONDITION_OPENERS or part[0].low == "without"  # (a condition dropped: scope)
-            for t in part]
-    narrowed = Clause(kept, kept[0].start, kept[-1].end, source.text) if kept else source
+    yield"), is not what it restates, and a negation there is not one it drops (a
+    condition, one opened by "without" too, is kept: dropping it is scope's to read).
+    Likewise the clause's own parts that share no word with the quote ("Unlike hard disk
+    drives, …, SSDs have no moving parts" read against the quote on hard disks) say
+    nothing of it."""
     if _governed_flip(said, source) or _governed_flip(source, said):
         return "negation", "it negates what its quote affirms, or affirms what its quote negates"
-    # And the clause's own parts of two content words or more that share none with the
-    # quote ("Unlike hard disk drives, …, SSDs have no moving parts" read against the quote
-    # on hard disks) say nothing of it.
-    mine = [t for part in clause_parts(said)
-            if len([u for u in part if is_content(u)]) < 2 or part[0].low in CONDITION_OPENERS
-            or any(is_content(u) and u.forms & source.forms for u in part)
+    return _polarity_of(_parts_about(said, source), _parts_about(source, said, _CONDITION_OR_WITHOUT))
+
+
+_CONDITION_OR_WITHOUT = CONDITION_OPENERS | {"without"}
+
+
+def _parts_about(clause: Clause, other: Clause, openers: frozenset[str] = CONDITION_OPENERS) -> Clause:
+    """The parts of ``clause`` (:func:`clause_parts`) of fewer than two content words,
+    opened by one of ``openers``, or sharing a content word with ``other``; all of it
+    when none is."""
+    kept = [t for part in clause_parts(clause)
+            if len([u for u in part if is_content(u)]) < 2 or part[0].low in openers
+            or any(is_content(u) and u.forms & other.forms for u in part)
             for t in part]
-    own = Clause(mine, mine[0].start, mine[-1].end, said.text) if mine else said
-    return _polarity_of(own, narrowed)
+    return Clause(kept, kept[0].start, kept[-1].end, clause.text) if kept else clause
 
 
 def _governed_flip(one: Clause, other: Clause) -> bool:

@@ -37,6 +37,14 @@ def long_page() -> str:
     return canonicalize("\n\n".join(paragraphs))
 
 
+def _scored(text: str, excerpt: str, url: str, title: str) -> tuple[Source, list]:
+    """A local source whose search matched ``excerpt`` of ``text``, and it scored."""
+    source = Source(id="s1", text=excerpt, excerpt_start=0, url=url, title=title, relevance_score=0.9,
+                    credibility_tier=CredibilityTier.AUTHORITATIVE, domain_authority=80,
+                    retrieval_method=RetrievalMethod.RAG, text_hash=text_hash(text), text_chars=len(text))
+    return source, [SourceScorer().score(source, now=datetime(2025, 6, 1, tzinfo=UTC))]
+
+
 def test_a_fact_in_the_last_third_of_a_long_page_is_offered() -> None:
     text = long_page()
     at = text.index(FACT)
@@ -66,10 +74,7 @@ def test_no_question_words_no_passages() -> None:
 def test_the_offline_claim_step_finds_the_deep_fact_through_its_passage() -> None:
     text = long_page()
     excerpt = text[:800]  # what the search matched: the page's opening
-    source = Source(id="s1", text=excerpt, excerpt_start=0, url="file:///os.md", title="Operating systems",
-                    relevance_score=0.9, credibility_tier=CredibilityTier.AUTHORITATIVE, domain_authority=80,
-                    retrieval_method=RetrievalMethod.RAG, text_hash=text_hash(text), text_chars=len(text))
-    scored = [SourceScorer().score(source, now=datetime(2025, 6, 1, tzinfo=UTC))]
+    source, scored = _scored(text, excerpt, "file:///os.md", "Operating systems")
     question = "What limits how many threads a process can have?"
     without = extract_claims(question, [question], [], scored)
     assert not any(FACT == c.text for c in without)
@@ -115,10 +120,7 @@ def test_a_sentence_ending_in_a_colon_is_offered_with_its_one_line_example() -> 
 
 def test_the_claim_step_quotes_the_command_a_sentence_announces() -> None:
     text = page_with_a_command()
-    source = Source(id="s1", text=text[:400], excerpt_start=0, url="file:///venv.md", title="venv",
-                    relevance_score=0.9, credibility_tier=CredibilityTier.AUTHORITATIVE, domain_authority=80,
-                    retrieval_method=RetrievalMethod.RAG, text_hash=text_hash(text), text_chars=len(text))
-    scored = [SourceScorer().score(source, now=datetime(2025, 6, 1, tzinfo=UTC))]
+    source, scored = _scored(text, text[:400], "file:///venv.md", "venv")
     question = "How do you create a virtual environment?"
     passages = passages_by_source(scored, {source.text_hash: text}, [question])
     claims = extract_claims(question, [question], [], scored, passages=passages)
@@ -139,10 +141,7 @@ def test_a_sentence_sharing_only_the_commoner_word_of_the_question_is_not_offere
 
 def test_the_model_is_offered_fewer_passages_a_source_than_the_offline_engine_reads() -> None:
     text = long_page()
-    source = Source(id="s1", text=text[:800], excerpt_start=0, url="file:///os.md", title="Operating systems",
-                    relevance_score=0.9, credibility_tier=CredibilityTier.AUTHORITATIVE, domain_authority=80,
-                    retrieval_method=RetrievalMethod.RAG, text_hash=text_hash(text), text_chars=len(text))
-    scored = [SourceScorer().score(source, now=datetime(2025, 6, 1, tzinfo=UTC))]
+    source, scored = _scored(text, text[:800], "file:///os.md", "Operating systems")
     questions = ["What does the scheduler keep?", "What does a context switch save?", "What do interrupts do?",
                  "How are memory pages mapped?", "What does the page cache keep?", "What limits threads?",
                  "When did each task last run?", "Where do interrupts come from?"]
