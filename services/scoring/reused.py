@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from services.scoring.model_claims import ClaimsOutcome, Verifier, verify_offline_claims
+from services.scoring.model_claims import ClaimsOutcome
+from services.scoring.claim_checks import Verifier, verify_offline_claims
 from shared.research.envelope import Claim, JobEnvelope, RejectedClaim, ScoredSource
 
 __all__ = ["carried_claims", "claims_with_reuse", "reused_ids"]

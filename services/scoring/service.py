@@ -32,7 +32,8 @@ from services.scoring.judged import judge_claims
 from services.scoring.memory import updated_memory
 from services.scoring.claims import MAX_CLAIMS
 from services.scoring.contradictions import cross_contradictions
-from services.scoring.model_claims import Verifier, extract_verified_claims, load_canonical_texts
+from services.scoring.model_claims import extract_verified_claims, load_canonical_texts
+from services.scoring.claim_checks import Verifier
 from services.scoring.reused import claims_with_reuse
 from shared.research.claims import JobConfidenceCalculator, knowledge_gaps
 from shared.research.envelope import (

@@ -10,7 +10,8 @@ import re
 from typing import Any
 
 from services.scoring.coverage import judge_coverage, merge_judgements
-from services.scoring.model_claims import MAX_SOURCES_PER_CALL, Verifier, extract_verified_claims
+from services.scoring.model_claims import MAX_SOURCES_PER_CALL, extract_verified_claims
+from services.scoring.claim_checks import Verifier
 from services.scoring.schemas import ItemJudgement
 from services.scoring.engine import SourceScorer
 from shared.llm.engine import make_engine

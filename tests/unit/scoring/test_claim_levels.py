@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 from services.scoring.claims import extract_claims
 from services.scoring.engine import ClaimScorer, SourceScorer
-from services.scoring.model_claims import Verifier, build_snippets, check_model_claims, verify_offline_claims
+from services.scoring.model_claims import build_snippets
+from services.scoring.claim_checks import Verifier, check_model_claims, verify_offline_claims
 from services.scoring.schemas import ClaimDraft
 from services.scoring.service import rank_claims
 from shared.research.envelope import (

@@ -13,7 +13,8 @@ import services.scoring.claims as offline_engine
 from services.scoring.claims import CONTRADICTION_CHECKS, MEMBER_CHECKS, extract_claims
 from services.scoring.contradictions import cross_contradictions
 from services.scoring.engine import SourceScorer
-from services.scoring.model_claims import Verifier, build_snippets, check_model_claims
+from services.scoring.model_claims import build_snippets
+from services.scoring.claim_checks import Verifier, check_model_claims
 from services.scoring.schemas import ClaimDraft
 from shared.research.envelope import (
     Citation,

@@ -12,19 +12,10 @@ import pytest
 from services.scoring.claims import extract_claims
 from services.scoring.coverage import apply_judgements, judge_coverage, offline_coverage
 from services.scoring.engine import SourceScorer
-from services.scoring.model_claims import (
-    MAX_CITATIONS_PER_CLAIM,
-    MAX_CLAIM_CHARS,
-    MAX_SNIPPET_CHARS,
-    Verifier,
-    batches,
-    build_snippets,
-    check_model_claims,
-    claims_prompt,
-    extract_verified_claims,
-    load_canonical_texts,
-    verify_offline_claims,
-)
+from services.scoring.model_claims import (MAX_SNIPPET_CHARS, batches, build_snippets, claims_prompt,
+                                          extract_verified_claims, load_canonical_texts)
+from services.scoring.claim_checks import (MAX_CITATIONS_PER_CLAIM, MAX_CLAIM_CHARS, Verifier, check_model_claims,
+                                          verify_offline_claims)
 from services.scoring.schemas import ClaimDraft, ClaimsAnswer, ItemJudgement
 from services.scoring.claims import MAX_CLAIMS
 from services.scoring.service import merge_rejected, rank_claims

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from services.scoring.engine import SourceScorer
-from services.scoring.model_claims import ClaimsOutcome, Verifier
+from services.scoring.model_claims import ClaimsOutcome
+from services.scoring.claim_checks import Verifier
 from services.scoring.reused import carried_claims, claims_with_reuse, reused_ids
 from shared.research.envelope import (
     Citation,

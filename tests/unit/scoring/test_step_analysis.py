@@ -11,7 +11,7 @@ import pytest
 
 from services.scoring.analysis import ANALYSIS_TOOL, MAX_ANALYSIS_CLAIMS_PER_JOB, carried_claims, run_dependent_steps
 from services.scoring.engine import SourceScorer
-from services.scoring.model_claims import Verifier
+from services.scoring.claim_checks import Verifier
 from shared.research.envelope import (
     ChecklistItem,
     Citation,
