@@ -177,11 +177,11 @@ def test_the_default_set_and_an_explicit_question_file_still_work(monkeypatch: p
     assert calls[-1]["set"] is facts.GIT  # indexed as the set's corpus
 
 
-def test_the_git_question_set_loads_half_tuning_half_held_out() -> None:
+def test_the_git_question_set_loads_16_tuning_8_held_out() -> None:
     questions = facts.load_questions(facts.GIT.questions)
     assert len(questions) >= 12 and len({q.id for q in questions}) == len(questions)
     splits = [q.split for q in questions]
-    assert splits.count("tuning") == splits.count("held-out")
+    assert splits.count("tuning") == 16 and splits.count("held-out") == 8
 
 
 @pytest.mark.parametrize("name", ["python", "git"])
