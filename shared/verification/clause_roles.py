@@ -262,12 +262,23 @@ def subject_tokens(clause: Clause) -> list[Token]:
             if i < skip_to:
                 continue
         after_determiner = i > 0 and clause.tokens[i - 1].low in DETERMINERS
+        if _bounds_figure(clause, i):
+            continue  # "More than 90,000 households lost power": a bound on the subject's figure
         if t.low in AUX or (direction_of(t) and not _describes(clause, i, start)) or (
                 i > start and verbness(clause, i) >= 2 and not (after_determiner and modifier(clause, i))):
             break
         if is_content(t):
             out.append(t)
     return out
+
+
+def _bounds_figure(clause: Clause, i: int) -> bool:
+    """Token ``i`` is "more" or "fewer" of "more than 90,000" (or "than" after them)."""
+    toks = clause.tokens
+    j = i + 1 if i + 1 < len(toks) and toks[i + 1].low == "than" else i if toks[i].low == "than" else None
+    if j is None or j + 1 >= len(toks) or toks[j - 1].low not in ("more", "less", "fewer"):
+        return False
+    return toks[j + 1].low[:1].isdigit() or toks[j + 1].low in NUMBER_WORDS
 
 
 def _apposition_end(clause: Clause, i: int) -> int:
@@ -330,18 +341,37 @@ def _participle(t: Token) -> bool:
     return t.verb and (_inflected(t, "ed") or t.low.endswith("ing") and any(x != t.low for x in t.lemmas))
 
 
-def fronted_end(clause: Clause) -> int:
+def fronted_end(clause: Clause, reach: int = 14) -> int:
     """Where the clause goes on after a qualifier that opens it and ends at a comma
-    ("Before the levy took effect, …", "Commissioned by The Times in 1931, the typeface …")."""
+    within ``reach`` words ("Before the levy took effect, …", "Commissioned by The
+    Times in 1931, the typeface …")."""
     toks = clause.tokens
     if not toks:
         return 0
     if toks[0].low in _OPENERS:
-        return next((n for n in range(1, min(len(toks), 14)) if clause.pause_before(n)), 0)
+        return next((n for n in range(1, min(len(toks), reach)) if clause.pause_before(n)), 0)
     if _participle(toks[0]) and not modifier(clause, 0):  # (not "Confirmed measles cases jumped")
-        end = next((n for n in range(1, min(len(toks), 20)) if clause.pause_before(n)), 0)
+        end = next((n for n in range(1, min(len(toks), reach + 6)) if clause.pause_before(n)), 0)
         # (a gerund that is the subject, "Padding is mainly a problem …, because", has its verb before the comma)
         finite = any(u.low in AUX or u.verb and _inflected(u, "s") and not u.text[:1].isupper()
                      and toks[k - 1].low not in DETERMINERS for k, u in enumerate(toks[1:end], start=1))
         return 0 if finite else end
     return 0
+
+
+def fronted_parts(clause: Clause, reach: int = 32) -> tuple[Clause, Clause] | None:
+    """A clause opened by a qualifier of its own that ends at a comma, cut there: the
+    qualifier ("After the storm came ashore near the port city, …", "To reduce the
+    risk of fire, …", "Founded around 850 BCE, …") and the clause that goes on with its
+    own subject and verb; None when it has no such opening or the opening has no verb."""
+    toks = clause.tokens
+    end = fronted_end(clause, reach)
+    if not end and len(toks) > 2 and toks[0].low == "to" and toks[1].verb and toks[1].low == toks[1].lemma:
+        end = next((n for n in range(2, min(len(toks), reach)) if clause.pause_before(n)), 0)
+    rest = toks[end:]
+    if not end or len(rest) < 3 or not any(u.verb or u.low in AUX for u in rest[1:]):
+        return None
+    if not any(u.verb and not modifier(clause, n) for n, u in enumerate(toks[:end])):
+        return None  # "In Parkinson's disease, …": a setting, which scopes its clause, not a clause of its own
+    return (Clause(toks[:end], toks[0].start, toks[end - 1].end, clause.text),
+            Clause(rest, rest[0].start, rest[-1].end, clause.text))

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, period_named, same_figure
 from shared.verification.clause_reading import NUMBER_WORDS, direction_of, only_a_thing
-from shared.verification.clause_roles import complement_subject, fronted_end, subject, subject_tokens, verbness
+from shared.verification.clause_roles import (
+    complement_subject, fronted_end, fronted_parts, subject, subject_tokens, verbness,
+)
 from shared.verification.anaphora import anaphoric
 from shared.verification.lexicon import CONDITION_OPENERS
 from shared.verification.clauses import (
@@ -116,6 +118,18 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
                           cover)
         if n and not isinstance(problem, Failure):
             problem = _carried_subject(said[n - 1], pairs[-1], clause, problem, quotes) or problem
+        if isinstance(problem, Failure) and (parts := fronted_parts(clause)) is not None:
+            # "After the storm came ashore …, 90,000 households lost power": an opening
+            # qualifier and the clause it opens may each rest on a quote of their own.
+            each = [_anchor(sentence, part, quotes, quote_clauses, quote_forms, sentence_figures, support,
+                            cover=cover) for part in parts]
+            rest = parts[1]
+            own = max(range(len(quotes)), key=lambda i: (len([t for t in rest.content if covered(t, cover[i])]), -i))
+            # (the clause it opens has a subject of its own, its quote's: "…, often negotiates TLS" has none)
+            if not any(isinstance(p, Failure) for p in each) and subject(rest) and (
+                    anaphoric(quotes[own]) or _keeps_subject(rest, quote_clauses[own])):
+                pairs += each  # type: ignore[arg-type]
+                continue
         if isinstance(problem, Failure):
             return problem
         pairs.append(problem)

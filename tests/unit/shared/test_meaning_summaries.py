@@ -1,0 +1,42 @@
+"""Summaries of several quotes, kept; merges that look like them, refused."""
+
+from __future__ import annotations
+
+from shared.verification.grounding import check_grounding
+
+
+def _ok(sentence: str, *quotes: str) -> bool:
+    return check_grounding(sentence, list(quotes)).ok
+
+
+def test_an_opening_clause_may_rest_on_a_quote_of_its_own() -> None:
+    landfall = "The storm made landfall near the port city on 14 October with sustained winds of 185 km/h."
+    outage = "More than 90,000 households lost power in the following 24 hours, the grid operator said."
+    assert _ok("After the storm came ashore near the port city on 14 October with sustained winds of 185 km/h, "
+               "over 90,000 households lost power within 24 hours.", landfall, outage)
+    # the clause it opens is still read whole: its subject is its quote's
+    g = check_grounding("After the storm came ashore near the port city on 14 October, the grid operator lost power "
+                        "within 24 hours.", [landfall, outage])
+    assert not g.ok
+
+
+def test_an_opening_setting_is_not_a_clause_of_its_own() -> None:
+    # "In Parkinson's disease" scopes the clause: it may not come from another quote
+    g = check_grounding(
+        "In Parkinson's disease, medium spiny neurons of the striatum are lost first, producing the involuntary "
+        "jerking movements known as chorea.",
+        ["The dopamine-producing neurons of the substantia nigra degenerate progressively in Parkinson's disease, "
+         "leading to tremor and slowed movement.",
+         "In Huntington's disease, medium spiny neurons of the striatum are lost first, producing involuntary jerking "
+         "movements known as chorea."])
+    assert not g.ok
+
+
+def test_an_opening_clause_needs_a_clause_with_a_subject_after_it() -> None:
+    g = check_grounding("When a request establishes a TCP connection, often negotiates TLS, authenticates, and sets "
+                        "session parameters.",
+                        ["When a request needs the database, it borrows a connection from the pool, runs its queries "
+                         "and returns the connection.",
+                         "The client establishes a TCP connection, often negotiates TLS, authenticates, and sets "
+                         "session parameters."])
+    assert not g.ok
