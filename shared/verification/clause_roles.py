@@ -375,3 +375,42 @@ def fronted_parts(clause: Clause, reach: int = 32) -> tuple[Clause, Clause] | No
         return None  # "In Parkinson's disease, …": a setting, which scopes its clause, not a clause of its own
     return (Clause(toks[:end], toks[0].start, toks[end - 1].end, clause.text),
             Clause(rest, rest[0].start, rest[-1].end, clause.text))
+
+
+# Words that open an apposition or an absolute phrase at a clause's end (", a rise that
+# officials attributed to…", ", about 78% of them attributed to…", ", in which pottery…").
+_TRAILING = frozenset("a an the about some roughly around nearly almost with in of during".split())
+
+
+def trailing_parts(clause: Clause) -> tuple[Clause, Clause] | None:
+    """A clause that ends with an apposition or an absolute phrase after a comma, cut
+    there: the clause and what it adds of something it names ("…, a Late Jurassic
+    deposit about 150 million years old"); None when it has none."""
+    toks = clause.tokens
+    for n in range(len(toks) - 3, 2, -1):
+        t = toks[n]
+        if not clause.pause_before(n) or not (t.low in _TRAILING or t.low[:1].isdigit()):
+            continue
+        if t.low in ("in", "of", "during") and toks[n + 1].low not in ("which", "whom"):
+            continue  # (", in 2019, …" is the clause's own qualifier)
+        head, tail = toks[:n], toks[n:]
+        if not any(u.verb or u.low in AUX for u in head[1:]) or _finite(tail):
+            return None  # (", the stage before it fills its buffer": a clause of its own, not an apposition)
+        return (Clause(head, head[0].start, head[-1].end, clause.text),
+                Clause(tail, tail[0].start, tail[-1].end, clause.text))
+    return None
+
+
+_RELATIVE = frozenset("that which who whom whose where when".split())
+
+
+def _finite(tokens: list[Token]) -> bool:
+    """The words have a verb of their own before any relative word ("the core
+    invalidates every other copy"), not only a participle or a relative clause's ("a rise
+    that officials attributed to…", "about 78% of them attributed to…")."""
+    for n, u in enumerate(tokens):
+        if u.low in _RELATIVE:
+            return False
+        if n and (u.low in AUX or u.verb and _inflected(u, "s") and tokens[n - 1].low not in DETERMINERS):
+            return True
+    return False

@@ -18,7 +18,7 @@ from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, period_named, same_figure
 from shared.verification.clause_reading import NUMBER_WORDS, direction_of, only_a_thing
 from shared.verification.clause_roles import (
-    complement_subject, fronted_end, fronted_parts, subject, subject_tokens, verbness,
+    complement_subject, fronted_end, fronted_parts, subject, subject_tokens, trailing_parts, verbness,
 )
 from shared.verification.anaphora import anaphoric
 from shared.verification.lexicon import CONDITION_OPENERS
@@ -118,17 +118,10 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
                           cover)
         if n and not isinstance(problem, Failure):
             problem = _carried_subject(said[n - 1], pairs[-1], clause, problem, quotes) or problem
-        if isinstance(problem, Failure) and (parts := fronted_parts(clause)) is not None:
-            # "After the storm came ashore …, 90,000 households lost power": an opening
-            # qualifier and the clause it opens may each rest on a quote of their own.
-            each = [_anchor(sentence, part, quotes, quote_clauses, quote_forms, sentence_figures, support,
-                            cover=cover) for part in parts]
-            rest = parts[1]
-            own = max(range(len(quotes)), key=lambda i: (len([t for t in rest.content if covered(t, cover[i])]), -i))
-            # (the clause it opens has a subject of its own, its quote's: "…, often negotiates TLS" has none)
-            if not any(isinstance(p, Failure) for p in each) and subject(rest) and (
-                    anaphoric(quotes[own]) or _keeps_subject(rest, quote_clauses[own])):
-                pairs += each  # type: ignore[arg-type]
+        if isinstance(problem, Failure):
+            each = _each_part(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support, cover)
+            if each is not None:
+                pairs += each
                 continue
         if isinstance(problem, Failure):
             return problem
@@ -226,6 +219,44 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     if len(helpers) > 1:
         readings.append(_condensed(clause, [quotes[i] for i in sorted(helpers)]))
     return readings
+
+
+def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
+               quote_forms: Sequence[set[str]], sentence_figures: Sequence[Figure], support: float,
+               cover: Sequence[set[str]]) -> list[list[tuple[Clause, Clause, Clause]]] | None:
+    """A clause that condenses two quotes in two parts, each resting on a quote of its
+    own: an opening clause and the clause it opens ("After the storm came ashore …,
+    90,000 households lost power"), or a clause and an apposition that adds what another
+    quote says of something it names ("…, a rise that officials attributed to lower
+    vaccination coverage"). The readings of each part, or None. The part that goes on
+    keeps its quote's subject (or that quote points back): "…, often negotiates TLS"
+    has none, and no subject of one quote takes another's predicate."""
+    for parts, opening in ((fronted_parts(clause), True), (trailing_parts(clause), False)):
+        if parts is None:
+            continue
+        each = [_anchor(sentence, part, quotes, quote_clauses, quote_forms, sentence_figures, support, cover=cover)
+                for part in parts]
+        if any(isinstance(p, Failure) for p in each):
+            continue
+        rest = parts[1]
+        own = max(range(len(quotes)), key=lambda i: (len([t for t in rest.content if covered(t, cover[i])]), -i))
+        if opening:
+            if subject(rest) and (anaphoric(quotes[own]) or _keeps_subject(rest, quote_clauses[own])):
+                return each  # type: ignore[return-value]
+        # An apposition: each part from one quote, and what it adds said of something the
+        # clause names, not of another quote's setting ("…, with median speeds of 310
+        # Mbit/s" from "In the southern region, … speeds were 310 Mbit/s").
+        elif all(_one_source(part, quote_forms) for part in parts) and not _other_setting(
+                clause, [quote_clauses[own]]) and (anaphoric(quotes[own]) or _keeps_subject(clause, quote_clauses[own])):
+            return each  # type: ignore[return-value]
+    return None
+
+
+def _one_source(part: Clause, quote_forms: Sequence[set[str]]) -> bool:
+    """Every content word of ``part`` that some quote has is in one same quote."""
+    found = [{j for j, forms in enumerate(quote_forms) if t.forms & forms} for t in part.content]
+    found = [f for f in found if f]
+    return not found or bool(set.intersection(*found))
 
 
 def _other_setting(clause: Clause, helping: Sequence[Sequence[Clause]]) -> str | None:

@@ -40,3 +40,28 @@ def test_an_opening_clause_needs_a_clause_with_a_subject_after_it() -> None:
                          "The client establishes a TCP connection, often negotiates TLS, authenticates, and sets "
                          "session parameters."])
     assert not g.ok
+
+
+def test_an_apposition_may_add_what_another_quote_says_of_what_the_clause_names() -> None:
+    cases = "Measles cases in the region rose to 1,240 in 2023, the highest annual count in a decade."
+    cause = "Health officials attributed the rise to lower vaccination coverage during the pandemic."
+    assert _ok("Measles cases in the region climbed to 1,240 in 2023, a rise that health officials attributed to "
+               "lower vaccination coverage during the pandemic.", cases, cause)
+    # what it adds is said of the clause's subject, and the other quote says it of another setting
+    g = check_grounding("The northern region reached 87 percent 5G population coverage by June, with median download "
+                        "speeds of 310 Mbit/s.",
+                        ["The northern region achieved 5G population coverage of 87 percent by June, driven largely "
+                         "by low-band spectrum.",
+                         "In the southern region, coverage reached 64 percent, but median download speeds were higher "
+                         "at 310 Mbit/s thanks to mid-band deployments."])
+    assert not g.ok
+
+
+def test_a_clause_after_a_comma_is_no_apposition() -> None:
+    # ", a thread acquires a mutex …" has its own verb: the head "Modern mutexes case" is no clause
+    g = check_grounding("Modern mutexes case, a thread acquires a mutex with a single atomic instruction and never "
+                        "enters the kernel.",
+                        ["Modern mutexes are built on atomic instructions such as compare-and-swap.",
+                         "In the uncontended case, a thread acquires a mutex with a single atomic instruction and "
+                         "never enters the kernel."])
+    assert not g.ok
