@@ -171,9 +171,36 @@ def universals(clause: Clause) -> list[str]:
 
 
 def _per(words: list[str], i: int) -> bool:
-    """"each year", "each kilogram", "on each platter": per one, not all of them."""
+    """"each year", "each kilogram", "on each platter", "every year": per one, not all of
+    them; "27% of all retail spending", "three-quarters of everything": a share of a
+    whole, not all of it."""
     prev, nxt = words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else ""
-    return words[i] == "each" and (nxt in ("other", "time") or nxt in _UNITS or prev in ("on", "per", "within"))
+    if words[i] in ("all", "everything") and prev == "of" and i >= 2 and _a_share(words[i - 2]):
+        return True
+    return words[i] == "each" and (nxt in ("other", "time") or nxt in _UNITS or prev in ("on", "per", "within")) \
+        or words[i] == "every" and nxt.rstrip("s") in _UNITS - {"person", "head", "unit", "dose"}
+
+
+def every_unit(clause: Clause) -> set[str]:
+    """The units of time or measure the clause says "every" of ("every day": daily)."""
+    words = parts(clause)
+    return {words[i + 1].rstrip("s") for i, w in enumerate(words[:-1]) if w == "every" and _per(words, i)}
+
+
+def quantified_units(clause: Clause) -> set[str]:
+    """The units the clause gives a quantifier short of all ("on some days", "most years")."""
+    words = parts(clause)
+    return {words[i + 1].rstrip("s") for i, w in enumerate(words[:-1])
+            if (QUANTIFIERS.get(w) or 4) < 4 and words[i + 1].rstrip("s") in _UNITS}
+
+
+_SHARES = frozenset("half halves third thirds quarter quarters fifth fifths tenth tenths percent per cent "
+                    "proportion share fraction".split())
+
+
+def _a_share(word: str) -> bool:
+    """A word that ends a share ("27%", "three-quarters", "half", "a fifth")."""
+    return word[:1].isdigit() or word in _SHARES or word.split("-")[-1] in _SHARES
 
 
 def _level(words: list[str], i: int) -> int | None:

@@ -361,12 +361,14 @@ def fronted_end(clause: Clause, reach: int = 14) -> int:
 
 def fronted_parts(clause: Clause, reach: int = 32) -> tuple[Clause, Clause] | None:
     """A clause opened by a qualifier of its own that ends at a comma, cut there: the
-    qualifier ("After the storm came ashore near the port city, …", "To reduce the
-    risk of fire, …", "Founded around 850 BCE, …") and the clause that goes on with its
-    own subject and verb; None when it has no such opening or the opening has no verb."""
+    qualifier ("After the storm came ashore near the port city, …", "To reduce the risk
+    of fire, …", "By raising the aperture to 0.55, …", "Founded around 850 BCE, …") and
+    the clause that goes on with its own subject and verb; None when it has no such
+    opening or the opening has no verb."""
     toks = clause.tokens
     end = fronted_end(clause, reach)
-    if not end and len(toks) > 2 and toks[0].low == "to" and toks[1].verb and toks[1].low == toks[1].lemma:
+    if not end and len(toks) > 2 and (toks[0].low == "to" and toks[1].verb and toks[1].low == toks[1].lemma
+                                      or toks[0].low == "by" and toks[1].verb and toks[1].low.endswith("ing")):
         end = next((n for n in range(2, min(len(toks), reach)) if clause.pause_before(n)), 0)
     rest = toks[end:]
     if not end or len(rest) < 3 or not any(u.verb or u.low in AUX for u in rest[1:]):

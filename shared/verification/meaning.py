@@ -47,6 +47,7 @@ from shared.verification.clause_reading import (
     direction_flipped,
     direction_of,
     directions,
+    every_unit,
     hits,
     negations,
     not_only,
@@ -54,6 +55,7 @@ from shared.verification.clause_reading import (
     only_a_thing,
     parts_sharing,
     prefix_flips,
+    quantified_units,
     quantity,
     universals,
     unknown_word,
@@ -218,8 +220,8 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     small = any(" ".join(c.words()).count("small number") for c in (said, source))  # "few" or "a few", as read
     if my_rare != their_rare and not small:
         return "quantifier", "it changes how rare or common its quote says this is"
-    if mine is not None and mine > (theirs if theirs is not None else 3):
-        return "quantifier", "it generalises beyond its quote's quantifier"
+    if mine is not None and mine > (theirs if theirs is not None else 3) or every_unit(said) & quantified_units(source):
+        return "quantifier", "it generalises beyond its quote's quantifier"  # ("every day" for "on some days")
     mostly = _says_most(source) or _MOSTLY & set(source.words())
     share = share_of(source.text[source.start:source.end]) if _says_most(said) and not mostly else None
     if share is not None and share <= 0.5:

@@ -241,13 +241,14 @@ def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_claus
         rest = parts[1]
         own = max(range(len(quotes)), key=lambda i: (len([t for t in rest.content if covered(t, cover[i])]), -i))
         if opening:
-            if subject(rest) and (anaphoric(quotes[own]) or _keeps_subject(rest, quote_clauses[own])):
+            if subject(rest) and (anaphoric(quotes[own]) or _keeps_subject(clause, quote_clauses[own])):
                 return each  # type: ignore[return-value]
         # An apposition: each part from one quote, and what it adds said of something the
         # clause names, not of another quote's setting ("…, with median speeds of 310
         # Mbit/s" from "In the southern region, … speeds were 310 Mbit/s").
         elif all(_one_source(part, quote_forms) for part in parts) and not _other_setting(
-                clause, [quote_clauses[own]]) and (anaphoric(quotes[own]) or _keeps_subject(clause, quote_clauses[own])):
+                clause, [quote_clauses[own]]) and (anaphoric(quotes[own])
+                                                   or _keeps_subject(clause, quote_clauses[own])):
             return each  # type: ignore[return-value]
     return None
 

@@ -453,3 +453,16 @@ def test_centuries_and_millennia_are_read_in_years() -> None:
                    "assumed.", quote)
     assert _ok("Pollen from the lake bed puts the first farming in the valley roughly 200 years earlier than assumed.",
                quote)
+
+
+def test_every_period_and_a_share_of_all_are_no_generalisations() -> None:
+    assert check_grounding("From 2025, mid-sized banks will have to carry out stress tests every year.",
+                           ["Starting in 2025, the supervisor will require mid-sized banks to run annual stress "
+                            "tests."]).ok
+    assert check_grounding("In December, 27% of all retail spending took place online.",
+                           ["Online sales made up 27 percent of total retail spending in December."]).ok
+    # but "every day" where its quote says "on some days" generalises
+    g = check_grounding("Seismometers recorded deep earthquakes beneath the volcano every day before the eruption.",
+                        ["Seismometers recorded deep earthquakes beneath the volcano on some days before the "
+                         "eruption."])
+    assert not g.ok and g.category == "quantifier"
