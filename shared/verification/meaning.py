@@ -531,6 +531,12 @@ def _shared_verb(said: Clause, source: Clause) -> tuple[int, int] | None:
 _ROLE_PREPOSITIONS = frozenset("onto into to from".split())
 
 
+# Words that make a preposition part of another ("according to", "thanks to", "apart
+# from"): what follows it is no party to the verb.
+_FIXED_BEFORE = frozenset("according thanks due owing prior addition compared relative similar close next apart "
+                          "aside away contrary".split())
+
+
 def _objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
     """The same preposition governs other words of the quote's, and the words it governs
     in the quote stand elsewhere in the sentence: "threads onto goroutines" against
@@ -538,7 +544,8 @@ def _objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) 
     def governed(clause: Clause) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
         for i, t in enumerate(clause.tokens[:-1]):
-            if t.low in _ROLE_PREPOSITIONS and not (t.low == "to" and clause.tokens[i + 1].verb):  # not "to balance"
+            if t.low in _ROLE_PREPOSITIONS and not (t.low == "to" and clause.tokens[i + 1].verb) \
+                    and not (i and clause.tokens[i - 1].low in _FIXED_BEFORE):  # not "to balance", "according to"
                 # (figures are no parties: "from 2010 to 2020", "up to eight years" are read as figures)
                 out.setdefault(t.low, set()).update(w for w in phrase(clause, i, 1)[0]
                                                     if not w[:1].isdigit() and w not in NUMBER_WORDS)

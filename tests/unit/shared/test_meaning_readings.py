@@ -466,3 +466,14 @@ def test_every_period_and_a_share_of_all_are_no_generalisations() -> None:
                         ["Seismometers recorded deep earthquakes beneath the volcano on some days before the "
                          "eruption."])
     assert not g.ok and g.category == "quantifier"
+
+
+def test_a_preposition_inside_another_names_no_party() -> None:
+    assert check_grounding("Thanks to the high-speed line, the trip between the two cities takes 95 minutes instead of "
+                           "four hours.",
+                           ["The high-speed line cut the journey time between the two cities from four hours to 95 "
+                            "minutes."]).ok
+    # a role preposition still does: "to the host plant" for "to mycorrhizal fungi"
+    g = check_grounding("The host plant supplies phosphorus to mycorrhizal fungi in exchange for carbon.",
+                        ["Mycorrhizal fungi supply phosphorus to the host plant in exchange for carbon."])
+    assert not g.ok and g.category == "role"
