@@ -454,16 +454,18 @@ def bound_sign(said: Clause, i: int, axis: str, whole: Clause, *, weak: bool = T
     the sentence's word at ``i`` (the content word right after it, found in the quote
     with a directional word just before or right after it, within its phrase); None
     when there is none to bind. A comparison (``weak`` False) binds to comparisons only."""
-    target = None
+    target, between = None, set[str]()
     for n in range(i + 1, min(i + 4, len(said.tokens))):
         if said.pause_before(n) or said.tokens[n].low in ("and", "or", "but"):
             break
         if is_content(said.tokens[n]) and not _owner(said, said.tokens[n]):
             target = said.tokens[n]  # (not an owner: "lowered athletes' core temperature")
             break
+        between.add(said.tokens[n].low)
     # (a quote's "more than 12 metres" bounds its figure: it binds only a bound)
     bounds = bounds_figure(said, i)
-    found = None if target is None else _bound_to(target, axis, whole, weak=weak, bounds=bounds)
+    # (a directional word between it and its word is read on its own: "raise the minimum age")
+    found = None if target is None else _bound_to(target, axis, whole, weak=weak, bounds=bounds, skip=between)
     if found is None:  # what it says of the word before it ("rainfall has fallen")
         found = next((_bound_to(t, axis, whole, weak=weak, bounds=bounds) for t in _subject_before(said, i)), None)
     return found
@@ -488,12 +490,13 @@ def _subject_before(said: Clause, i: int) -> list[Token]:
     return head + [t for t in near if t not in head]
 
 
-def _bound_to(target: Token, axis: str, whole: Clause, *, weak: bool, bounds: bool) -> int | None:
+def _bound_to(target: Token, axis: str, whole: Clause, *, weak: bool, bounds: bool,
+              skip: set[str] | frozenset[str] = frozenset()) -> int | None:
     """The sign of the quote's directional word on ``axis`` next to ``target`` (a bound
-    on a figure only when ``bounds``)."""
+    on a figure only when ``bounds``; none of the words ``skip``, as written)."""
     toks = whole.tokens
     signs = {m: (a, s_) for m, a, s_, w in hits(whole) if on_axis(whole, (m, a, s_, w), axis) and (weak or not w)
-             and (bounds or not bounds_figure(whole, m))}
+             and (bounds or not bounds_figure(whole, m)) and toks[m].low not in skip}
     for n, u in enumerate(toks):
         if not u.forms & target.forms:
             continue

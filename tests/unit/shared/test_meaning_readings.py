@@ -477,3 +477,12 @@ def test_a_preposition_inside_another_names_no_party() -> None:
     g = check_grounding("The host plant supplies phosphorus to mycorrhizal fungi in exchange for carbon.",
                         ["Mycorrhizal fungi supply phosphorus to the host plant in exchange for carbon."])
     assert not g.ok and g.category == "role"
+
+
+def test_a_directional_word_between_a_verb_and_its_object_is_read_on_its_own() -> None:
+    quote = ("The bill would raise the minimum age for purchasing tobacco products from 18 to 21 and ban flavoured "
+             "vaping liquids nationwide, its sponsors said.")
+    assert check_grounding("The bill would raise the minimum age for purchasing tobacco products from 18 to 21.",
+                           [quote]).ok
+    g = check_grounding("The bill would lower the minimum age for purchasing tobacco products.", [quote])
+    assert not g.ok
