@@ -347,10 +347,11 @@ def direction_flipped(said: Clause, source: Clause) -> bool:
     return any((a, -s) in theirs for a, s in mine)
 
 
-# Where a finding was made ("In the trial, ...", "In this study, ..."): its setting, not
-# a condition that narrows it.
+# Where a finding was made or said ("In the trial, ...", "In this study, ...", "In a
+# statement, ..."): its setting, not a condition that narrows it.
 SETTINGS = frozenset("trial study cohort analysis experiment survey paper report review sample dataset "
-                      "benchmark test evaluation investigation work".split())
+                     "benchmark test evaluation investigation work statement interview letter speech filing "
+                     "release briefing announcement testimony".split())
 
 
 FRONTING = frozenset("in on for at with over during under among within after when if unless once of".split())

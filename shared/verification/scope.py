@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from shared.verification.clause_reading import SETTINGS, conditions, opening_qualifier
 from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, token
+from shared.verification.figures import figures, same_figure
 
 __all__ = ["scope"]
 
@@ -62,9 +63,22 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     if lost:
         return "scope", f'it drops part of its quote\'s condition ("{lost}")'
     for condition in conditions(source):
-        kept = [t for t in condition if t.forms & mine
+        restated_at = _restated_figures(condition, source, said)
+        kept = [t for t in condition if t.forms & mine or any(a <= t.start < b for a, b in restated_at)
                 or t.text[:1].isupper() and any(abbreviated(w.text, source.text, said.text) for w in condition)]
         if 2 * len(kept) < len(condition):  # most of it gone ("lowest income quintile" of "households in...")
             words = " ".join(t.text for t in condition)
             return "scope", f'it drops its quote\'s condition ("{words}")'
     return None
+
+
+def _restated_figures(condition: list[Token], source: Clause, said: Clause) -> list[tuple[int, int]]:
+    """Where, in the quote, the condition's figures stand that the sentence restates in
+    other words ("within a decade" for "within the next ten years", "within 30 seconds"
+    for "within the 30-second timeout")."""
+    if not condition:
+        return []
+    start, end = condition[0].start, condition[-1].end
+    mine = figures(said.text[said.start:said.end])
+    return [(start + f.start, start + f.end) for f in figures(source.text[start:end])
+            if any(same_figure(m, f) for m in mine)]

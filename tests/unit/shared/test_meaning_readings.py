@@ -486,3 +486,17 @@ def test_a_directional_word_between_a_verb_and_its_object_is_read_on_its_own() -
                            [quote]).ok
     g = check_grounding("The bill would lower the minimum age for purchasing tobacco products.", [quote])
     assert not g.ok
+
+
+def test_a_condition_restated_in_other_figures_or_an_attribution_is_kept() -> None:
+    assert check_grounding("Of the 80 bridges surveyed, the inspection determined that 62 will need structural "
+                           "repairs within a decade.",
+                           ["The inspection found that 62 of the 80 bridges surveyed required structural repairs "
+                            "within the next ten years."]).ok
+    assert check_grounding("The bank said it has since hired 300 additional compliance staff.",
+                           ["In a statement, the bank said it had since hired 300 additional compliance staff."]).ok
+    # a condition's figure changed is still dropped
+    g = check_grounding("The inspection determined that 62 bridges will need structural repairs within a year.",
+                        ["The inspection found that 62 bridges required structural repairs within the next ten "
+                         "years."])
+    assert not g.ok
