@@ -396,7 +396,8 @@ def trailing_parts(clause: Clause) -> tuple[Clause, Clause] | None:
         if t.low in ("in", "of", "during") and toks[n + 1].low not in ("which", "whom"):
             continue  # (", in 2019, …" is the clause's own qualifier)
         head, tail = toks[:n], toks[n:]
-        if not any(u.verb or u.low in AUX for u in head[1:]) or _finite(tail):
+        if not any(u.verb or u.low in AUX for u in head[1:]) or _finite(Clause(tail, tail[0].start, tail[-1].end,
+                                                                                clause.text)):
             return None  # (", the stage before it fills its buffer": a clause of its own, not an apposition)
         return (Clause(head, head[0].start, head[-1].end, clause.text),
                 Clause(tail, tail[0].start, tail[-1].end, clause.text))
@@ -406,13 +407,13 @@ def trailing_parts(clause: Clause) -> tuple[Clause, Clause] | None:
 _RELATIVE = frozenset("that which who whom whose where when".split())
 
 
-def _finite(tokens: list[Token]) -> bool:
+def _finite(part: Clause) -> bool:
     """The words have a verb of their own before any relative word ("the core
-    invalidates every other copy"), not only a participle or a relative clause's ("a rise
-    that officials attributed to…", "about 78% of them attributed to…")."""
-    for n, u in enumerate(tokens):
+    invalidates every other copy", "about 95% occurred in the region"), not only a
+    relative clause's ("a rise that officials attributed to…")."""
+    for n, u in enumerate(part.tokens):
         if u.low in _RELATIVE:
             return False
-        if n and (u.low in AUX or u.verb and _inflected(u, "s") and tokens[n - 1].low not in DETERMINERS):
+        if n and (u.low in AUX or verbness(part, n) >= 2):
             return True
     return False
