@@ -434,11 +434,13 @@ def _argument(toks: list[Token], i: int) -> bool:
 
 
 def not_only(clause: Clause) -> int:
-    """How often the clause says "not only", "not just", "not merely": an addition, not a
-    negation, but not the same as "only" either."""
+    """How often the clause says "not only", "not just", "not merely" (or "rather than
+    only", "instead of just"): an addition, not a negation, but not the same as "only"
+    either."""
     words = clause.words()
-    return sum(1 for w, nxt in zip(words, words[1:], strict=False)
-               if w in ("not", "n't") and nxt in ("only", "just", "merely"))
+    return sum(1 for i, (w, nxt) in enumerate(zip(words, words[1:], strict=False))
+               if nxt in ("only", "just", "merely") and (w in ("not", "n't") or i and (words[i - 1], w) in (
+                   ("rather", "than"), ("instead", "of"))))
 
 
 def parts(clause: Clause) -> list[str]:

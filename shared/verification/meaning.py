@@ -152,10 +152,25 @@ def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
         if _negated_both(said, source) or _negated_both(source, said):
             return "negation", "it drops two negations of its quote (or adds two): not a double negative"
         return None
-    if not flips and (negations(said) + _negated_words(said, source) + _ceased(said, source)
-                      - negations(source) - _negated_words(source, said) - _ceased(source, said)) % 2 == 0:
+    if not flips and (negations(said) + _negated_words(said, source) + _ceased(said, source) + _contrasted(said, source)
+                      - negations(source) - _negated_words(source, said) - _ceased(source, said)
+                      - _contrasted(source, said)) % 2 == 0:
         return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
     return "negation", "it negates what its quote affirms, or affirms what its quote negates"
+
+
+def _contrasted(clause: Clause, other: Clause) -> int:
+    """1 when ``clause`` sets a thing aside with "rather than" or "instead of" where
+    ``other`` sets aside the same thing with "not" ("the column's type rather than the
+    value's" for "the value's type, not the column's")."""
+    words, theirs = clause.words(), other.words()
+    for i, (a, b) in enumerate(zip(words, words[1:], strict=False)):
+        if (a, b) in (("rather", "than"), ("instead", "of")):
+            aside = {f for t in clause.tokens[i + 2:i + 8] if is_content(t) for f in t.forms}
+            if any(w == "not" and {f for t in other.tokens[j + 1:j + 7] if is_content(t) for f in t.forms} & aside
+                   for j, w in enumerate(theirs)):
+                return 1
+    return 0
 
 
 def _negated_both(said: Clause, source: Clause) -> bool:

@@ -500,3 +500,14 @@ def test_a_condition_restated_in_other_figures_or_an_attribution_is_kept() -> No
                         ["The inspection found that 62 bridges required structural repairs within the next ten "
                          "years."])
     assert not g.ok
+
+
+def test_not_and_rather_than_set_the_same_thing_aside() -> None:
+    assert check_grounding("From version 3.12 onward, syntax errors are reported with their precise column, not just "
+                           "the line.",
+                           ["Starting with version 3.12, the interpreter reports the exact column of a syntax error "
+                            "rather than only the line number."]).ok
+    g = check_grounding("From version 3.12 onward, syntax errors are not reported with their precise column.",
+                        ["Starting with version 3.12, the interpreter reports the exact column of a syntax error "
+                         "rather than only the line number."])
+    assert not g.ok
