@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from services.decomposition.asker import action
+from services.decomposition.doing import action_subs
 from services.decomposition.inversion import VERBS
 from services.decomposition.phrasing import CAUSE_VERBS, LIMIT_VERBS, MEANS_VERBS, NEGATIVE_HEADS, Clause
 from services.decomposition.wordforms import (
@@ -33,14 +35,25 @@ from services.decomposition.wordforms import (
 
 __all__ = ["follow_ups", "worth_defining"]
 
+# Verbs of taking something up: "When should I use X" calls for X's limitations.
+_CHOOSING = frozenset({"use", "choose", "adopt", "prefer", "pick", "enable", "need", "avoid"})
 # Verbs whose clause ends in a place or manner ("work in Python"), not in an object.
 _INTRANSITIVE = frozenset({"work", "behave", "happen", "occur", "exist", "matter", "function"})
 
 
 def follow_ups(first: Clause, subject: str) -> list[str]:
-    """The sub-questions after ``first``, a question asking one thing about ``subject``."""
+    """The sub-questions after ``first``, a question asking one thing about ``subject``.
+    A question about doing something (the asker's "How do I...", "Should I...", or a
+    thing's "How does Git decide...") gets those of :mod:`services.decomposition.doing`."""
+    found = action_subs(first, subject, _examples_of_doing(first, subject), worth_defining)
+    if found is not None:
+        return found
     build: Callable[[Clause, str], list[str]] = _BY_KIND.get(first.kind, _subject_subs)
     return build(first, subject)
+
+
+_COUNTING = frozenset("""one two three four five six seven eight nine ten some several many few each every
+                        all both any most more other""".split())
 
 
 def worth_defining(phrase: str | None, subject: str) -> bool:
@@ -50,6 +63,8 @@ def worth_defining(phrase: str | None, subject: str) -> bool:
     if not phrase or phrase.lower() == subject.lower():
         return False
     words = [w for w in phrase.split(" ") if w.lower() not in ("a", "an", "the")]
+    if words and (words[0].lower() in _COUNTING or words[0].isdigit()):
+        return False  # "two exceptions", "some updates": counted things, not a term
     return len(words) >= 2 and not any(w.lower() in VERBS for w in words)
 
 
@@ -73,9 +88,22 @@ def _counterpart(head: str | None, subject: str) -> str:
     return f"What are the limitations of {subject}?"
 
 
+# "the symptoms of Lyme disease", "the pros and cons of remote work": X is what it is about.
+_PART_HEADS = frozenset({"cause", "causes", "effect", "effects", "consequence", "consequences", "impact",
+                         "implications", "history"})
+_PART_OF = re.compile(r"^(?:the\s+)?(?:[\w-]+\s+){0,3}?[\w-]+\s+of\s+((?:the\s+)?[^\W\d_][\w-]*(?:\s+[\w-]+){0,3})$",
+                      re.IGNORECASE)
+
+
 def _definition_subs(clause: Clause, subject: str) -> list[str]:
     """"What is X?", "What is the purpose of X?": how X works, examples of it, and
-    its limitations (or the counterpart of the aspect asked)."""
+    its limitations (or the counterpart of the aspect asked). "What are the symptoms
+    of X?" (a part of X no rule names) asks about X: what X is, and examples."""
+    part = _PART_OF.match(subject) if clause.head is None else None
+    if part:
+        return [_what_is(part.group(1)), _examples(subject)]
+    if clause.head in _PART_HEADS:  # "the causes of inflation": subject is "inflation"
+        return [_what_is(subject), _examples(clause.statement[:1].lower() + clause.statement[1:])]
     return [f"How {do_for(subject)} {subject} work?", _examples(subject), _counterpart(clause.head, subject)]
 
 
@@ -112,6 +140,8 @@ def _agent_subs(clause: Clause, subject: str) -> list[str]:
     its quality noun names ("How well do threads scale?") or else what X is, and
     examples of them."""
     verb = clause.verb or ""
+    if verb in CAUSE_VERBS and clause.aux == "did":  # "What caused X", "What led to X": a past event
+        return [f"What was the timeline of {subject}?", f"What were the consequences of {subject}?"]
     if verb in CAUSE_VERBS:
         return [_what_is(subject), f"How can one prevent {subject}?", _examples(subject)]
     if verb in MEANS_VERBS:
@@ -151,8 +181,8 @@ def _acted_on(clause: Clause) -> str | None:
     rest = clause.rest or ""
     if not rest:
         return ""
-    if not clause.obj:
-        return None
+    if not clause.obj:  # "decide which files are ignored", "rise after wars": all of it
+        return rest.split(",")[0]
     return rest[:rest.find(clause.obj) + len(clause.obj)] if clause.obj in rest else clause.obj
 
 
@@ -183,8 +213,10 @@ def _subject_subs(clause: Clause, subject: str) -> list[str]:
     subs = [_what_is(subject)]
     if worth_defining(clause.obj, subject):
         subs.append(_what_is(clause.obj or ""))
-    if clause.generic and clause.wh in ("when", "why"):
-        subs.append(f"What are the limitations of {subject}?")
+    if clause.generic and clause.wh in ("when", "why") and clause.verb in _CHOOSING:
+        subs.append(f"What are the limitations of {subject}?")  # "When should I use X"
+    elif clause.generic and clause.wh == "when" and clause.verb:  # "When should I sell a stock"
+        subs.append(f"What should be considered when {action(clause.verb, clause.rest or '')}?")
     subs.append(_examples_of_doing(clause, subject))
     return subs
 

@@ -17,10 +17,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.decomposition.wordforms import base_verb_or_unknown, is_past_participle, past, verb_capable
+from shared.research.text import STOPWORDS
+
+from services.decomposition.wordforms import (
+    asker_verb,
+    base_verb_or_unknown,
+    is_adverb,
+    is_past_participle,
+    past,
+    verb_capable,
+    word_classes,
+)
 
 __all__ = [
-    "AUX", "BE", "DETERMINERS", "MODALS", "VERBS", "Reading", "capitalize", "inverted", "join", "low", "subject_ok",
+    "AUX", "BE", "DETERMINERS", "MODALS", "VERBS", "Reading", "capitalize", "inverted", "join", "low", "quality_noun",
+    "subject_ok",
     "third_person",
 ]
 
@@ -97,7 +108,10 @@ def _find_verb(tokens: list[str], start: int) -> int | None:
     verb must come): the last word when it can be a verb's base form ("Why do threads
     deadlock") or is a lower-case word unknown to the word tables ("frobnicate"), else
     the last word that can only be a verb ("How does Python's GC reclaim memory").
-    Capitalized words are names, never the verb."""
+    Capitalized words are names, never the verb. After "I", "you" or "we" the next
+    word is the verb ("How do I decide", "Can I drink")."""
+    if low(tokens[start]) in _ASKERS and start + 1 < len(tokens) and asker_verb(_bare(tokens[start + 1])):
+        return start + 1
     for i in range(start + 1, len(tokens)):
         if low(tokens[i]) in VERBS and subject_ok(tokens[start:i]):
             return i
@@ -108,12 +122,40 @@ def _find_verb(tokens: list[str], start: int) -> int | None:
         if (word.islower() and low(tokens[i + 1]) in _OBJECT_OPENERS and verb_capable(word)
                 and subject_ok(tokens[start:i])):
             return i
+    found = _base_form(tokens, start)
+    if found is not None:
+        return found
     for i in range(len(tokens) - 1, start, -1):
         word = tokens[i].strip(".,;:!?()[]\"'“”‘’")
         only = i < len(tokens) - 1
         if word.islower() and base_verb_or_unknown(word, only=only) and subject_ok(tokens[start:i]):
             return i
     return None
+
+
+_ASKERS = frozenset({"i", "you", "we"})
+
+
+def _base_form(tokens: list[str], start: int) -> int | None:
+    """Index of the main verb in its base form, which after "does" or "can" must come
+    ("How does insulin regulate blood sugar", "How do central banks fight inflation",
+    "How can a rejected push be forced"): "be"; else a word that can only be a verb;
+    else one followed by a function word ("git push refuse some updates": "refuse",
+    not "push"); else the first word that can be a verb. None when no word can be."""
+    found = [i for i in range(start + 1, len(tokens) - 1)
+             if _bare(tokens[i]).islower() and subject_ok(tokens[start:i])
+             and (low(tokens[i]) == "be" or verb_capable(_bare(tokens[i])))]
+    for test in (lambda i: low(tokens[i]) == "be",
+                 lambda i: "NOUN" not in word_classes(low(tokens[i])),
+                 lambda i: low(tokens[i + 1]) in STOPWORDS):
+        chosen = next((i for i in found if test(i)), None)
+        if chosen is not None:
+            return chosen
+    return found[0] if found else None
+
+
+def _bare(token: str) -> str:
+    return token.strip(".,;:!?()[]\"'“”‘’")
 
 
 def _is_participle(token: str) -> bool:
@@ -160,6 +202,7 @@ class Reading:
     verb: str | None
     rest: str
     generic: bool = False
+    aux: str | None = None
 
 
 # A be-question turned into a statement keeps every word ("Why is the GIL a problem"
@@ -191,7 +234,14 @@ _COUNTED = {"many": "Number of", "much": "Amount of"}
 _QUALITY_NOUNS = {"fast": "Speed", "slow": "Speed", "quick": "Speed", "big": "Size", "large": "Size",
                   "small": "Size", "long": "Length", "expensive": "Cost", "costly": "Cost", "cheap": "Cost",
                   "reliable": "Reliability", "secure": "Security", "safe": "Safety", "often": "Frequency",
-                  "common": "Prevalence", "accurate": "Accuracy", "efficient": "Efficiency"}
+                  "common": "Prevalence", "accurate": "Accuracy", "efficient": "Efficiency",
+                  "possible": "Feasibility", "legal": "Legality", "necessary": "Necessity", "risky": "Risks",
+                  "worth": "Value"}
+
+
+def quality_noun(adjective: str) -> str | None:
+    """The noun naming the quality an adjective asks about ("safe" -> "Safety"), or None."""
+    return _QUALITY_NOUNS.get(adjective.lower())
 
 
 def _counted_lead(lead: str) -> str:
@@ -214,6 +264,9 @@ def _inverted_be(lead: str, aux: str, tokens: list[str], start: int) -> Reading 
     After a wh-phrase ("How fast is asyncio") the subject may be all that follows."""
     found = [i for i in (_find_participle(tokens, start), _find_comparative(tokens, start)) if i is not None]
     split = min(found) if found else _find_second_phrase(tokens, start)
+    if split is None and len(tokens) > start + 1 and "ADJ" in word_classes(low(tokens[-1])) \
+            and subject_ok(tokens[start:-1]):
+        split = len(tokens) - 1  # "Why is my program slow": the subject runs up to the adjective
     if split is None:
         if " " not in lead or len(tokens) <= start:
             return None
@@ -232,6 +285,8 @@ def _generic_statement(lead: str, aux: str, subject: str, phrase: str) -> str:
     when or what *to* do is what the asker wants to know, and "why should I" asks
     for reasons to; other forms keep the asker ("Why do we need X" -> "Why we need X")."""
     first = lead.split(" ")[0].lower()
+    if first == "whether" and aux in ("can", "could"):
+        return join(lead, "it is possible to", phrase)  # "Can I undo a commit": not "Whether I can"
     if first == "whether":
         to_form = aux == "should"
     else:
@@ -259,14 +314,20 @@ def inverted(lead: str, aux: str, tokens: list[str], start: int) -> Reading | No
     verb = {"does": third_person, "did": past}.get(aux_low, str)(tokens[v])
     if subject.lower() in _GENERIC_SUBJECTS:
         phrase = " ".join([tokens[v] if aux_low not in _DO or "how" in lead.lower() else verb, *tokens[v + 1:]])
-        return Reading(_generic_statement(lead, aux_low, subject, phrase), subject, low(tokens[v]), rest, True)
+        return Reading(_generic_statement(lead, aux_low, subject, phrase), subject, low(tokens[v]), rest, True,
+                       aux_low)
     lead = _counted_lead(lead)
+    # "a traceback sometimes": the adverb stays in the title, not in what it is about.
+    core = tokens[start:v]
+    while len(core) > 1 and is_adverb(low(core[-1])):
+        core = core[:-1]
+    about = " ".join(core)
     effect = _EFFECT_NOUNS.get(low(tokens[v])) if lead.lower() == "how" and rest else None
     if effect:
-        return Reading(join(effect, "of", subject, "on", rest), subject, low(tokens[v]), rest)
+        return Reading(join(effect, "of", subject, "on", rest), about, low(tokens[v]), rest, aux=aux_low)
     if aux_low in _DO:
-        return Reading(join(lead, subject, verb, rest), subject, low(tokens[v]), rest)
-    return Reading(join(lead, subject, aux_low, " ".join(tokens[v:])), subject, low(tokens[v]), rest)
+        return Reading(join(lead, subject, verb, rest), about, low(tokens[v]), rest, aux=aux_low)
+    return Reading(join(lead, subject, aux_low, " ".join(tokens[v:])), about, low(tokens[v]), rest, aux=aux_low)
 
 
 def join(*parts: str) -> str:

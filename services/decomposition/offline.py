@@ -24,14 +24,8 @@ from shared.research.text import STOPWORDS, normalize_query, terms
 
 from services.decomposition.followups import follow_ups, worth_defining
 from services.decomposition.inversion import VERBS
-from services.decomposition.phrasing import (
-    Clause,
-    parse_clause,
-    qualify_bare_noun,
-    resolve_pronouns,
-    split_clauses,
-    statement,
-)
+from services.decomposition.joined import qualify_bare_noun, resolve_pronouns, split_clauses
+from services.decomposition.phrasing import Clause, parse_clause, statement
 from services.decomposition.shape import Sides, bare, shape
 from services.decomposition.wordforms import be_for, do_for, verb_lemma
 
@@ -206,6 +200,10 @@ _CHECKLIST_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^What are examples of (.+)$", re.I), r"Examples of \1"),
     (re.compile(r"^What are the limitations of (.+)$", re.I), r"Limitations of \1"),
     (re.compile(r"^What are the advantages of (.+)$", re.I), r"Advantages of \1"),
+    (re.compile(r"^What (?:are|were) the (benefits|risks|consequences) of (.+)$", re.I), r"\1 of \2"),
+    (re.compile(r"^What are the alternatives to (.+)$", re.I), r"Alternatives to \1"),
+    (re.compile(r"^What are the (first steps|steps by which|steps to) (.+)$", re.I), r"\1 \2"),
+    (re.compile(r"^What should be considered when (.+)$", re.I), r"What to consider when \1"),
     (re.compile(r"^How do (.+?) and (.+?) compare in (.+)$", re.I), r"\1 versus \2: \3"),
     (re.compile(r"^How do (.+?) and (.+?) differ$", re.I), r"How \1 and \2 differ"),
     (re.compile(r"^When is it better to choose (.+?), and when (.+?), (.+)$", re.I), r"When to choose \1 or \2 \3"),

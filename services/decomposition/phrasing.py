@@ -16,24 +16,25 @@ the asker, never a verb or an auxiliary), so that the planner can ask about it.
 This module tells which form a question has (a definition, "What limits X?", "Which
 brokers support X?", an imperative...) and titles each form; an inverted one ("How
 does X work?", "Is X faster than Y?") it hands to
-:mod:`services.decomposition.inversion`, which turns it around.
+:mod:`services.decomposition.inversion`, which turns it around. The asker is taken
+out of every title and subject (:mod:`services.decomposition.asker`: "How do I
+improve my score" -> "How to improve the score"); splitting joined questions is
+:mod:`services.decomposition.joined`'s.
 
 Guarantees: deterministic; :func:`statement` never returns an empty string for a
-non-blank question; :func:`split_clauses` returns at least one clause for a non-blank
-question and loses no words but the joining "and".
+non-blank question.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from shared.research.text import STOPWORDS, terms
+from shared.research.text import STOPWORDS
 
 from services.decomposition.inversion import (
     AUX,
     BE,
-    DETERMINERS,
     MODALS,
     VERBS,
     Reading,
@@ -41,28 +42,35 @@ from services.decomposition.inversion import (
     inverted,
     join,
     low,
+    quality_noun,
     subject_ok,
     third_person,
 )
+from services.decomposition.asker import action, impersonal
+from services.decomposition.joined import PRONOUNS as _PRONOUNS
 from services.decomposition.wordforms import (
+    asker_verb,
     be_for,
     compact,
     is_adverb,
     is_past_participle,
     is_plural_noun,
+    participle,
+    past,
     plural,
+    verb_capable,
     verb_lemma,
     word_classes,
 )
 
 __all__ = [
     "CAUSE_VERBS", "LIMIT_VERBS", "MEANS_VERBS", "NEGATIVE_HEADS", "WH_WORDS", "Clause", "object_of", "parse_clause",
-    "qualify_bare_noun", "resolve_pronouns", "split_clauses", "statement",
+    "statement",
 ]
 
 WH_WORDS = frozenset({"what", "how", "why", "when", "where", "which", "who", "whom", "whose"})
 _ARTICLES = frozenset({"a", "an", "the"})
-_PRONOUNS = frozenset({"it", "they", "them", "one", "this", "these"})
+_POSSESSIVES = frozenset({"my", "our", "your"})  # the asker's: "improve my credit score"
 _IMPERATIVES = frozenset({"explain", "describe", "list", "name", "summarize", "summarise",
                           "outline", "give", "show", "tell", "discuss", "define"})
 # Imperatives that ask for an account of a thing: "Explain the actor model" asks what
@@ -145,6 +153,7 @@ class Clause:
     obj: str | None = None  # the noun phrase the verb acts on, when it follows the verb
     head: str | None = None  # what is asked of the subject: "purpose", "types", "ways"...
     generic: bool = False  # the asker is the grammatical subject ("How do I...", "When should you...")
+    aux: str | None = None  # the auxiliary ("does", "should"...); "did" for a past "What caused X"
 
 
 def _verb_base(token: str) -> str | None:
@@ -174,7 +183,7 @@ def object_of(rest: str | None) -> str | None:
     if i and low(words[0]) == "to" and len(words) > 1 and verb_lemma(words[1]) == words[1]:
         return None  # "need to install": an infinitive, not an object
     out: list[str] = []
-    if i < len(words) and low(words[i]) in _ARTICLES:
+    if i < len(words) and low(words[i]) in _ARTICLES | _POSSESSIVES:
         out.append(words[i])
         i += 1
     content = 0
@@ -192,10 +201,37 @@ def object_of(rest: str | None) -> str | None:
 
 
 def _reading_clause(text: str, kind: str, wh: str | None, done: Reading) -> Clause:
+    """A clause from an inverted question turned around. When the asker is the
+    subject, the question is about what the verb acts on, or else about the doing
+    itself ("How do I decide which index to use": deciding which index to use); the
+    asker is never in its title or subject ("Why do we need X" -> "Reasons X is
+    needed")."""
     obj = object_of(done.rest) if done.verb else None
-    subject = obj if done.generic else done.subject
-    return Clause(text, kind, done.statement, subject=subject, wh=wh, verb=done.verb, rest=done.rest,
-                  obj=obj, generic=done.generic)
+    obj = impersonal(obj) if obj else None
+    subject: str | None = done.subject
+    title = done.statement
+    if done.generic:
+        # "What do I need", "Which database should I use": what is asked is the object.
+        asks_object = (wh or "").split(" ")[0] in ("what", "which")
+        doing = action(done.verb, done.rest) if done.verb and not asks_object else None
+        subject = obj or doing
+        if wh == "why" and done.aux in ("do", "does", "did") and obj and obj == done.rest and done.verb:
+            title = join("Reasons", obj, be_for(obj), participle(done.verb))
+    return Clause(text, kind, impersonal(title), subject=impersonal(subject) if subject else None, wh=wh,
+                  verb=done.verb, rest=done.rest, obj=obj, generic=done.generic, aux=done.aux)
+
+
+def _is_it(text: str, tokens: list[str]) -> Clause:
+    """"Is it safe to take ibuprofen with alcohol?": the quality of doing something
+    ("Safety of taking ibuprofen with alcohol"), about the doing."""
+    at = 4 if low(tokens[3]) == "to" else 3  # "safe to take X", "worth learning X"
+    adj, verb, rest = low(tokens[2]), verb_lemma(tokens[at]) or low(tokens[at]), " ".join(tokens[at + 1:])
+    doing = action(verb, rest)
+    noun = quality_noun(adj)
+    title = f"{noun} of {doing}" if noun else join("Whether it", low(tokens[0]), adj, "to",
+                                                    impersonal(" ".join(tokens[4:])))
+    return Clause(text, "yes-no", title, subject=doing, verb=verb, rest=rest, obj=object_of(rest), generic=True,
+                  aux=low(tokens[0]))
 
 
 def _definition(text: str, subject: str, wh: str | None) -> Clause:
@@ -213,7 +249,7 @@ def _definition(text: str, subject: str, wh: str | None) -> Clause:
     if head in _KIND_HEADS and prep == "of":
         return Clause(text, "list", title, subject=x, wh=wh, head=head)
     words = x.split(" ")
-    verb = _verb_base(words[0])
+    verb = _verb_base(words[0]) or (words[0].lower() if prep == "to" and verb_capable(words[0].lower()) else None)
     if head in _MEANS_HEADS and verb and (prep == "to" or words[0].lower().endswith("ing")):
         rest = " ".join(words[1:])
         obj = object_of(rest)
@@ -249,6 +285,12 @@ def _what_happens(text: str, tokens: list[str]) -> Clause:
     subject is the event's own subject ("a thread"), its verb and rest are kept for
     examples ("a thread blocking")."""
     event = tokens[3:]
+    if len(event) > 1 and low(event[0]) in ("i", "we", "you") and asker_verb(low(event[1])):
+        # "What happens if I skip a dose": the consequences of skipping a dose.
+        verb, rest = low(event[1]), " ".join(event[2:])
+        doing = action(verb, rest)
+        return Clause(text, "consequence", f"Consequences of {doing}", subject=doing, wh="what", verb=verb,
+                      rest=rest, obj=object_of(rest), generic=True)
     title = join("Consequences", low(tokens[2]), " ".join(event))
     v = next((i for i in range(1, len(event)) if _verb_base(event[i]) and subject_ok(event[:i])), None)
     if v is None:
@@ -324,13 +366,21 @@ def _wh_aux(text: str, tokens: list[str]) -> Clause:
     return _reading_clause(text, "wh", lead, done) if done else Clause(text, "other", capitalize(text), wh=lead)
 
 
+# "What led to X", "What contributed to X": what caused X.
+_LEAD_TO = frozenset({"lead", "contribute"})
+
+
 def _what_verb_first(text: str, tokens: list[str]) -> Clause | None:
     """A verb right after "what": "What limits X", "What happens when X", "What
     makes X slow"; None for any other."""
     second = low(tokens[1])
     agent = _agent_verb(tokens[1])
+    if verb_lemma(second) in _LEAD_TO and second not in _LEAD_TO and len(tokens) > 3 and low(tokens[2]) == "to":
+        agent, tokens = "cause", [tokens[0], "caused", *tokens[3:]]  # "What led to X" asks what caused X
     if agent:
-        return _what_verb(text, agent, " ".join(tokens[2:]))
+        clause = _what_verb(text, agent, " ".join(tokens[2:]))
+        # "What caused the Great Depression": a past event, whose causes are history.
+        return replace(clause, aux="did") if second == past(agent) or tokens[1] == "caused" else clause
     if second in ("happens", "happened") and len(tokens) > 3 and low(tokens[2]) in ("when", "if"):
         return _what_happens(text, tokens)
     if second in ("makes", "make") and len(tokens) > 3:
@@ -382,8 +432,8 @@ def _imperative(text: str, tokens: list[str]) -> Clause:
     if inner.kind != "other":
         return inner
     phrase = " ".join(rest)
-    if low(tokens[0]) in _DEFINE_IMPERATIVES:
-        return _definition(text, phrase, None)
+    if low(tokens[0]) in _DEFINE_IMPERATIVES or " of " in f" {phrase.lower()} ":
+        return _definition(text, phrase, None)  # "List the causes of X" asks what "What are the causes of X" asks
     return Clause(text, "imperative", capitalize(phrase), subject=phrase)
 
 
@@ -398,72 +448,15 @@ def parse_clause(text: str) -> Clause:
         return _imperative(text, tokens)
     if lead in WH_WORDS and len(tokens) > 1:
         return _wh_question(text, tokens)
+    if lead in BE and len(tokens) > 4 and low(tokens[1]) == "it" and (
+            low(tokens[3]) == "to" or low(tokens[2]) == "worth" and low(tokens[3]).endswith("ing")):
+        # "Is it safe to take X", "Is it worth learning Rust"
+        return _is_it(text, tokens)
     if lead in AUX and len(tokens) > 2:
         done = inverted("whether", tokens[0], tokens, 1)
         if done is not None:
             return _reading_clause(text, "yes-no", None, done)
     return Clause(text, "other", capitalize(text))
-
-
-# A second question joined to the first: ", and which settings...", " and how...",
-# or a new sentence.
-_JOIN = re.compile(
-    r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:what|how|why|when|where|which|who|whether|is|are|does|do|can|should)\b)"
-    r"|(?<=[?;])\s+",
-    re.IGNORECASE,
-)
-
-
-def split_clauses(question: str) -> list[str]:
-    """The questions asked in ``question``, each without its final punctuation."""
-    text = " ".join(question.split())
-    parts = [p.strip(" ,;?.!") for p in _JOIN.split(text)]
-    return [p for p in parts if p] or ([text] if text else [])
-
-
-def resolve_pronouns(clause: str, subject: str | None) -> str:
-    """``clause`` with a pronoun standing for ``subject`` replaced by it, so a
-    sub-question asked alone still says what it is about: "what does it prevent" →
-    "what does the GIL prevent"."""
-    if not subject:
-        return clause
-    tokens = clause.split(" ")
-    out = []
-    replaced = False
-    for i, token in enumerate(tokens):
-        if not replaced and i > 0 and low(token) in _PRONOUNS and token == token.lower() and (
-                low(token) in ("it", "they", "them") or low(tokens[i - 1]) not in DETERMINERS):
-            # "one" and "this" only as pronouns, never as determiners ("this lock").
-            if low(token) in ("one", "this", "these") and i + 1 < len(tokens):
-                out.append(token)
-                continue
-            out.append(subject)
-            replaced = True
-            continue
-        out.append(token)
-    return " ".join(out)
-
-
-def qualify_bare_noun(clause: str, subject: str | None) -> str:
-    """``clause`` with a bare plural noun right after its auxiliary made a part of
-    ``subject``, so a later question asked alone still says whose it is: "how long
-    are entries kept" after "what does git reflog record" asks how long git reflog
-    entries are kept ("entries of the reflog" after a subject with an article). A
-    noun the subject already names stands for the subject itself."""
-    if not subject:
-        return clause
-    tokens = clause.split(" ")
-    at = next((i for i, t in enumerate(tokens[:4]) if low(t) in AUX), None)
-    if at is None or at + 1 >= len(tokens) or not is_plural_noun(tokens[at + 1]):
-        return clause
-    noun = tokens[at + 1]
-    if set(terms(noun)) <= set(terms(subject)):
-        whose = subject
-    elif low(subject.split(" ")[0]) in _ARTICLES:
-        whose = f"{noun} of {subject}"
-    else:
-        whose = f"{subject} {noun}"
-    return " ".join([*tokens[:at + 1], whose, *tokens[at + 2:]])
 
 
 def statement(question: str) -> str:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from shared.research.text import STOPWORDS
 
-from services.decomposition.wordforms import is_plural_noun
+from services.decomposition.wordforms import is_plural_noun, word_classes
 
 __all__ = ["Listing", "Sides", "bare", "shape"]
 
@@ -104,6 +104,9 @@ def _listing(tokens: list[str]) -> Listing | None:
     before = first - len(head)
     if before >= 0 and bare(tokens[before]).lower() in ("is", "are", "was", "were"):
         return None  # "Which is faster, asyncio or threads": "faster" is said of them, not one of them
+    if before >= 1 and bare(tokens[before]).lower() in ("for", "in", "on", "with") and any(
+            bare(t).lower() in ("is", "are", "was", "were") for t in tokens[:before]):
+        return None  # "Which is better for beginners, Python or Java": what it is better for
     items = [" ".join(head)]
     i = first + 1
     current: list[str] = []
@@ -189,9 +192,21 @@ def _back(tokens: list[str], end: int) -> list[str]:
     return words
 
 
+def _shared_head(left: list[str], right: list[str]) -> list[str]:
+    """The left side with the noun both sides share: in "annotated and lightweight tags"
+    or "Keynesian and monetarist economics" the first side is a modifier alone
+    ("annotated"), and the head noun after the second belongs to it too."""
+    if len(left) != 1 or len(right) < 2 or right[0].lower() in ("a", "an", "the"):
+        return left
+    if "NOUN" in word_classes(left[0].lower()) or "NOUN" not in word_classes(right[-1].lower()):
+        return left
+    return [left[0], right[-1]]
+
+
 def _sides(tokens: list[str], left: list[str], right: list[str], end: int) -> Sides | None:
     if not left or not right:
         return None
+    left = _shared_head(left, right)
     purpose = ""
     if end < len(tokens) and bare(tokens[end]).lower() in _PURPOSE_LEAD:
         purpose = " ".join(tokens[end:]).rstrip("?.!; ")

@@ -17,8 +17,8 @@ from functools import lru_cache
 from shared.research.text import STOPWORDS
 
 __all__ = [
-    "base_verb_or_unknown", "be_for", "compact", "do_for", "gerund", "head_of", "is_adverb", "is_past_participle",
-    "is_plural_noun",
+    "asker_verb", "base_verb_or_unknown", "be_for", "compact", "do_for", "gerund", "head_of", "is_adverb",
+    "is_past_participle", "is_plural_noun", "participle",
     "past", "plural", "quality_verb", "reads_plural", "singular", "verb_capable", "verb_lemma", "word_classes",
 ]
 
@@ -64,6 +64,20 @@ def base_verb_or_unknown(word: str, *, only: bool = True) -> bool:
     if not found:
         return word.isalpha()
     return word in found.get("VERB", ()) and not (only and set(found) - {"VERB", "ADJ"})
+
+
+def asker_verb(word: str) -> bool:
+    """Whether a word right after "I", "you" or "we" is their verb ("decide", "have",
+    "rebase"): a lower-case base form, or a word the tables do not know."""
+    if not word.islower() or not word.replace("-", "").isalpha():
+        return False
+    found = _lemmas(word)
+    return not found or word in found.get("VERB", ()) or word in found.get("AUX", ())
+
+
+def participle(verb: str) -> str:
+    """The past participle of a base verb ("need" -> "needed", "write" -> "written")."""
+    return _inflect(verb.lower(), "VBN") or f"{verb}ed"
 
 
 def is_past_participle(word: str) -> bool:
@@ -214,6 +228,9 @@ def reads_plural(phrase: str) -> bool:
     if last[:1].isupper():
         return False
     last = last.lower()
+    nouns = _lemmas(last).get("NOUN", ())
+    if last in nouns and not _lemmas(last).get("VERB"):  # "diabetes", "news": a singular noun ending in -s
+        return False
     return len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is", "ous"))
 
 
