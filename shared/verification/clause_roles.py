@@ -417,3 +417,22 @@ def _finite(part: Clause) -> bool:
         if n and (u.low in AUX or verbness(part, n) >= 2):
             return True
     return False
+
+
+def relative_parts(clause: Clause) -> tuple[Clause, Clause] | None:
+    """A clause whose object is followed by a relative clause of its own, with no comma
+    ("… delivered 2.05 megajoules to a fuel target that released 3.15 megajoules"), cut
+    before the relative word; None when it has none (a "that" after a verb, "found that
+    …", opens what is found, not a relative clause)."""
+    toks = clause.tokens
+    for n in range(2, len(toks) - 2):
+        if toks[n].low not in ("that", "which", "who") or clause.pause_before(n):
+            continue
+        if verbness(clause, n - 1) >= 2 or not is_content(toks[n - 1]) or not (
+                toks[n + 1].low in AUX or toks[n + 1].verb and toks[n + 1].low not in STOPWORDS):
+            continue
+        head, tail = toks[:n], toks[n:]
+        if any(u.low in AUX or verbness(clause, k) >= 2 for k, u in enumerate(head) if k):
+            return (Clause(head, head[0].start, head[-1].end, clause.text),
+                    Clause(tail, tail[0].start, tail[-1].end, clause.text))
+    return None

@@ -18,7 +18,8 @@ from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, period_named, same_figure
 from shared.verification.clause_reading import NUMBER_WORDS, direction_of, only_a_thing
 from shared.verification.clause_roles import (
-    complement_subject, fronted_end, fronted_parts, subject, subject_tokens, trailing_parts, verbness,
+    complement_subject, fronted_end, fronted_parts, relative_parts, subject, subject_tokens, trailing_parts,
+    verbness,
 )
 from shared.verification.anaphora import anaphoric
 from shared.verification.lexicon import CONDITION_OPENERS
@@ -226,16 +227,20 @@ def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_claus
                cover: Sequence[set[str]]) -> list[list[tuple[Clause, Clause, Clause]]] | None:
     """A clause that condenses two quotes in two parts, each resting on a quote of its
     own: an opening clause and the clause it opens ("After the storm came ashore …,
-    90,000 households lost power"), or a clause and an apposition that adds what another
-    quote says of something it names ("…, a rise that officials attributed to lower
-    vaccination coverage"). The readings of each part, or None. The part that goes on
+    90,000 households lost power"), or a clause and an apposition or a relative clause
+    that adds what another quote says of something it names ("…, a rise that officials
+    attributed to lower vaccination coverage", "… to a fuel target that released 3.15
+    megajoules"). The readings of each part, or None. The part that goes on
     keeps its quote's subject (or that quote points back): "…, often negotiates TLS"
     has none, and no subject of one quote takes another's predicate."""
-    for parts, opening in ((fronted_parts(clause), True), (trailing_parts(clause), False)):
+    for parts, opening in ((fronted_parts(clause), True), (trailing_parts(clause), False),
+                           (relative_parts(clause), False)):
         if parts is None:
             continue
-        each = [_anchor(sentence, part, quotes, quote_clauses, quote_forms, sentence_figures, support, cover=cover)
-                for part in parts]
+        # (a relative clause speaks of the words before it, as after a comma)
+        each = [_anchor(sentence, part, quotes, quote_clauses, quote_forms, sentence_figures, support,
+                        parts[0] if n and part.tokens[0].low in _RELATIVES else None, cover)
+                for n, part in enumerate(parts)]
         if any(isinstance(p, Failure) for p in each):
             continue
         rest = parts[1]

@@ -65,3 +65,16 @@ def test_a_clause_after_a_comma_is_no_apposition() -> None:
                          "In the uncontended case, a thread acquires a mutex with a single atomic instruction and "
                          "never enters the kernel."])
     assert not g.ok
+
+
+def test_a_relative_clause_may_add_what_another_quote_says_of_its_noun() -> None:
+    assert _ok("On 5 December 2022, the laser delivered 2.05 megajoules of energy to a fuel target that released 3.15 "
+               "megajoules of fusion energy.",
+               "On 5 December 2022, the laser delivered 2.05 megajoules of energy to a fuel target.",
+               "The target released 3.15 megajoules of fusion energy.")
+    # not when the other quote says it of something else
+    g = check_grounding("On 5 December 2022, the laser delivered 2.05 megajoules of energy to a fuel target that "
+                        "released 3.15 megajoules of fusion energy.",
+                        ["On 5 December 2022, the laser delivered 2.05 megajoules of energy to a fuel target.",
+                         "The reactor released 3.15 megajoules of fusion energy."])
+    assert not g.ok
