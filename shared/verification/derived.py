@@ -35,7 +35,8 @@ __all__ = ["restated"]
 _SCALES: dict[str, tuple[str, float]] = {
     "nanosecond": ("time", 1e-9), "microsecond": ("time", 1e-6), "millisecond": ("time", 1e-3),
     "second": ("time", 1.0), "minute": ("time", 60.0), "hour": ("time", 3600.0), "day": ("time", 86400.0),
-    "week": ("time", 604800.0), "month": ("time", 2629746.0), "year": ("time", 31556952.0),
+    "week": ("time", 604800.0), "month": ("time", 2629746.0), "quarter": ("time", 7889238.0),
+    "year": ("time", 31556952.0),
     "decade": ("time", 315569520.0), "century": ("time", 3155695200.0),
     "basis point": ("points", 1e-4),
     "bit": ("data", 0.125), "kilobit": ("data", 125.0), "megabit": ("data", 1.25e5), "gigabit": ("data", 1.25e8),

@@ -64,6 +64,21 @@ _ONE_IN = re.compile(r"(?<![\d,.])\b(one|two|three|four|five|six|seven|eight|nin
                      r"(two|three|four|five|six|seven|eight|nine|ten|[1-9]\d{0,2})\b(?![\d,.]*\d)"
                      r"(?!\s+(?:thousand|million|billion)\b)"  # ("one in two million": a rate of its own)
                      r"(?!\s*(?:%|percent|per\s+cent))", re.IGNORECASE)
+_NUMBERS = {w: float(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())} | {"a": 1.0, "an": 1.0}
+_ORDINALS = {w: float(n) for n, w in enumerate(
+    "zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
+    "fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()) if n}
+_PERIODS = r"(years?|quarters?|months?|weeks?|days?|seasons?|decades?)"
+_RUNS = (re.compile(r"\b(\w+|\d+)(?:st|nd|rd|th)?\s+(?:consecutive|straight|successive)\s+" + _PERIODS + r"\b",
+                   re.IGNORECASE),
+         re.compile(r"\b(\w+|\d+)\s+" + _PERIODS + r"\s+(?:in\s+a\s+row|running)\b", re.IGNORECASE),
+         re.compile(r"\b(\w+|\d+)(?:st|nd|rd|th)?\s+(?:consecutive|straight|successive)\s+"
+                    r"(annual|yearly|quarterly|monthly|weekly|daily)\b", re.IGNORECASE))
+_PERIOD_OF = {"annual": "year", "yearly": "year", "quarterly": "quarter", "monthly": "month", "weekly": "week",
+              "daily": "day"}
+_AGO = re.compile(r"\b(a|an|one)\s+" + _PERIODS + r"\s+(?:earlier|before|ago|later|previously)\b", re.IGNORECASE)
 _SCALE_AFTER = re.compile(r"\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
 _DIGIT_WORD = re.compile(r"[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
 
@@ -178,6 +193,18 @@ def figures(text: str) -> tuple[Figure, ...]:
             value, unit = _COUNT_WORDS[m.group(1).lower()] / _PARTS[m.group(2).lower()[:3]], ""
         out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
         out.append(Figure(value, unit, m.group(), m.start(), m.end()))
+    for m in [*(m for run in _RUNS for m in run.finditer(text)), *_AGO.finditer(text)]:
+        # "the fourth consecutive year", "eighteen quarters in a row": a count of periods;
+        # "a year earlier": a time ago (not the parser's "fourth" as a quarter)
+        count = _ORDINALS.get(m.group(1).lower()) or _NUMBERS.get(m.group(1).lower())
+        if count is None:
+            digits = re.match(r"\d+", m.group(1))
+            count = float(digits.group()) if digits else None
+        if count is None:
+            continue
+        out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
+        period = m.group(2).lower()
+        out.append(Figure(count, _PERIOD_OF.get(period, period.rstrip("s")), m.group().strip(), m.start(), m.end()))
     out += _periods(text, out)
     # Digits the parser passed over ("from 500 Mt in 2005 to 400 Mt": it keeps neither
     # 2005 nor 400): bare figures, so no figure of the text goes unread.

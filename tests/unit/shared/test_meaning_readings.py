@@ -511,3 +511,14 @@ def test_not_and_rather_than_set_the_same_thing_aside() -> None:
                         ["Starting with version 3.12, the interpreter reports the exact column of a syntax error "
                          "rather than only the line number."])
     assert not g.ok
+
+
+def test_runs_of_periods_and_times_ago_are_figures() -> None:
+    assert check_grounding("Natural catastrophes caused $108 billion in insured losses in 2023, marking four years "
+                           "running in which such losses topped $100 billion.",
+                           ["Insured losses from natural catastrophes reached $108 billion in 2023, the fourth "
+                            "consecutive year above $100 billion."]).ok
+    g = check_grounding("Insured losses topped $100 billion for five years running.",
+                        ["Insured losses reached $108 billion in 2023, the fourth consecutive year above $100 "
+                         "billion."])
+    assert not g.ok and g.category == "number"
