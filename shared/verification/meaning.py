@@ -320,6 +320,8 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
                           if verbness(source, h[0]) >= 2 or source.tokens[h[0]].low.endswith("er")]):
             absorbed.add(i)
             continue  # "more slowly" for "slowed" or "more quickly" for "faster": one comparison
+        if _figures_show(said, i, sign, whole or source):
+            continue  # "38%, down from 61%" where its quote gives both figures
         bound = bound_sign(said, i, axis, whole or source, weak=weak)
         if bound == sign:
             continue
@@ -357,6 +359,24 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
     if _compares(source) and not _compares(said) and stated and not _keeps_base(said, source):
         return "comparative", "it drops or changes what its quote compares it with"
     return None
+
+
+def _figures_show(said: Clause, i: int, sign: int, quote: Clause) -> bool:
+    """The direction at ``i`` is "up from" or "down from" a figure, and the clause's
+    figure before it lies on that side of it, both figures being its quote's: the
+    change the quote's two figures show ("at 38% of capacity, down from 61% a year
+    earlier" for "38 percent …, compared with 61 percent a year earlier")."""
+    toks = said.tokens
+    if toks[i].low not in ("up", "down") or i + 1 >= len(toks) or toks[i + 1].low != "from":
+        return False
+    text = said.text
+    mine = [f for f in figures(text) if said.start <= f.start < said.end]
+    after = [f for f in mine if f.start >= toks[i + 1].end]
+    before = [f for f in mine if f.end <= toks[i].start]
+    theirs = figures(quote.text[quote.start:quote.end])
+    if not after or not before or not all(any(same_figure(f, q) for q in theirs) for f in (after[0], before[-1])):
+        return False
+    return (before[-1].value - after[0].value) * sign > 0 and before[-1].unit == after[0].unit
 
 
 def _lemmas_in(t: Token) -> set[str]:

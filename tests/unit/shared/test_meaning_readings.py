@@ -522,3 +522,12 @@ def test_runs_of_periods_and_times_ago_are_figures() -> None:
                         ["Insured losses reached $108 billion in 2023, the fourth consecutive year above $100 "
                          "billion."])
     assert not g.ok and g.category == "number"
+
+
+def test_up_or_down_from_a_figure_is_what_the_quotes_two_figures_show() -> None:
+    quote = "The reservoir was at 38 percent of capacity at the end of August, compared with 61 percent a year earlier."
+    assert check_grounding("At the close of August the reservoir stood at 38% of capacity, down from 61% twelve months "
+                           "before.", [quote]).ok
+    g = check_grounding("At the close of August the reservoir stood at 38% of capacity, up from 61% a year before.",
+                        [quote])
+    assert not g.ok and g.category == "comparative"
