@@ -309,7 +309,7 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
     mine, absorbed = hits(said), set()
     if _than_mirrored(said, source) and any(
             a[1] == b[1] and a[2] == b[2] and a[1] in _COMPARATIVE_AXES and not a[3] and not b[3]
-            for a in mine for b in theirs):
+            for a in _before_than(said, mine) for b in _before_than(source, theirs)):
         # "Y led to fewer X than Z" for "Z led to fewer X than Y": the same word, its sides exchanged
         return "comparative", f"it reverses the direction ({next(h[1] for h in mine)}) its quote states"
     for i, axis, sign, weak in mine:
@@ -359,6 +359,14 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
     if _compares(source) and not _compares(said) and stated and not _keeps_base(said, source):
         return "comparative", "it drops or changes what its quote compares it with"
     return None
+
+
+def _before_than(clause: Clause, found: list[tuple[int, str, int, bool]]) -> list[tuple[int, str, int, bool]]:
+    """The directional words of ``found`` that stand before the clause's "than" (its
+    comparison's own, not "a stack that grows" after it)."""
+    words = clause.words()
+    than = words.index("than") if "than" in words else len(words)
+    return [h for h in found if h[0] < than]
 
 
 def _figures_show(said: Clause, i: int, sign: int, quote: Clause) -> bool:

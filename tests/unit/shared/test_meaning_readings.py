@@ -531,3 +531,11 @@ def test_up_or_down_from_a_figure_is_what_the_quotes_two_figures_show() -> None:
     g = check_grounding("At the close of August the reservoir stood at 38% of capacity, up from 61% a year before.",
                         [quote])
     assert not g.ok and g.category == "comparative"
+
+
+def test_a_comparison_turned_round_reads_only_its_own_directional_words() -> None:
+    quote = ("Go's goroutines use less memory per task than operating system threads, since each starts with a small "
+             "stack that grows on demand.")
+    assert check_grounding("Operating system threads use more memory per task than Go's goroutines.", [quote]).ok
+    g = check_grounding("Operating system threads use less memory per task than Go's goroutines.", [quote])
+    assert not g.ok and g.category == "comparative"
