@@ -365,7 +365,8 @@ def _before_than(clause: Clause, found: list[tuple[int, str, int, bool]]) -> lis
     """The directional words of ``found`` that stand before the clause's "than" (its
     comparison's own, not "a stack that grows" after it)."""
     words = clause.words()
-    than = words.index("than") if "than" in words else len(words)
+    than = next((n for n, w in enumerate(words) if w == "than" and not (  # (not "older than 65": a bound)
+        n + 1 < len(words) and (words[n + 1][:1].isdigit() or words[n + 1] in NUMBER_WORDS))), len(words))
     return [h for h in found if h[0] < than]
 
 
