@@ -115,8 +115,11 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
     ``said`` that ``source`` has, and its first occurrence there."""
     words, theirs = said.words(), source.words()
     for word in ORDER_WORDS:
-        if word in words and word in theirs and not _paired(words, word) and not _paired(theirs, word):
-            return words.index(word), theirs.index(word)
+        i, j = _order_index(words, word), _order_index(theirs, word)
+        if (i is None or j is None) and word in words and word in theirs:
+            i, j = words.index(word), theirs.index(word)  # (both bound a figure: "more than 20 miles")
+        if i is not None and j is not None and not _paired(words, word) and not _paired(theirs, word):
+            return i, j
     a, b = max(1, qualifier_end(said)), max(1, qualifier_end(source))  # (not a verb of an opening qualifier)
     candidates = [(-verbness(said, i), i) for i in range(a, len(said.tokens))]
     for rank, i in sorted(candidates):
@@ -130,6 +133,14 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
 
 
 ORDER_WORDS = ("than", "before", "after")
+
+
+def _order_index(words: list[str], word: str) -> int | None:
+    """Where ``word`` orders two things in the clause: not a "than" that bounds a figure
+    ("fewer than six hours")."""
+    return next((n for n, w in enumerate(words) if w == word and not (
+        word == "than" and n + 1 < len(words) and (words[n + 1][:1].isdigit() or words[n + 1] in NUMBER_WORDS))),
+        None)
 
 
 def _paired(words: list[str], word: str) -> bool:

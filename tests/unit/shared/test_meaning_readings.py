@@ -539,3 +539,13 @@ def test_a_comparison_turned_round_reads_only_its_own_directional_words() -> Non
     assert check_grounding("Operating system threads use more memory per task than Go's goroutines.", [quote]).ok
     g = check_grounding("Operating system threads use less memory per task than Go's goroutines.", [quote])
     assert not g.ok and g.category == "comparative"
+
+
+def test_a_than_that_bounds_a_figure_orders_nothing() -> None:
+    quote = ("Participants who slept fewer than six hours a night performed worse on working-memory tasks than those "
+             "who slept seven to eight hours.")
+    assert check_grounding("Adults sleeping under six hours a night did worse on working-memory tasks than those "
+                           "getting seven to eight hours.", [quote]).ok
+    g = check_grounding("Those who slept seven to eight hours performed worse on working-memory tasks than "
+                        "participants who slept fewer than six hours a night.", [quote])
+    assert not g.ok
