@@ -65,6 +65,16 @@ _ABOVE = re.compile(r"\b(?:more than|over|above|exceeding|greater than|in excess
 _AT_MOST = re.compile(r"\b(?:no more than|not more than)\s*$", re.I)  # "up to 9,000" states a limit
 _BELOW = re.compile(r"\b(?:less than|fewer than|under|below)\s*$", re.I)
 _POINTS = re.compile(r"(?:\s*percentage)?\s+points?\b", re.I)
+
+
+def bound_side(before: str) -> int | None:
+    """The side of its figure the words ``before`` it bound: 1 above ("more than",
+    "at least"), -1 below ("under", "at most"), None for no bound."""
+    if _AT_LEAST.search(before):  # (before "fewer than": "no fewer than" is at least)
+        return 1
+    if _AT_MOST.search(before) or _BELOW.search(before):
+        return -1
+    return 1 if _ABOVE.search(before) else None
 # Words that say a figure was computed: "by 20%", "in total", "four times", "3.6 months longer".
 _COMPUTING = re.compile(r"\b(?:by|total|totals|combined|together|altogether|in all|sum|difference|gap)\b\W*(?:\S+\W*)?#"
                         r"|#\W*(?:\S+\s+){0,2}(?:times|fold|more|less|fewer|longer|shorter|higher|lower|larger|"

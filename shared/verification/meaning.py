@@ -66,6 +66,7 @@ from shared.verification.clause_roles import (
 from shared.verification.clauses import (
     AUX, Clause, Token, aligned_pair, clauses, covered, is_content, salient_tokens, token,
 )
+from shared.verification.derived import bound_side
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.lexicon import (
     CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, SYMMETRIC,
@@ -320,8 +321,11 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
                           if verbness(source, h[0]) >= 2 or source.tokens[h[0]].low.endswith("er")]):
             absorbed.add(i)
             continue  # "more slowly" for "slowed" or "more quickly" for "faster": one comparison
-        if _figures_show(said, i, sign, whole or source):
-            continue  # "38%, down from 61%" where its quote gives both figures
+        bounded = _bounds(said, i, whole or source)
+        if bounded is not None and bounded[0] != bounded[1]:  # "more than €1 billion" for "under €1 billion"
+            return "comparative", f"it bounds a figure on the other side than its quote does ({axis})"
+        if _figures_show(said, i, sign, whole or source) or bounded is not None:
+            continue  # "38%, down from 61%" where its quote gives both figures; "less than €1 billion" for "under"
         bound = bound_sign(said, i, axis, whole or source, weak=weak)
         if bound == sign:
             continue
@@ -368,6 +372,23 @@ def _before_than(clause: Clause, found: list[tuple[int, str, int, bool]]) -> lis
     than = next((n for n, w in enumerate(words) if w == "than" and not (  # (not "older than 65": a bound)
         n + 1 < len(words) and (words[n + 1][:1].isdigit() or words[n + 1] in NUMBER_WORDS))), len(words))
     return [h for h in found if h[0] < than]
+
+
+def _bounds(said: Clause, i: int, quote: Clause) -> tuple[int, int] | None:
+    """When the word at ``i`` bounds the figure after it ("less than €1 billion", "no
+    fewer than 30 days") and the quote bounds that same figure: the side each bounds it
+    on (1 above, -1 below), else None."""
+    if not bounds_figure(said, i):
+        return None
+    mine = next((f for f in figures(said.text) if f.start >= said.tokens[i].end and said.start <= f.start < said.end),
+                None)
+    side = bound_side(said.text[:mine.start]) if mine is not None else None
+    if side is None:
+        return None
+    text = quote.text
+    theirs = next((b for q in figures(text) if quote.start <= q.start < quote.end and mine is not None
+                   and same_figure(mine, q) and (b := bound_side(text[:q.start])) is not None), None)
+    return None if theirs is None else (side, theirs)
 
 
 def _figures_show(said: Clause, i: int, sign: int, quote: Clause) -> bool:

@@ -549,3 +549,18 @@ def test_a_than_that_bounds_a_figure_orders_nothing() -> None:
     g = check_grounding("Those who slept seven to eight hours performed worse on working-memory tasks than "
                         "participants who slept fewer than six hours a night.", [quote])
     assert not g.ok
+
+
+def test_a_bound_on_a_figure_said_in_other_words_states_no_direction() -> None:
+    quote = "Firms with assets under €1 billion will have until 2027 to comply, two years longer than larger insurers."
+    assert check_grounding("Firms with less than €1 billion in assets have until 2027, two years longer than larger "
+                           "insurers.", [quote]).ok
+    g = check_grounding("Firms with more than €1 billion in assets have until 2027, two years longer than larger "
+                        "insurers.", [quote])
+    assert not g.ok
+    # "no fewer than" bounds from below, as "at least" does
+    notice = "Employers must provide written notice at least 30 days before any mass layoff."
+    assert check_grounding("Employers must give written notice no fewer than 30 days ahead of a mass layoff.",
+                           [notice]).ok
+    assert not check_grounding("Employers must give written notice fewer than 30 days ahead of a mass layoff.",
+                               [notice]).ok
