@@ -239,6 +239,8 @@ def period_named(fig: Figure, text: str) -> bool:
     year"): the period is the text's, though it gives it no figure."""
     if fig.value != 1 or fig.unit not in _PERIOD_UNITS or any(c.isdigit() for c in fig.surface):
         return False
+    if _AGO.fullmatch(fig.surface) and any(f.unit == fig.unit and f.value != 1 for f in figures(text)):
+        return False  # "a year earlier" is a time ago: "two years earlier" is not it
     adverbs = [w for w, unit in _PERIOD_WORDS.items() if unit == fig.unit]
     return re.search(rf"\b(?:{fig.unit}s?|{'|'.join(adverbs) or fig.unit})\b", text, re.IGNORECASE) is not None
 

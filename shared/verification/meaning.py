@@ -306,6 +306,8 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
     thing, else with the aligned clause's words on its axis (on an axis that clause does
     not speak of, the whole quote's, ``whole``); a comparison is not stated where the quote
     states none, nor more of them than it states, nor without the quote's "than"."""
+    if _bound_flipped(said, whole or source):  # "more than €1 billion" for "under €1 billion"
+        return "comparative", "it bounds a figure on the other side than its quote does"
     theirs, everywhere = hits(source), hits(whole) if whole is not None else hits(source)
     mine, absorbed = hits(said), set()
     if _than_mirrored(said, source) and any(
@@ -321,10 +323,7 @@ def _direction(said: Clause, source: Clause, whole: Clause | None = None) -> tup
                           if verbness(source, h[0]) >= 2 or source.tokens[h[0]].low.endswith("er")]):
             absorbed.add(i)
             continue  # "more slowly" for "slowed" or "more quickly" for "faster": one comparison
-        bounded = _bounds(said, i, whole or source)
-        if bounded is not None and bounded[0] != bounded[1]:  # "more than €1 billion" for "under €1 billion"
-            return "comparative", f"it bounds a figure on the other side than its quote does ({axis})"
-        if _figures_show(said, i, sign, whole or source) or bounded is not None:
+        if _figures_show(said, i, sign, whole or source) or _bounds(said, i, whole or source) is not None:
             continue  # "38%, down from 61%" where its quote gives both figures; "less than €1 billion" for "under"
         bound = bound_sign(said, i, axis, whole or source, weak=weak)
         if bound == sign:
@@ -372,6 +371,16 @@ def _before_than(clause: Clause, found: list[tuple[int, str, int, bool]]) -> lis
     than = next((n for n, w in enumerate(words) if w == "than" and not (  # (not "older than 65": a bound)
         n + 1 < len(words) and (words[n + 1][:1].isdigit() or words[n + 1] in NUMBER_WORDS))), len(words))
     return [h for h in found if h[0] < than]
+
+
+def _bound_flipped(said: Clause, quote: Clause) -> bool:
+    """A figure the clause bounds ("at most 60%") is one the quote bounds on the other
+    side ("at least 60%")."""
+    theirs = [(q, side) for q in figures(quote.text) if quote.start <= q.start < quote.end
+              and (side := bound_side(quote.text[:q.start])) is not None]
+    return any(same_figure(f, q) and side != theirs_side
+               for f in figures(said.text) if said.start <= f.start < said.end
+               and (side := bound_side(said.text[:f.start])) is not None for q, theirs_side in theirs)
 
 
 def _bounds(said: Clause, i: int, quote: Clause) -> tuple[int, int] | None:

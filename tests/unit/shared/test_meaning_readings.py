@@ -564,3 +564,10 @@ def test_a_bound_on_a_figure_said_in_other_words_states_no_direction() -> None:
                            [notice]).ok
     assert not check_grounding("Employers must give written notice fewer than 30 days ahead of a mass layoff.",
                                [notice]).ok
+
+
+def test_a_bound_turned_or_a_time_ago_changed_is_refused() -> None:
+    g = check_grounding("The vaccine is at most 60% effective.", ["The vaccine is at least 60% effective."])
+    assert not g.ok and g.category == "comparative"
+    g = check_grounding("Prices were 10% higher a year earlier.", ["Prices were 10% higher two years earlier."])
+    assert not g.ok and g.category == "number"
