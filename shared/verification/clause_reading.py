@@ -430,7 +430,8 @@ _DATES = MONTHS | frozenset("monday tuesday wednesday thursday friday saturday s
 def _argument(toks: list[Token], i: int) -> bool:
     """The preposition at ``i`` follows a participle whose argument it opens ("an opera
     based on Prejean's memoir", "published in Nature"): what it names is no condition."""
-    return i > 0 and toks[i - 1].low.endswith("ed") and toks[i - 1].low != "need"
+    # ("approved for adults", "licensed for use in the EU": "for" names whom it holds for, a condition)
+    return i > 0 and toks[i - 1].low.endswith("ed") and toks[i - 1].low != "need" and toks[i].low != "for"
 
 
 def not_only(clause: Clause) -> int:

@@ -68,6 +68,7 @@ from shared.verification.clauses import (
 )
 from shared.verification.derived import bound_side
 from shared.verification.figures import figures, same_figure, share_of
+from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
     CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, SYMMETRIC,
 )
@@ -86,7 +87,8 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
     clause of its quote it aligns with (``whole``: that entire quote). ``sentence``: the
     word forms of the whole sentence ``said`` is part of, where a condition may stand
     for all its clauses ("In 2022, X died, while Y fell ill")."""
-    for check in (_polarity, _quantifiers, _modality, _direction, _converse, _roles, _sides_swapped, _objects_swapped):
+    for check in (_polarity, _opposite, _quantifiers, _modality, _direction, _converse, _roles, _sides_swapped,
+                  _objects_swapped):
         problem = check(said, source, whole) if check in (_direction, _roles, _objects_swapped) else check(said, source)
         if problem is not None:
             return problem
@@ -174,6 +176,23 @@ def _contrasted(clause: Clause, other: Clause) -> int:
     return 0
 
 
+def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
+    """A word of the clause its quote lacks whose opposite (its antonym in WordNet:
+    "rejects" for "accepts", "abolished" for "established") the quote has where the
+    clause has not."""
+    for t in said.content:
+        if t.forms & source.forms or direction_of(t):
+            continue  # (a directional word, "fell" against "rise", is read bound to its thing by _direction)
+        for lemma in {*t.lemmas, t.low}:
+            # (a converse, "borrow from" for "lend to", is read with its sides by _converse)
+            opposite = antonyms(lemma) - CONVERSES.get(lemma, frozenset())
+            against = [u for u in source.tokens if u.low.isalpha() and not u.forms & said.forms
+                       and {*u.lemmas, u.low} & opposite]  # (its words of certainty too: "established")
+            if against:
+                return "negation", f'it says "{t.text}" where its quote says the opposite, "{against[0].text}"'
+    return None
+
+
 def _negated_both(said: Clause, source: Clause) -> bool:
     """``source`` negates two predicates that ``said`` states with no negation at all
     ("failed to meet … did not reach" against "met … reached"): an even count is not
@@ -233,6 +252,8 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     if my_only and not their_only and not _ALL_OF & set(source.words()):
         # ("solely with its NNUE network" for "relies entirely on the NNUE network")
         return "quantifier", 'it says "only" where its quote does not'
+    if their_only and not my_only and (mostly := _MOSTLY & set(said.words())) and not _MOSTLY & set(source.words()):
+        return "quantifier", f'it says "{min(mostly)}" where its quote says "only"'  # (there are others, it says)
     small = any(" ".join(c.words()).count("small number") for c in (said, source))  # "few" or "a few", as read
     if my_rare != their_rare and not small:
         return "quantifier", "it changes how rare or common its quote says this is"

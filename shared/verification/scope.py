@@ -20,7 +20,8 @@ __all__ = ["scope"]
 # Qualifiers that say a statement holds whatever the conditions ("regardless of the
 # patient's renal function", "whatever the configuration", "even across partitions").
 _BROADENERS = (("regardless", "of"), ("irrespective", "of"), ("whatever",), ("whichever",), ("even", "across"),
-               ("in", "all", "cases"), ("under", "all"), ("no", "matter"))
+               ("in", "all", "cases"), ("under", "all"), ("no", "matter"), ("at", "any"), ("in", "any"),
+               ("under", "any"), ("for", "any"), ("at", "every"), ("in", "every"))
 
 
 def _broadens(words: list[str]) -> str | None:

@@ -21,7 +21,7 @@ import os
 from functools import cache, lru_cache
 from pathlib import Path
 
-__all__ = ["BROADER_STEPS", "SENSES", "available", "broader", "synonyms", "wordnet_dir"]
+__all__ = ["BROADER_STEPS", "SENSES", "antonyms", "available", "broader", "synonyms", "wordnet_dir"]
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,8 @@ def _synset(part: str, offset: int) -> tuple[tuple[str, ...], tuple[tuple[int, s
         symbol, target, pos, ends = fields[at + 1 + 4 * n:at + 5 + 4 * n]
         if symbol == "+":
             links.append((int(ends[:2], 16), _POS[pos], int(target), int(ends[2:], 16)))
+        elif symbol == "!":  # an antonym: a word of the target set (its number; 0 for all of them)
+            links.append((-2 - int(ends[:2], 16), _POS[pos], int(target), int(ends[2:], 16)))
         elif symbol in ("@", "@i"):
             links.append((-1, _POS[pos], int(target), 0))  # a broader synset ("bird" over "eagle")
     return words, tuple(links)
@@ -142,3 +144,23 @@ def broader(word: str) -> frozenset[str]:
     except (OSError, ValueError, IndexError) as exc:
         log.warning("WordNet hypernyms of %r unreadable (%s); it gets no broader names", word, exc)
     return frozenset(found)
+
+
+@lru_cache(maxsize=16384)
+def antonyms(word: str) -> frozenset[str]:
+    """The one-word opposites WordNet gives ``word`` in its most common senses
+    ("reject" for "accept", "establish" for "abolish"), lower case."""
+    low = word.lower()
+    found: set[str] = set()
+    for part, offsets in _index().get(low, []):
+        for offset in offsets[:SENSES]:
+            try:
+                words, links = _synset(part, offset)
+                mine = words.index(low) + 1 if low in words else 0
+                for source, target_part, target, n in links:
+                    if source <= -2 and (source == -2 or -2 - source == mine):
+                        theirs = _synset(target_part, target)[0]
+                        found.update(w for w in (theirs[n - 1:n] if n else theirs) if _one_word(w))
+            except (OSError, ValueError, IndexError) as exc:
+                log.warning("WordNet antonyms of %r unreadable (%s); it gets none from that sense", word, exc)
+    return frozenset(found - {low})

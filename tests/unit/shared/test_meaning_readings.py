@@ -571,3 +571,17 @@ def test_a_bound_turned_or_a_time_ago_changed_is_refused() -> None:
     assert not g.ok and g.category == "comparative"
     g = check_grounding("Prices were 10% higher a year earlier.", ["Prices were 10% higher two years earlier."])
     assert not g.ok and g.category == "number"
+
+
+def test_opposites_broadenings_and_conditions_of_whom_are_read() -> None:
+    cases = [("The policy was established in 2019.", "The policy was abolished in 2019.", "negation"),
+             ("The bridge is safe for heavy vehicles.", "The bridge is dangerous for heavy vehicles.", "negation"),
+             ("Water boils at 100 °C at sea level.", "Water boils at 100 °C at any altitude.", "scope"),
+             ("The species is found only in Madagascar.", "The species is found mainly in Madagascar.", "quantifier"),
+             ("The drug is approved for adults.", "The drug is approved for children.", "scope")]
+    for quote, sentence, category in cases:
+        g = check_grounding(sentence, [quote])
+        assert not g.ok and g.category == category, (sentence, g)
+    # a synonym is no opposite, and dropping "only" says no more than the quote
+    assert check_grounding("The committee approved the proposal.", ["The committee accepted the proposal."]).ok
+    assert check_grounding("The species is found in Madagascar.", ["The species is found only in Madagascar."]).ok
