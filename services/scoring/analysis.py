@@ -27,8 +27,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from services.scoring.model_claims import Snippet
-from services.scoring.claim_checks import MODEL, Verifier, check_model_claims, verify_offline_claims
+from services.scoring.claim_checks import MODEL, Snippet, Verifier, check_model_claims, verify_offline_claims
 from services.scoring.schemas import ClaimsAnswer
 from shared.research.envelope import Claim, Plan, RejectedClaim, ScoredSource, StepKind, SubQuestion
 from shared.llm.engine import JobLLM

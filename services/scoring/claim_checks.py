@@ -14,15 +14,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from services.scoring.schemas import ClaimDraft
 from shared.research.envelope import Citation, Claim, Level, RejectedClaim, ScoredSource
 from shared.verification.grounding import Grounding, QuoteCheck, check_grounding, verify_quote
 from shared.verification.meaning import contradicts
-
-if TYPE_CHECKING:
-    from services.scoring.model_claims import Snippet
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +34,16 @@ OFFLINE = "offline"
 def source_label(index: int) -> str:
     """The id of ``scored_sources[index]`` in prompts: s1, s2... (1-based)."""
     return f"s{index + 1}"
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A quotable passage offered to the model: the quote and where it is claimed to be."""
+
+    id: str
+    source_index: int
+    text: str
+    locator: str  # "" when the source does not know where its excerpt starts
 
 
 @dataclass

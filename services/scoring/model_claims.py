@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from services.scoring import prompts
 from services.scoring.claim_batches import CLAIMS_MAX_TOKENS, packed_run
-from services.scoring.claim_checks import (MODEL, OFFLINE, Verifier, check_model_claims, source_label,
+from services.scoring.claim_checks import (MODEL, OFFLINE, Snippet, Verifier, check_model_claims, source_label,
                                           verify_offline_claims)
 from services.scoring.claims import extract_claims
 from services.scoring.passages import PASSAGES_PER_SOURCE, Passage, passages_by_source
@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "MAX_CLAIMS_PER_CALL", "MAX_SNIPPETS_PER_SOURCE", "MAX_SOURCES_PER_CALL", "MODEL_PASSAGES_PER_SOURCE",
-    "ClaimsOutcome", "Snippet",
+    "ClaimsOutcome",
     "batches",
     "build_snippets",
     "claims_prompt",
@@ -70,16 +70,6 @@ MAX_CLAIMS_PER_CALL = 15  # claims read from one answer; the rest are ignored (a
 # Bounded as the claims are (services.scoring.claim_checks), for the envelope's size.
 MAX_SNIPPET_CHARS = 400  # as the digest's evidence snippets; longer excerpt sentences are not offered
 SUMMARY_MAX_CHARS = 1_500
-
-
-@dataclass(frozen=True)
-class Snippet:
-    """A quotable passage offered to the model: the quote and where it is claimed to be."""
-
-    id: str
-    source_index: int
-    text: str
-    locator: str  # "" when the source does not know where its excerpt starts
 
 
 def build_snippets(scored: Sequence[ScoredSource], passages: Mapping[int, Sequence[Passage]] | None = None, *,
