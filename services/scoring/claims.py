@@ -30,24 +30,24 @@ shared.research.text.terms (Snowball stems: "processes" and "process" meet).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from services.scoring.claim_relevance import (Candidate, answer_score, aspect_cue, expand_acronyms, idf_weights,
+                                              may_answer, question_relevance, weight)
 from services.scoring.codelike import looks_like_code
 from services.scoring.passages import Passage, example_end, heading_before
-from shared.research.claims import META_TERMS, claim_matches_item, item_terms, leans_on_context
+from shared.research.claims import META_TERMS, claim_matches_item, item_terms
 from shared.research.envelope import ChecklistItem, Citation, Claim, ScoredSource
 from shared.research.locators import locate
 from shared.verification.meaning import contradicts
-from shared.research.text import STOPWORDS, has_negation, is_statement, jaccard, sentence_spans, terms, words
+from shared.research.text import has_negation, is_statement, jaccard, sentence_spans, terms, words
 
 # Kept per pass, by either engine (the most confident; scoring's rank_claims): room for a
 # report that answers every item with more than its opening facts; bounds the envelope.
 MAX_CLAIMS = 30
 DUPLICATE_JACCARD = 0.5
-MIN_ITEM_WEIGHT = 1 / 3  # of an item's idf-weighted subject a sentence must carry to be chosen for it
 REDUNDANT_JACCARD = 0.4  # a chosen claim mostly repeating another's terms says little new
 SAME_SUBJECT_JACCARD = 0.35
 # shared.verification.meaning.contradicts takes milliseconds a pair: it is asked about the chosen
@@ -55,37 +55,27 @@ SAME_SUBJECT_JACCARD = 0.35
 CONTRADICTION_CHECKS = 8  # groups checked against each chosen claim, the most alike first
 MEMBER_CHECKS = 8  # distinct sentences of a chosen group checked against its representative
 MIN_WORDS = 3
+QUESTION_TOP = 5  # the question's most relevant claims, eligible for the places items leave
+# An item's answers are ranked by how squarely they answer it plus this much of how well
+# they answer the question: of two answers to "How to stop a commit", the one that also
+# says what the question asks about (hooks) comes first.
+ITEM_RELEVANCE = 1.0
 # Longer "sentences" are tables, lists or code run together by the splitter: they state
 # too much to be one finding.
 MAX_WORDS = 80
 
 _FOOTNOTE = re.compile(r"\s*\[\d+\]")
-
-
-@dataclass
-class _Candidate:
-    source_index: int
-    order: int  # position among all candidates, for stable tie-breaking
-    quote: str
-    locator: str
-    snippet_relevance: float
-    text: str
-    terms: frozenset[str]
-    negated: bool
-    # Its own terms plus those of the heading it opens the section of ("global
-    # interpreter lock" above "The mechanism used by the CPython interpreter..."):
-    # what the sentence is about, for choosing it; what it says is ``terms``.
-    about: frozenset[str] = frozenset()
+_PILCROW = "¶"  # a heading's permalink mark, quoted with a term (see _pieces)
 
 
 @dataclass
 class _Group:
-    members: list[_Candidate] = field(default_factory=list)
+    members: list[Candidate] = field(default_factory=list)
     contradicting: set[int] = field(default_factory=set)
     # source index -> the passage of that source found to state the opposite
-    counter: dict[int, _Candidate] = field(default_factory=dict)
+    counter: dict[int, Candidate] = field(default_factory=dict)
 
-    def contradicted_by(self, member: _Candidate) -> None:
+    def contradicted_by(self, member: Candidate) -> None:
         self.contradicting.add(member.source_index)
         self.counter.setdefault(member.source_index, member)
 
@@ -99,21 +89,7 @@ class _Group:
 
 
 def claim_text(quote: str) -> str:
-    return " ".join(_FOOTNOTE.sub("", quote).split())
-
-
-# The planner's "X in the context of Y" says how X and Y relate; "context" alone is a
-# subject word ("context managers").
-def _may_answer(claim_terms: set[str], item: set[str], idf: dict[str, float] | None = None) -> bool:
-    """Whether a sentence is worth choosing for an item: min(2, n) shared subject
-    terms and, with ``idf``, at least a third of the item's subject weight. Looser than
-    :func:`claim_matches_item`, which decides what a claim is credited with: a long
-    item's best sentences often name only part of it. The weight keeps a word every
-    sentence of the sources says ("git" in Git's manual, "python" in Python's) from
-    making any sentence an answer to "What git reflog records"."""
-    if not item or len(claim_terms & item) < min(2, len(item)):
-        return False
-    return idf is None or _weight(claim_terms & item, idf) >= MIN_ITEM_WEIGHT * _weight(item, idf)
+    return " ".join(_FOOTNOTE.sub("", quote).replace(_PILCROW, " ").split())
 
 
 def _pieces(source: ScoredSource, passages: Sequence[Passage] = ()) -> list[tuple[str, str, float, str]]:
@@ -132,10 +108,14 @@ def _pieces(source: ScoredSource, passages: Sequence[Passage] = ()) -> list[tupl
     pieces = [(e.text, e.locator, e.relevance_score, headings.get(e.text, "")) for e in snippets]
     seen = {e.text for e in snippets}
     for passage in passages:
-        for n, (s, e) in enumerate(sentence_spans(passage.text)):
+        for n, (s, e) in enumerate(sentence_spans(passage.text) if not passage.term else
+                                   _after_term(passage.text, passage.term)):
             if not is_statement(passage.text[s:e]):
                 continue
-            # "... by executing the command venv:" comes with its command.
+            # "... by executing the command venv:" comes with its command; the first
+            # sentence of a passage that opens with the code term it describes
+            # ("--rebase[=false|true]  When true, rebase ..."), with the term.
+            s = 0 if n == 0 and passage.term else s
             quote = passage.text[s:example_end(passage.text, e) or e]
             if quote in seen:
                 continue
@@ -154,8 +134,13 @@ def _pieces(source: ScoredSource, passages: Sequence[Passage] = ()) -> list[tupl
     return pieces
 
 
-def _candidates(scored_sources: Sequence[ScoredSource], passages: Mapping[int, Sequence[Passage]]) -> list[_Candidate]:
-    out: list[_Candidate] = []
+def _after_term(text: str, term: int) -> list[tuple[int, int]]:
+    """The sentence spans of a passage's ``text`` after its first ``term`` characters."""
+    return [(s + term, e + term) for s, e in sentence_spans(text[term:])]
+
+
+def _candidates(scored_sources: Sequence[ScoredSource], passages: Mapping[int, Sequence[Passage]]) -> list[Candidate]:
+    out: list[Candidate] = []
     for index, source in enumerate(scored_sources):
         for quote, locator, relevance, heading in _pieces(source, passages.get(index, ())):
             text = claim_text(quote)
@@ -164,15 +149,18 @@ def _candidates(scored_sources: Sequence[ScoredSource], passages: Mapping[int, S
                 continue
             term_set = frozenset(terms(text))
             # A question states nothing; a sentence ending in ":" announces a list or
-            # code that the finding would not show.
-            if not term_set or looks_like_code(text) or text.endswith(("?", ":")):
+            # code that the finding would not show. The code term a description is
+            # quoted with (see _pieces) is code by design: the sentence is judged alone.
+            lead = claim_text(heading)
+            said = text[len(lead):] if lead and text.startswith(lead) else text
+            if not term_set or looks_like_code(said) or text.endswith(("?", ":")):
                 continue
-            out.append(_Candidate(index, len(out), quote, locator, relevance, text,
+            out.append(Candidate(index, len(out), quote, locator, relevance, text,
                                   term_set, has_negation(text), term_set | frozenset(terms(heading))))
     return out
 
 
-def _group(candidates: list[_Candidate]) -> list[_Group]:
+def _group(candidates: list[Candidate]) -> list[_Group]:
     """Near-duplicates (term Jaccard >= 0.5, same polarity) become one group; a
     candidate joins the group holding its closest member, the earliest on ties."""
     groups: list[_Group] = []
@@ -192,14 +180,14 @@ def _group(candidates: list[_Candidate]) -> list[_Group]:
     return groups
 
 
-def _representative(group: _Group, scored_sources: Sequence[ScoredSource]) -> _Candidate:
+def _representative(group: _Group, scored_sources: Sequence[ScoredSource]) -> Candidate:
     """The best-supported member: from the highest-scoring source, then the most
     relevant snippet, then the earliest."""
     return min(group.members, key=lambda m: (-scored_sources[m.source_index].composite_score,
                                              -m.snippet_relevance, m.order))
 
 
-def _drop_opposites(group: _Group, rep: _Candidate) -> None:
+def _drop_opposites(group: _Group, rep: Candidate) -> None:
     """Near-duplicates share most terms, not always their meaning ("Latency increases
     under load" and "Latency decreases under load"): a member that
     shared.verification.meaning.contradicts finds states the opposite of the representative leaves
@@ -214,7 +202,7 @@ def _drop_opposites(group: _Group, rep: _Candidate) -> None:
                 group.contradicted_by(member)
 
 
-def _mark_contradictions(groups: list[_Group], reps: list[_Candidate], chosen: Sequence[int]) -> None:
+def _mark_contradictions(groups: list[_Group], reps: list[Candidate], chosen: Sequence[int]) -> None:
     """Each chosen group against the groups sharing its subject (term Jaccard >= 0.35,
     either polarity), the most alike first, at most CONTRADICTION_CHECKS of them: when
     shared.verification.meaning.contradicts finds that one states the opposite of the other, each
@@ -235,7 +223,7 @@ def _mark_contradictions(groups: list[_Group], reps: list[_Candidate], chosen: S
                 _mark_sources(h, g, reps[j])
 
 
-def _mark_sources(claim: _Group, other: _Group, rep: _Candidate) -> None:
+def _mark_sources(claim: _Group, other: _Group, rep: Candidate) -> None:
     """``other``'s sources (those not supporting ``claim``) contradict ``claim`` where
     their own passage in ``other`` is found to state the opposite of ``rep``: a source
     is only counted against a claim with a passage checked to contradict it."""
@@ -244,152 +232,6 @@ def _mark_sources(claim: _Group, other: _Group, rep: _Candidate) -> None:
                         and contradicts(rep.text, m.text) is not None), None)
         if passage is not None:
             claim.contradicted_by(passage)
-
-
-# A sentence that defines or states what something is or does, near its start.
-_STATES = re.compile(r"\b(?:is|are|was|were|means|refers to|allows?|provides?|lets|makes?|"
-                     r"returns?|uses?|runs?|can|must|will|does|do)\b", re.IGNORECASE)
-
-
-LEANING_PENALTY = 0.75  # below a plain statement's opening bonus plus most of a share of the subject
-
-
-# An aside in brackets ("(see later in this section)") points the reader elsewhere
-# without the sentence itself depending on it.
-_ASIDE = re.compile(r"\([^()]*\)")
-
-
-def _leaning(text: str) -> float:
-    """How much a sentence leans on its context (:func:`leans_on_context`), its
-    bracketed asides aside: a penalty."""
-    return LEANING_PENALTY * leans_on_context(_ASIDE.sub("", text))
-
-
-def _idf(candidates: Sequence[frozenset[str]]) -> dict[str, float]:
-    """Inverse document frequency of every term over the candidate sentences: a term
-    in every sentence ("python" in Python's docs) tells little about any of them."""
-    df: dict[str, int] = {}
-    for term_set in candidates:
-        for t in term_set:
-            df[t] = df.get(t, 0) + 1
-    n = len(candidates)
-    return {t: math.log(1 + n / d) for t, d in df.items()}
-
-
-def _weight(term_set: set[str] | frozenset[str], idf: dict[str, float]) -> float:
-    return sum(idf.get(t, 0.0) for t in term_set)
-
-
-def _relevance(rep: _Candidate, support: int, source_relevance: float, wanted: set[str],
-               question: set[str], idf: dict[str, float]) -> float:
-    """How well a sentence answers the question, before any checklist item:
-
-    * the share of the question's subject weight it carries (idf-weighted, so rare
-      terms count more), counted twice;
-    * the share of all wanted terms (question and sub-questions) it carries, over the
-      square root of its length, so a short sentence that says the thing beats a long
-      one that mentions everything;
-    * a bonus when it names a wanted term in its first words and states something of
-      it ("Tuples are immutable", "A context manager is an object that...");
-    * the search relevance of its source, and a little for each further source;
-    * less for a sentence that leans on its context (:func:`_leaning`).
-    """
-    q_share = _weight(rep.about & question, idf) / (_weight(question, idf) or 1.0)
-    density = _weight(rep.about & wanted, idf) / (_weight(wanted, idf) or 1.0) / math.sqrt(len(rep.terms))
-    opening = rep.text.split(" ")[:4]
-    leads = bool(set(terms(" ".join(opening))) & wanted) and bool(_STATES.search(" ".join(rep.text.split(" ")[:8])))
-    return (2 * q_share + 3 * density + (0.5 if leads else 0.0) + 0.5 * source_relevance
-            + 0.1 * (support - 1) - _leaning(rep.text))
-
-
-# Words that answer a kind of item: how something works is told with calls, methods
-# and steps; examples with "such as"; limitations with "cannot" and "only".
-_ASPECT_CUES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
-    (re.compile(r"^(?:how\b.*\bworks?$|mechanisms?\b)", re.IGNORECASE),
-     re.compile(r"\b(?:calls?|called|invoke[sd]?|method|methods|protocol|when|returns?|executes?|"
-                r"executed|first|then|before|after|until)\b", re.IGNORECASE)),
-    (re.compile(r"^examples?\b", re.IGNORECASE),
-     re.compile(r"\b(?:for example|for instance|such as|e\.g\.|includes?|including|like)\b", re.IGNORECASE)),
-    (re.compile(r"^limitations?\b", re.IGNORECASE),
-     re.compile(r"\b(?:cannot|can't|only|however|but|limit|limits|limited|drawbacks?|overhead|slow|"
-                r"slower|costs?|unless|not)\b", re.IGNORECASE)),
-]
-
-
-def _aspect_cue(description: str) -> re.Pattern[str] | None:
-    for kind, cue in _ASPECT_CUES:
-        if kind.search(description.strip()):
-            return cue
-    return None
-
-
-def _states_of(text: str, subject: set[str]) -> bool:
-    """Whether a sentence opens by stating something of ``subject`` itself: the words
-    before its first stating verb, within its first five words, are the subject's
-    ("Tuples are immutable", "A context manager is an object"), not a thing named
-    after it ("The tuple values are initialized...")."""
-    verb = _STATES.search(" ".join(text.split(" ")[:5]))
-    before = terms(text[:verb.start()]) if verb else []
-    return bool(before) and set(before) <= subject
-
-
-def _answers(rep: _Candidate, subject: set[str], idf: dict[str, float],
-             cue: re.Pattern[str] | None = None) -> float:
-    """How squarely a sentence answers one checklist item: the share of the item's
-    subject weight it carries, twice; up to 1.5 more when it opens with the subject
-    ("Tuples are immutable" answers "Definition of tuples"). An item of a kind with
-    ``cue`` words (how it works, examples, limitations) is answered by those words
-    rather than by a definition: half a point per distinct cue word, up to 1.5, and
-    the opening counts half."""
-    share = _weight(rep.about & subject, idf) / (_weight(subject, idf) or 1.0)
-    head = rep.text.split(" ")
-    first = terms(" ".join(head[:3]))
-    if _states_of(rep.text, subject) or (rep.about - rep.terms) & subject:
-        # "Tuples are immutable", "A context manager is an object", or the first
-        # sentence under a heading that names the subject (a glossary entry).
-        opens = 1.5
-    elif set(first) & subject:
-        opens = 0.5
-    else:
-        opens = 0.0
-    if cue is None:
-        return 2 * share + opens - _leaning(rep.text)
-    said = {m.group(0).lower() for m in cue.finditer(rep.text)}
-    return 2 * share + opens / 2 + min(1.5, 0.5 * len(said)) - _leaning(rep.text)
-
-
-_ACRONYM_WORDS = (3, 4)  # words an acronym stands for: "GIL", "TCP/IP" aside
-
-
-def _acronyms(text: str) -> dict[str, frozenset[str]]:
-    """Acronyms that runs of three or four content words of ``text`` would have, with
-    the words' terms: "global interpreter lock" -> {"gil": {global, interpret, lock}}."""
-    out: dict[str, frozenset[str]] = {}
-    run: list[str] = []
-    for word in [*words(text), ""]:
-        if word and word.isalpha() and word not in STOPWORDS:
-            run.append(word)
-            continue
-        for size in _ACRONYM_WORDS:
-            for i in range(len(run) - size + 1):
-                window = run[i:i + size]
-                out.setdefault("".join(w[0] for w in window), frozenset(terms(" ".join(window))))
-        run = []
-    return out
-
-
-def _expand_acronyms(candidates: list[_Candidate], asked: str, wanted: set[str]) -> None:
-    """A sentence saying "the GIL" is about the "global interpreter lock" asked for,
-    and one saying "global interpreter lock" about the "GIL" asked for: each gets the
-    other form in its ``about`` terms."""
-    spelled = {a: ws for a, ws in _acronyms(asked).items() if len(ws) >= 3}
-    for cand in candidates:
-        extra: set[str] = set()
-        for acronym in cand.terms & spelled.keys():
-            extra |= spelled[acronym]
-        extra |= {a for a in _acronyms(cand.text) if a in wanted}
-        if extra:
-            cand.about = cand.about | extra
 
 
 def extract_claims(
@@ -408,10 +250,11 @@ def extract_claims(
 
     A claim is kept when it shares a subject term (META_TERMS aside) with the question
     or a sub-question. Each checklist item first gets its own best answers (claims
-    that may answer it, see :func:`_may_answer`, ranked by :func:`_answers` and half of
-    :func:`_relevance`), in turns, so that every item the sources can answer
+    that may answer it, see :func:`may_answer`, ranked by :func:`answer_score` plus ITEM_RELEVANCE
+    times :func:`question_relevance`), in turns, so that every item the sources can answer
     is answered; the remaining places go to the most relevant claims that answer an item
-    or the question by the coverage rule, or carry half the question's subject weight.
+    or the question by the coverage rule, carry half the question's subject weight, may
+    answer the question (:func:`may_answer`) or are among its QUESTION_TOP most relevant.
     Claims are then listed best first; ties keep extraction order.
     """
     candidates = _candidates(scored_sources, passages or {})
@@ -421,10 +264,10 @@ def extract_claims(
     q_terms = set(terms(question)) - META_TERMS
     s_terms = set().union(*(terms(s) for s in sub_questions)) - META_TERMS
     wanted = q_terms | s_terms
-    _expand_acronyms(candidates, "\n".join([question, *sub_questions]), wanted)
-    idf = _idf([c.about for c in candidates])
+    expand_acronyms(candidates, "\n".join([question, *sub_questions]), wanted)
+    idf = idf_weights([c.about for c in candidates])
     subjects = [(item.id, item_terms(item.description)) for item in checklist]
-    cues = [_aspect_cue(item.description) for item in checklist]
+    cues = [aspect_cue(item.description) for item in checklist]
 
     scored: list[tuple[float, int]] = []  # (relevance, group index)
     for order, (group, rep) in enumerate(zip(groups, reps, strict=True)):
@@ -432,21 +275,30 @@ def extract_claims(
             continue
         supporting = group.supporting
         source_relevance = max(scored_sources[i].relevance_score for i in supporting)
-        scored.append((_relevance(rep, len(supporting), source_relevance, wanted, q_terms or wanted, idf), order))
+        value = question_relevance(rep, len(supporting), source_relevance, wanted, q_terms or wanted, idf)
+        scored.append((value, order))
     by_relevance = [order for _, order in sorted(scored, key=lambda r: (-r[0], r[1]))]
     relevance = dict((order, value) for value, order in scored)
 
     chosen = _per_item(by_relevance, relevance, reps, subjects, cues, idf, max_claims)
     # With a checklist, the rest of the places go to claims that answer an item by the
-    # coverage rule (one that only may answer an item, see :func:`_may_answer`, lands
+    # coverage rule (one that only may answer an item, see :func:`may_answer`, lands
     # among the other findings, where it answers nothing), or the question, or carry at
     # least half of the question's subject weight: common words ("Python" in Python's
     # documentation) are no answer.
     asked = item_terms(question)
+    # So are the question's own best answers: its QUESTION_TOP most relevant claims, and
+    # those that may answer it as a sentence may answer an item (:func:`may_answer`): a
+    # long question's best sentence seldom carries half its terms ("The files are read in
+    # the order given above, with last value found taking precedence over values read
+    # earlier" for "Where does Git read its configuration from, and which value wins...").
+    top = set(by_relevance[:QUESTION_TOP])
     eligible = [order for order in by_relevance
-                if not subjects or any(claim_matches_item(set(reps[order].about), it) for _, it in subjects)
+                if order in top or not subjects
+                or any(claim_matches_item(set(reps[order].about), it) for _, it in subjects)
                 or claim_matches_item(set(reps[order].about), asked)
-                or _weight(reps[order].about & q_terms, idf) >= 0.5 * _weight(q_terms, idf)]
+                or weight(reps[order].about & q_terms, idf) >= 0.5 * weight(q_terms, idf)
+                or may_answer(set(reps[order].about), q_terms, idf)]
     while len(chosen) < max_claims and (pick := _next_new(eligible, chosen, reps)) is not None:
         chosen.append(pick)
     chosen.sort(key=lambda o: (-relevance[o], o))
@@ -457,7 +309,7 @@ def extract_claims(
             for n, order in enumerate(chosen[:max_claims], start=1)]
 
 
-def _per_item(by_relevance: list[int], relevance: dict[int, float], reps: Sequence[_Candidate],
+def _per_item(by_relevance: list[int], relevance: dict[int, float], reps: Sequence[Candidate],
               subjects: list[tuple[str, set[str]]], cues: list[re.Pattern[str] | None], idf: dict[str, float],
               max_claims: int) -> list[int]:
     """Each checklist item's best answers (groups by index), taken in turns: three
@@ -468,8 +320,8 @@ def _per_item(by_relevance: list[int], relevance: dict[int, float], reps: Sequen
         return chosen
     queues = []
     for (_, subject), cue in zip(subjects, cues, strict=True):
-        answers = [order for order in by_relevance if _may_answer(set(reps[order].about), subject, idf)]
-        answers.sort(key=lambda o: (-_answers(reps[o], subject, idf, cue) - 0.5 * relevance[o], o))
+        answers = [order for order in by_relevance if may_answer(set(reps[order].about), subject, idf)]
+        answers.sort(key=lambda o: (-answer_score(reps[o], subject, idf, cue) - ITEM_RELEVANCE * relevance[o], o))
         queues.append(answers)
     per_item = max(1, (3 * max_claims // 4) // len(subjects))
     for _ in range(per_item):
@@ -482,7 +334,7 @@ def _per_item(by_relevance: list[int], relevance: dict[int, float], reps: Sequen
     return chosen
 
 
-def _next_new(ranked: Sequence[int], chosen: list[int], reps: Sequence[_Candidate]) -> int | None:
+def _next_new(ranked: Sequence[int], chosen: list[int], reps: Sequence[Candidate]) -> int | None:
     """The best of ``ranked`` not chosen yet that says something the chosen do not: one
     whose terms mostly repeat a chosen claim's (term Jaccard >= REDUNDANT_JACCARD) waits
     until nothing new is left. A page restates its subject in many sentences ("the with
@@ -495,7 +347,7 @@ def _next_new(ranked: Sequence[int], chosen: list[int], reps: Sequence[_Candidat
     return fresh[0] if fresh else None
 
 
-def _claim(claim_id: str, group: _Group, rep: _Candidate, scored_sources: Sequence[ScoredSource],
+def _claim(claim_id: str, group: _Group, rep: Candidate, scored_sources: Sequence[ScoredSource],
            subjects: list[tuple[str, set[str]]]) -> Claim:
     """A chosen group as a claim: the representative's text, one citation per
     supporting source (its most relevant member; the representative when it is one)."""

@@ -31,8 +31,8 @@ from shared.research.envelope import ScoredSource
 from shared.research.locators import locate
 from shared.research.text import is_statement, sentence_spans, terms
 
-__all__ = ["PASSAGES_PER_SOURCE", "PASSAGE_MAX_CHARS", "Passage", "example_end", "heading_before",
-           "passages_by_source", "question_passages"]
+__all__ = ["PASSAGES_PER_SOURCE", "PASSAGE_MAX_CHARS", "Passage", "example_end", "heading_before", "is_code_term",
+           "passages_by_source", "question_passages", "term_start"]
 
 # Room for more than one sentence per question in a source that answers several (a
 # manual page read for the question, its sub-questions and its checklist items); the
@@ -64,6 +64,9 @@ class Passage:
     locator: str
     score: float  # BM25 for the question it was chosen for, over that question's best
     heading: str = ""  # the title the passage opens the section of, "" when none
+    # Characters of ``text`` before its first sentence: the code term it describes
+    # (:func:`term_start`), quoted with it; 0 when none.
+    term: int = 0
 
 
 def heading_before(text: str, start: int) -> str:
@@ -73,16 +76,54 @@ def heading_before(text: str, start: int) -> str:
     nothing heads it. A command line is no heading: one at a prompt or naming a
     variable ("$ git fetch ...", "$GIT_DIR/hooks/update refname"), or one the
     sentence goes on from ("git fetch origin tag X" above "to get my updated tag.")."""
+    found = _heading(text, start)
+    return found[1] if found else ""
+
+
+def _heading(text: str, start: int) -> tuple[int, str] | None:
+    """(where its text starts, the heading) of :func:`heading_before`, or None."""
     before = text[:start].rstrip(" ")
     if start and not before.endswith("\n"):
-        return ""
+        return None
     paragraph = before.rstrip("\n").rsplit("\n\n", 1)[-1].strip()
     line = paragraph.rsplit("\n", 1)[-1].strip().lstrip("#").strip()
     if not line or len(line.split()) > 8 or line.rstrip("¶ ").endswith((".", "!", "?", ":", ";", ",")):
-        return ""
+        return None
     if line.startswith(_PROMPTS) or text[start:start + 1].islower():
-        return ""
-    return line
+        return None
+    return before.rindex(line), line
+
+
+# A definition list's term written in code: an option ("--ignore-rev <rev>"), a
+# signature ("contextvars.copy_context()", "class contextvars.ContextVar(name)"), a
+# subcommand, hook or setting ("prune", "pre-commit", "core.autocrlf"). Titles are
+# capitalised words ("Context Variables"), numbered ("3.1. Objects") or long.
+_TERM_WORDS = 4
+_CODE_CHARS = re.compile(r"[-_.()=<>\[\]/$@{}*:|]")
+
+
+def is_code_term(heading: str) -> bool:
+    """Whether a heading names a thing in code's characters rather than titling a
+    section: its first word has code's characters or starts in lower case, and it has
+    at most four words."""
+    tokens = heading.rstrip("¶ ").split()
+    if not tokens or len(tokens) > _TERM_WORDS or tokens[0][0].isdigit():
+        return False
+    first = tokens[1] if tokens[0] in ("class", "function", "method", "exception") and len(tokens) > 1 else tokens[0]
+    return bool(_CODE_CHARS.search(first)) or first[0].islower()
+
+
+def term_start(text: str, start: int) -> int | None:
+    """Where the code term (:func:`is_code_term`) that a sentence at ``start`` is the
+    description of begins, or None: a manual's option list names the option once, in
+    the term, and its description never repeats it ("--rebase" above "When true, rebase
+    the current branch on top of the upstream branch after fetching."). Not the
+    one-line example a sentence ending in a colon introduces."""
+    found = _heading(text, start)
+    if not found or not is_code_term(found[1]):
+        return None
+    # A line that a sentence ending in a colon introduces is its example, no term.
+    return None if text[:found[0]].rstrip().endswith(":") else found[0]
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
@@ -168,9 +209,28 @@ def _take(docs: Sequence[_Document], ranked: list[list[tuple[float, int]]], owne
                     continue
                 start, end = _window(doc.text, doc.spans, i)
                 used.update(j for j, (s, e) in enumerate(doc.spans) if s < end and e > start)
+                heading = heading_before(doc.text, start)
+                lead = _with_term(doc.text, doc.spans, i, start, end)
+                if lead is not None:
+                    (start, end), term = lead, doc.spans[i][0] - lead[0]
+                else:
+                    term = 0
                 chosen.append(Passage(doc.text[start:end], start, end, locate(start, end, doc.page_starts),
-                                      round(score, 4), heading_before(doc.text, start)))
+                                      round(score, 4), heading, term))
     return out
+
+
+def _with_term(text: str, spans: Sequence[tuple[int, int]], at: int, start: int, end: int) -> tuple[int, int] | None:
+    """The passage ``start:end`` of the sentence ``at`` widened back to the code term
+    it describes (:func:`term_start`), within PASSAGE_MAX_CHARS (its second sentence
+    dropped when only the first fits); None when it has no such term or nothing fits."""
+    begin = term_start(text, start)
+    if begin is None:
+        return None
+    for stop in (end, spans[at][1]):
+        if stop - begin <= PASSAGE_MAX_CHARS:
+            return begin, stop
+    return None
 
 
 def choose_passages(documents: Sequence[tuple[str, Sequence[int] | None]], questions: Sequence[str], *,

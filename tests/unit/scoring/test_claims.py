@@ -6,7 +6,8 @@ from shared.research.text import terms
 
 from datetime import UTC, datetime
 
-from services.scoring.claims import _leaning, extract_claims
+from services.scoring.claim_relevance import leaning as _leaning
+from services.scoring.claims import QUESTION_TOP, extract_claims
 from services.scoring.coverage import assess_coverage
 from services.scoring.engine import ClaimScorer, SourceScorer
 from shared.research.claims import claim_matches_item, item_terms, knowledge_gaps
@@ -395,14 +396,32 @@ def test_a_bracketed_aside_does_not_make_a_sentence_lean_on_its_context() -> Non
     assert _leaning("This section covers tuples and their uses.") > 0
 
 
-def test_the_places_left_after_the_items_go_to_claims_that_answer_by_the_coverage_rule() -> None:
-    # "the ID of every transaction" names two of the item's five subject terms: enough to be
-    # looked at for it, not to answer it, so it would sit among the other findings
-    # answering nothing.
+def test_the_places_left_after_the_items_go_to_claims_that_answer_the_question() -> None:
+    # "the ID of every transaction" names two of the item's five subject terms: not
+    # enough to answer it by the coverage rule, enough to be one of the question's best
+    # answers; a sentence naming only "PostgreSQL" is one only among the few most relevant.
     answer = "Freezing protects old transaction IDs from wraparound."
     partial = "A table records the ID of every transaction."
-    text = f"{answer} {partial} Bananas are yellow fruit. Every transaction has an ID."
+    weak = [f"PostgreSQL ships {thing}." for thing in
+            ("a planner", "an archiver", "a vacuum daemon", "a statistics collector", "a checkpointer",
+             "a background writer", "a logical decoder", "a replication launcher")]
+    text = " ".join([answer, partial, "Bananas are yellow fruit.", *weak])
     checklist = [ChecklistItem(id="c1", description="How PostgreSQL protects against transaction ID wraparound")]
     question = "How does PostgreSQL protect against transaction ID wraparound?"
-    claims = extract_claims(question, [question], checklist, score([make_source("a", text)]), max_claims=2)
-    assert [c.text for c in claims] == [answer]
+    claims = extract_claims(question, [question], checklist, score([make_source("a", text)]), max_claims=30)
+    texts = [c.text for c in claims]
+    assert texts[:2] == [answer, partial]
+    assert "Bananas are yellow fruit." not in texts
+    assert 0 < len([t for t in texts if t in weak]) <= QUESTION_TOP - 2
+
+
+def test_an_items_answer_that_also_answers_the_question_comes_first() -> None:
+    # Both answer "How to stop a commit"; the one that also says what the question is
+    # about (hooks) is the better answer to it, though the other opens with the subject.
+    plain = "A commit is stopped by closing the editor with an empty message."
+    hooks = "Git hooks can stop a commit by exiting with a non-zero status."
+    checklist = [ChecklistItem(id="c1", description="How to stop a commit")]
+    question = "What are Git hooks and how can one stop a commit?"
+    text = f"{plain} {hooks} Bananas are yellow fruit."
+    claims = extract_claims(question, [question], checklist, score([make_source("a", text)]), max_claims=1)
+    assert [c.text for c in claims] == [hooks]
