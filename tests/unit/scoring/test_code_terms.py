@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from services.scoring.claims import claim_text, extract_claims
-from services.scoring.passages import is_code_term, passages_by_source, question_passages, term_start
+from services.scoring.claims import claim_text
+from services.scoring.passages import is_code_term, question_passages, term_start
 from shared.research.text import canonicalize
-from tests.unit.scoring.test_question_passages import FILLER, _scored
+from tests.unit.scoring.test_question_passages import FILLER, _cited, _claims_for
 
 OPTION = "--rebase[=false|true|merges]"
 DESCRIPTION = "When true, rebase the current branch on top of the upstream branch after fetching."
@@ -43,15 +43,12 @@ def test_a_line_a_colon_introduces_is_no_term() -> None:
 
 def test_the_claim_names_the_option_it_describes() -> None:
     text = manual_page()
-    source, scored = _scored(text, text[:400], "file:///git-pull.html", "git-pull")
     question = "How do I rebase the current branch after fetching?"
-    passages = passages_by_source(scored, {source.text_hash: text}, [question])
-    claims = extract_claims(question, [question], [], scored, passages=passages)
+    claims = _claims_for(text, "file:///git-pull.html", "git-pull", question)
     (claim,) = [c for c in claims if DESCRIPTION in c.text]
     # The option's brackets would make the quote look like code: the sentence is judged alone.
     assert claim.text == f"{OPTION} {DESCRIPTION}"
-    (citation,) = claim.citations
-    assert text[slice(*map(int, citation.locator.removeprefix("char:").split("-")))] == f"{OPTION}\n\n{DESCRIPTION}"
+    assert _cited(text, claim) == f"{OPTION}\n\n{DESCRIPTION}"
 
 
 def test_claim_text_drops_permalink_marks() -> None:

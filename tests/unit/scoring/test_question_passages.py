@@ -15,7 +15,7 @@ from services.scoring.passages import (
     passages_by_source,
     question_passages,
 )
-from shared.research.envelope import CredibilityTier, RetrievalMethod, Source
+from shared.research.envelope import Claim, CredibilityTier, RetrievalMethod, Source
 from shared.research.locators import locate
 from shared.research.text import canonicalize, text_hash
 
@@ -43,6 +43,19 @@ def _scored(text: str, excerpt: str, url: str, title: str) -> tuple[Source, list
                     credibility_tier=CredibilityTier.AUTHORITATIVE, domain_authority=80,
                     retrieval_method=RetrievalMethod.RAG, text_hash=text_hash(text), text_chars=len(text))
     return source, [SourceScorer().score(source, now=datetime(2025, 6, 1, tzinfo=UTC))]
+
+
+def _claims_for(text: str, url: str, title: str, question: str) -> list[Claim]:
+    """The offline claims for ``question`` from one local page, with its passages."""
+    source, scored = _scored(text, text[:400], url, title)
+    passages = passages_by_source(scored, {source.text_hash: text}, [question])
+    return extract_claims(question, [question], [], scored, passages=passages)
+
+
+def _cited(text: str, claim: Claim) -> str:
+    """The text at the claim's one citation's locator."""
+    (citation,) = claim.citations
+    return text[slice(*map(int, citation.locator.removeprefix("char:").split("-")))]
 
 
 def test_a_fact_in_the_last_third_of_a_long_page_is_offered() -> None:
@@ -120,14 +133,10 @@ def test_a_sentence_ending_in_a_colon_is_offered_with_its_one_line_example() -> 
 
 def test_the_claim_step_quotes_the_command_a_sentence_announces() -> None:
     text = page_with_a_command()
-    source, scored = _scored(text, text[:400], "file:///venv.md", "venv")
-    question = "How do you create a virtual environment?"
-    passages = passages_by_source(scored, {source.text_hash: text}, [question])
-    claims = extract_claims(question, [question], [], scored, passages=passages)
+    claims = _claims_for(text, "file:///venv.md", "venv", "How do you create a virtual environment?")
     (claim,) = [c for c in claims if COMMAND in c.text]
     assert claim.text == f"{COLON} {COMMAND}"
-    (citation,) = claim.citations
-    assert text[slice(*map(int, citation.locator.removeprefix("char:").split("-")))] == f"{COLON}\n\n{COMMAND}"
+    assert _cited(text, claim) == f"{COLON}\n\n{COMMAND}"
 
 
 def test_a_sentence_sharing_only_the_commoner_word_of_the_question_is_not_offered() -> None:
