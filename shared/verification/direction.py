@@ -1,0 +1,265 @@
+"""Direction: a sentence's directional words agree with its quote's.
+
+Each directional word (increases/reduces, faster/slower, better/worse, before/after,
+adds/removes), bound to the word it governs, agrees with the quote's on its axis; a
+comparison is not stated where the quote states none, nor its base dropped; a
+comparison turned round around "than" restates with the opposite word and reverses
+with the same one; a bound on a figure keeps the quote's side; and a converse term
+(lends/borrows, client/server) is not swapped for its counterpart. Read by
+:mod:`shared.verification.meaning` ("comparative").
+"""
+
+from __future__ import annotations
+
+from shared.verification.clause_reading import NUMBER_WORDS, bound_sign, bounds_figure, direction_of, hits, on_axis
+from shared.verification.clause_roles import phrase, swapped, verbness
+from shared.verification.clauses import Clause, Token, clauses, covered, is_content, token
+from shared.verification.derived import bound_side
+from shared.verification.figures import figures, same_figure
+from shared.verification.lexicon import CONVERSES
+
+__all__ = ["converse", "direction"]
+
+
+_COMPARATIVE_AXES = frozenset({"magnitude", "speed", "quality", "cost"})
+_COMPARISON_WORDS = frozenset({"more", "less", "most", "least"})
+
+
+def _comparative_of(said: Clause, i: int, theirs: list[tuple[int, str, int, bool, str]]) -> bool:
+    """"more"/"less" at ``i`` makes a comparative of the directional word after it, and the
+    quote states a change on that word's axis and sign with another word ("slowed" for
+    "more slowly"; ``theirs``: the quote's changes, with their words)."""
+    if i + 1 >= len(said.tokens):
+        return False
+    word, nxt = said.tokens[i + 1], direction_of(said.tokens[i + 1])
+    return nxt is not None and any(h[1] == nxt[0] and h[2] == nxt[1] and not h[3] and h[4] != word.low
+                                   for h in theirs)
+
+
+def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+    """Each directional word of ``said`` agrees with the quote's word bound to the same
+    thing, else with the aligned clause's words on its axis (on an axis that clause does
+    not speak of, the whole quote's, ``whole``); a comparison is not stated where the quote
+    states none, nor more of them than it states, nor without the quote's "than"."""
+    if _bound_flipped(said, whole or source):  # "more than €1 billion" for "under €1 billion"
+        return "comparative", "it bounds a figure on the other side than its quote does"
+    theirs, everywhere = hits(source), hits(whole) if whole is not None else hits(source)
+    mine, absorbed = hits(said), set()
+    if _than_mirrored(said, source) and any(
+            a[1] == b[1] and a[2] == b[2] and a[1] in _COMPARATIVE_AXES and not a[3] and not b[3]
+            for a in _before_than(said, mine) for b in _before_than(source, theirs)):
+        # "Y led to fewer X than Z" for "Z led to fewer X than Y": the same word, its sides exchanged
+        return "comparative", f"it reverses the direction ({next(h[1] for h in mine)}) its quote states"
+    for i, axis, sign, weak in mine:
+        if i >= 1 and said.tokens[i - 1].low == "or" and bounds_figure(said, i):
+            continue  # "7,000 or more steps": a bound on the figure, read with the figure
+        if said.tokens[i].low in _COMPARISON_WORDS and _comparative_of(
+                said, i, [(*h, source.tokens[h[0]].low) for h in theirs
+                          if verbness(source, h[0]) >= 2 or source.tokens[h[0]].low.endswith("er")]):
+            absorbed.add(i)
+            continue  # "more slowly" for "slowed" or "more quickly" for "faster": one comparison
+        if _figures_show(said, i, sign, whole or source) or _bounds(said, i, whole or source) is not None:
+            continue  # "38%, down from 61%" where its quote gives both figures; "less than €1 billion" for "under"
+        bound = bound_sign(said, i, axis, whole or source, weak=weak)
+        if bound == sign:
+            continue
+        lemmas = _lemmas_in(said.tokens[i])
+        # (a quote's "more than 30 metres" bounds its figure: no direction, unless the
+        # sentence's word bounds one too)
+        bounding = bounds_figure(said, i)
+        pool = [h for h in theirs if on_axis(source, h, axis) and (weak or not h[3])
+                and (bounding or not bounds_figure(source, h[0]))] \
+            or [h for h in everywhere if h[1] == axis and (weak or not h[3])
+                and (bounding or not bounds_figure(whole or source, h[0]))
+                and (h[2] != sign or lemmas & _lemmas_in((whole or source).tokens[h[0]]))]
+        if bound is None and sign in {h[2] for h in pool}:
+            continue
+        if bound is not None or pool:
+            if (swapped(said, source) or _than_mirrored(said, source)) and "than" in said.words():
+                continue  # "Y is slower than X" restates "X is faster than Y"
+            return "comparative", f"it reverses the direction ({axis}) its quote states"
+        # (a change of the same sign on another axis, "fell" for "dropped", "raised" for
+        # "improved", restates it)
+        change = verbness(said, i) >= 1 and said.tokens[i].low not in _COMPARISON_WORDS
+        same_sign = change and any(h[2] == sign and not h[3] and verbness(source, h[0]) >= 1
+                                   for h in theirs)  # changes, not an added "more"
+        if axis in _COMPARATIVE_AXES and not weak and not bounds_figure(said, i) and not same_sign \
+                and not _reached(said, i, whole or source):
+            return "comparative", f"it states a direction ({axis}) its quote does not"
+    stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3] and not bounds_figure(said, h[0])
+              and h[0] not in absorbed]
+    quoted = max(len([h for h in found if h[1] in _COMPARATIVE_AXES and not h[3]]) for found in (theirs, everywhere))
+    # (the same change said twice, "had fallen …, its third straight decline", is one comparison)
+    # ("more", "less" each count: "the biggest … significantly more X" adds one)
+    if quoted and len({(h[1], h[2], h[0] if said.tokens[h[0]].low in _COMPARISON_WORDS else -1)
+                       for h in stated}) > quoted:
+        return "comparative", "it states more comparisons than its quote does"
+    if _compares(source) and not _compares(said) and stated and not _keeps_base(said, source):
+        return "comparative", "it drops or changes what its quote compares it with"
+    return None
+
+
+def _before_than(clause: Clause, found: list[tuple[int, str, int, bool]]) -> list[tuple[int, str, int, bool]]:
+    """The directional words of ``found`` that stand before the clause's "than" (its
+    comparison's own, not "a stack that grows" after it)."""
+    words = clause.words()
+    than = next((n for n, w in enumerate(words) if w == "than" and not (  # (not "older than 65": a bound)
+        n + 1 < len(words) and (words[n + 1][:1].isdigit() or words[n + 1] in NUMBER_WORDS))), len(words))
+    return [h for h in found if h[0] < than]
+
+
+def _bound_flipped(said: Clause, quote: Clause) -> bool:
+    """A figure the clause bounds ("at most 60%") is one the quote bounds on the other
+    side ("at least 60%")."""
+    theirs = [(q, side) for q in figures(quote.text) if quote.start <= q.start < quote.end
+              and (side := bound_side(quote.text[:q.start])) is not None]
+    return any(same_figure(f, q) and side != theirs_side
+               for f in figures(said.text) if said.start <= f.start < said.end
+               and (side := bound_side(said.text[:f.start])) is not None for q, theirs_side in theirs)
+
+
+def _bounds(said: Clause, i: int, quote: Clause) -> tuple[int, int] | None:
+    """When the word at ``i`` bounds the figure after it ("less than €1 billion", "no
+    fewer than 30 days") and the quote bounds that same figure: the side each bounds it
+    on (1 above, -1 below), else None."""
+    if not bounds_figure(said, i):
+        return None
+    mine = next((f for f in figures(said.text) if f.start >= said.tokens[i].end and said.start <= f.start < said.end),
+                None)
+    side = bound_side(said.text[:mine.start]) if mine is not None else None
+    if side is None:
+        return None
+    text = quote.text
+    theirs = next((b for q in figures(text) if quote.start <= q.start < quote.end and mine is not None
+                   and same_figure(mine, q) and (b := bound_side(text[:q.start])) is not None), None)
+    return None if theirs is None else (side, theirs)
+
+
+def _figures_show(said: Clause, i: int, sign: int, quote: Clause) -> bool:
+    """The direction at ``i`` is "up from" or "down from" a figure, and the clause's
+    figure before it lies on that side of it, both figures being its quote's: the
+    change the quote's two figures show ("at 38% of capacity, down from 61% a year
+    earlier" for "38 percent …, compared with 61 percent a year earlier")."""
+    toks = said.tokens
+    if toks[i].low not in ("up", "down") or i + 1 >= len(toks) or toks[i + 1].low != "from":
+        return False
+    text = said.text
+    mine = [f for f in figures(text) if said.start <= f.start < said.end]
+    after = [f for f in mine if f.start >= toks[i + 1].end]
+    before = [f for f in mine if f.end <= toks[i].start]
+    theirs = figures(quote.text[quote.start:quote.end])
+    if not after or not before or not all(any(same_figure(f, q) for q in theirs) for f in (after[0], before[-1])):
+        return False
+    return (before[-1].value - after[0].value) * sign > 0 and before[-1].unit == after[0].unit
+
+
+def _lemmas_in(t: Token) -> set[str]:
+    """The lemmas of a word and of each part of a compound ("best-performing": best, perform)."""
+    parts = t.low.split("-") if "-" in t.low else []
+    return set(t.lemmas).union(*(token(p, 0, 0).lemmas for p in parts if p))
+
+
+def _compares(clause: Clause) -> bool:
+    """The clause says "than" of something other than a figure ("more than 30%" bounds a figure)."""
+    words = clause.words()
+    return any(w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit()) for i, w in enumerate(words))
+
+
+def _than_mirrored(said: Clause, source: Clause) -> bool:
+    """What each clause names first after its (last) "than" the other names before its own
+    and not after it ("X led to more reoperations than Y did" for "Y resulted in fewer
+    reoperations than X")."""
+    def around(c: Clause) -> tuple[set[str], set[str], set[str]]:
+        at = max((n for n, t in enumerate(c.tokens) if t.low == "than"), default=None)  # ("older than 65, …")
+        if at is None:
+            return set(), set(), set()
+        after = [t for t in c.tokens[at + 1:] if is_content(t)]
+        return ({f for t in c.tokens[:at] if is_content(t) for f in t.forms},
+                {f for t in after for f in t.forms}, set(after[0].forms) if after else set())
+    (mine_before, mine_after, my_first), (theirs_before, theirs_after, their_first) = around(said), around(source)
+    return bool(my_first & theirs_before - theirs_after) and bool(their_first & mine_before - mine_after)
+
+
+def _reached(said: Clause, i: int, quote: Clause) -> bool:
+    """A rise "to" a figure ("the column rose to 14 kilometres") where the quote says the
+    thing reached that figure ("reached an altitude of 14 kilometres", "stands 245 metres
+    high"): the level it came to, not a change the quote leaves unsaid."""
+    toks = said.tokens
+    if i + 2 >= len(toks) or toks[i + 1].low != "to" or not (toks[i + 2].low[:1].isdigit()
+                                                            or toks[i + 2].low in NUMBER_WORDS):
+        return False
+    return any(t.lemma in _LEVEL_VERBS for t in quote.tokens) or any(
+        t.low in ("high", "tall") and n and quote.tokens[n - 1].low.endswith(("metres", "meters", "feet", "m"))
+        for n, t in enumerate(quote.tokens))
+
+
+_LEVEL_VERBS = frozenset("reach hit attain top".split())
+
+
+def _keeps_base(said: Clause, source: Clause) -> bool:
+    """The sentence names what its quote compares with, without "than" ("Compared with
+    full-sun plants, …", "tenfold the lithium of graphite" for "ten times more … than
+    graphite"): every content word after the quote's "than", up to a pause, in the
+    sentence's words (or in a part of one of its compounds), the first of them after a
+    word that compares ("compared", "against", "of"…, not "after")."""
+    words = source.words()
+    at = next(i for i, w in enumerate(words) if w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit()))
+    base = []
+    for i in range(at + 1, len(source.tokens)):
+        if source.pause_before(i):
+            break
+        if is_content(source.tokens[i]):
+            base.append(source.tokens[i])
+    if not base:
+        return False
+    toks = [t for c in clauses(said.text) for t in c.tokens]
+    have = {f for t in toks for f in t.forms}
+    have |= {f for t in toks if "-" in t.low for part in t.low.split("-") if part for f in token(part, 0, 0).forms}
+    first = [n for n, t in enumerate(toks) if covered(base[0], set(t.forms)) or "-" in t.low and any(
+        token(part, 0, 0).forms & base[0].forms for part in t.low.split("-") if part)]
+    return all(covered(t, have) for t in base) and any(
+        u.low in _COMPARING for n in first for u in toks[max(0, n - 3):n])
+
+
+_COMPARING = frozenset("compared comparison against versus vs relative over of unlike".split())
+
+
+def converse(said: Clause, source: Clause) -> tuple[str, str] | None:
+    """A word whose counterpart (``CONVERSES``: reads/writes, client/server) stands in
+    the quote's clause where the sentence has the word itself."""
+    mine = {x for t in said.tokens for x in t.lemmas}
+    theirs = {x for t in source.tokens for x in t.lemmas}
+    for word in sorted(mine - theirs):
+        other = CONVERSES.get(word, frozenset()) & (theirs - mine)
+        if other and not _roles_exchanged(said, word, source, other):
+            return "comparative", f'it says "{word}" where its quote says "{min(other)}"'
+    for word in sorted(mine & theirs):
+        for other in sorted(CONVERSES.get(word, frozenset()) & mine & theirs):
+            if _contexts(said, word) & (_contexts(source, other) - _contexts(source, word)):
+                return "role", f'it says "{word}" where its quote says "{other}" and "{other}" where it says "{word}"'
+    return None
+
+
+def _contexts(clause: Clause, word: str) -> set[tuple[str, str]]:
+    """The content words either side of each place of ``word`` in the clause ("row" and
+    "table" around "left" in "every row of the left table")."""
+    toks, out = clause.tokens, set()
+    for i, t in enumerate(toks):
+        if word in t.lemmas:
+            before = next((min(u.forms) for u in reversed(toks[:i]) if is_content(u)), "")
+            after = next((min(u.forms) for u in toks[i + 1:] if is_content(u)), "")
+            if before and after:
+                out.add((before, after))
+    return out
+
+
+def _roles_exchanged(said: Clause, word: str, source: Clause, other: frozenset[str]) -> bool:
+    """The converse word comes with its two sides exchanged: "banks borrow from the
+    central bank" restates "the central bank lends to banks"."""
+    i = next((n for n, t in enumerate(said.tokens) if word in t.lemmas), None)
+    j = next((n for n, t in enumerate(source.tokens) if other & set(t.lemmas)), None)
+    if i is None or j is None:
+        return False
+    (ss, _), (so, _) = phrase(said, i, -1), phrase(said, i, 1)
+    (qs, _), (qo, _) = phrase(source, j, -1), phrase(source, j, 1)
+    return bool((ss & qo) - qs) and bool((so & qs) - qo)
