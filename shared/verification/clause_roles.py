@@ -9,7 +9,8 @@ that keeps its quote's roles from one that turns them round ("A acquired B" agai
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import FRONTING, NUMBER_WORDS, PHRASE_STOPS, WEAK, direction_of
+from shared.verification.clause_reading import NUMBER_WORDS, PHRASE_STOPS, WEAK, direction_of
+from shared.verification.condition_reading import FRONTING
 from shared.verification.clauses import AUX, BE, Clause, Token, is_content, lemmas_of
 from shared.research.text import STOPWORDS
 

@@ -10,7 +10,7 @@ after its other checks.
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import SETTINGS, conditions, opening_qualifier
+from shared.verification.condition_reading import SETTINGS, conditions, opening_qualifier
 from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, token
 from shared.verification.figures import figures, same_figure
 

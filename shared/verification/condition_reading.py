@@ -1,0 +1,104 @@
+"""A clause's conditions, for the scope check (:mod:`shared.verification.scope`).
+
+A condition is what a clause holds under: an opening qualifier that ends at a comma
+("In patients under 60 with a BMI below 30, …"), and phrases opened by within, when,
+if, unless, during, among, "by default", or "in"/"on"/"for" before a name or a group
+("in the Alps", "for adults"). A setting ("In the trial, …", "In a statement, …"), an
+opening that points back ("Over the same period, …"), a date ("on Thursday") and what a
+participle takes ("based on Prejean's memoir") are none.
+"""
+
+from __future__ import annotations
+
+from shared.verification.clause_reading import MONTHS, NUMBER_WORDS
+from shared.verification.clauses import Clause, Token, is_content
+from shared.verification.lexicon import CONDITION_OPENERS
+
+__all__ = ["FRONTING", "SETTINGS", "conditions", "fronted", "opening_qualifier"]
+
+
+# Where a finding was made or said ("In the trial, ...", "In this study, ...", "In a
+# statement, ..."): its setting, not a condition that narrows it.
+SETTINGS = frozenset("trial study cohort analysis experiment survey paper report review sample dataset "
+                     "benchmark test evaluation investigation work statement interview letter speech filing "
+                     "release briefing announcement testimony".split())
+
+
+FRONTING = frozenset("in on for at with over during under among within after when if unless once of".split())
+
+
+def opening_qualifier(clause: Clause, reach: int = 16) -> list[Token]:
+    """The words of a qualifier that opens the clause, after its opener, up to its comma
+    within ``reach`` words ("In patients under 60 with a BMI below 30, …", "With fsync
+    disabled, …"); none for a setting ("In the trial, …") nor for one that points back
+    ("Over the same period, …", "In that year, …": the time another quote gives, which a
+    sentence may say in its own words)."""
+    toks = clause.tokens
+    if not toks or toks[0].low not in FRONTING:
+        return []
+    end = next((n for n in range(1, min(len(toks), reach)) if clause.pause_before(n)), 0)
+    words = toks[1:end]
+    if {u.lemma for u in words if is_content(u)} <= SETTINGS or any(u.low in _POINTING for u in words[:3]):
+        return []
+    return words
+
+
+_POINTING = frozenset("same that this these those".split())
+
+
+def fronted(clause: Clause) -> list[Token]:
+    """The content words of a short qualifier that opens the clause (:func:`opening_qualifier`)."""
+    return [u for u in opening_qualifier(clause, reach=10) if is_content(u) or u.low.isdigit()]
+
+
+def conditions(clause: Clause) -> list[list[Token]]:
+    """The clause's conditions: what follows an opener ("within", "when", "by default",
+    "in"/"on" + a name), up to the next opener or punctuation, at most five words."""
+    out = []
+    toks = clause.tokens
+    opening = fronted(clause)
+    if opening:
+        out.append(opening)
+    for i, t in enumerate(toks):
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        opens = t.low in CONDITION_OPENERS
+        if t.low == "by" and nxt is not None and nxt.low == "default":
+            out.append([nxt])
+            continue
+        if t.low in ("in", "on", "for") and nxt is not None and nxt.low == "the" and i + 2 < len(toks) \
+                and toks[i + 2].text[:1].isupper() and toks[i + 2].low not in _DATES and not _argument(toks, i):
+            # "in the Alps", "for the EU": a place or a named group, its capitalised words
+            named = [u for u in toks[i + 2:i + 6] if u.text[:1].isupper()]
+            run = toks[i + 2:i + 2 + next((n for n, u in enumerate(toks[i + 2:i + 6]) if not u.text[:1].isupper()),
+                                          len(named))]
+            out.append(run)
+            continue
+        if t.low in ("in", "on", "for") and nxt is not None and nxt.low not in _DATES and not _argument(toks, i) and (
+                nxt.text[:1].isupper() or nxt.low in ("patients", "adults", "children", "women", "men", "mice", "rats",
+                                                      "small", "large")):
+            opens = True
+        if t.low == "than" and i and toks[i - 1].low.endswith("er") and nxt is not None and (
+                nxt.low[:1].isdigit() or nxt.low in NUMBER_WORDS) and i >= 2 and is_content(toks[i - 2]):
+            opens = True  # "supermarkets larger than 400 square metres": which ones
+        if not opens:
+            continue
+        phrase = []
+        for n, u in enumerate(toks[i + 1:i + 6], start=i + 1):
+            if u.low in CONDITION_OPENERS or clause.pause_before(n):
+                break
+            phrase.append(u)
+        content = [u for u in phrase if is_content(u) or u.low.isdigit()]
+        if content:
+            out.append(content)
+    return out
+
+
+# A day or month after "on"/"in" dates the statement; it does not narrow it ("on Thursday").
+_DATES = MONTHS | frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+
+
+def _argument(toks: list[Token], i: int) -> bool:
+    """The preposition at ``i`` follows a participle whose argument it opens ("an opera
+    based on Prejean's memoir", "published in Nature"): what it names is no condition."""
+    # ("approved for adults", "licensed for use in the EU": "for" names whom it holds for, a condition)
+    return i > 0 and toks[i - 1].low.endswith("ed") and toks[i - 1].low != "need" and toks[i].low != "for"
