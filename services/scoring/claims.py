@@ -55,7 +55,6 @@ SAME_SUBJECT_JACCARD = 0.35
 CONTRADICTION_CHECKS = 8  # groups checked against each chosen claim, the most alike first
 MEMBER_CHECKS = 8  # distinct sentences of a chosen group checked against its representative
 MIN_WORDS = 3
-QUESTION_TOP = 5  # the question's most relevant claims, eligible for the places items leave
 # An item's answers are ranked by how squarely they answer it plus this much of how well
 # they answer the question: of two answers to "How to stop a commit", the one that also
 # says what the question asks about (hooks) comes first.
@@ -253,8 +252,7 @@ def extract_claims(
     that may answer it, see :func:`may_answer`, ranked by :func:`answer_score` plus ITEM_RELEVANCE
     times :func:`question_relevance`), in turns, so that every item the sources can answer
     is answered; the remaining places go to the most relevant claims that answer an item
-    or the question by the coverage rule, carry half the question's subject weight, may
-    answer the question (:func:`may_answer`) or are among its QUESTION_TOP most relevant.
+    or the question by the coverage rule, or carry half the question's subject weight.
     Claims are then listed best first; ties keep extraction order.
     """
     candidates = _candidates(scored_sources, passages or {})
@@ -287,18 +285,10 @@ def extract_claims(
     # least half of the question's subject weight: common words ("Python" in Python's
     # documentation) are no answer.
     asked = item_terms(question)
-    # So are the question's own best answers: its QUESTION_TOP most relevant claims, and
-    # those that may answer it as a sentence may answer an item (:func:`may_answer`): a
-    # long question's best sentence seldom carries half its terms ("The files are read in
-    # the order given above, with last value found taking precedence over values read
-    # earlier" for "Where does Git read its configuration from, and which value wins...").
-    top = set(by_relevance[:QUESTION_TOP])
     eligible = [order for order in by_relevance
-                if order in top or not subjects
-                or any(claim_matches_item(set(reps[order].about), it) for _, it in subjects)
+                if not subjects or any(claim_matches_item(set(reps[order].about), it) for _, it in subjects)
                 or claim_matches_item(set(reps[order].about), asked)
-                or weight(reps[order].about & q_terms, idf) >= 0.5 * weight(q_terms, idf)
-                or may_answer(set(reps[order].about), q_terms, idf)]
+                or weight(reps[order].about & q_terms, idf) >= 0.5 * weight(q_terms, idf)]
     while len(chosen) < max_claims and (pick := _next_new(eligible, chosen, reps)) is not None:
         chosen.append(pick)
     chosen.sort(key=lambda o: (-relevance[o], o))
