@@ -28,6 +28,7 @@ __all__ = [
     "certainty",
     "clause_parts",
     "direction_flipped",
+    "figure_word",
     "direction_of",
     "directions",
     "every_unit",
@@ -36,6 +37,7 @@ __all__ = [
     "not_only",
     "on_axis",
     "only_a_thing",
+    "order_word_at",
     "adjective",
     "parts",
     "parts_sharing",
@@ -130,8 +132,8 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
         elif w == "few":  # "a few"
             strength = max(strength or 0, 1)
         if w in EXCLUSIVE and prev not in ("not", "n't") and not (w == "alone" and prev != "alone") \
-                and not (w == "only" and (nxt[:1].isdigit() or nxt in NUMBER_WORDS)) \
-                and not (w == "only" and nxt in _WHEN) and not (w == "only" and _bounds_figure(words, i)):
+                and not (w == "only" and figure_word(nxt)) \
+                and not (w == "only" and nxt in _WHEN) and not (w == "only" and _bound_follows(words, i)):
             # ("grew by only 4%", "in only half", "only up to 0.006 tesla": merely; "only after a
             # replica confirms": not before it)
             exclusive = exclusive or w != "alone"
@@ -148,11 +150,11 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
 _BOUNDS = frozenset("up to at below above under over about around roughly approximately some".split())
 
 
-def _bounds_figure(words: list[str], i: int) -> bool:
+def _bound_follows(words: list[str], i: int) -> bool:
     """The word after ``i`` bounds a figure that follows within four words ("only up to
     roughly 0.006 tesla", "only about 40 of them")."""
     after = words[i + 1:i + 5]
-    return bool(after) and after[0] in _BOUNDS and any(w[:1].isdigit() or w in NUMBER_WORDS for w in after[1:])
+    return bool(after) and after[0] in _BOUNDS and any(figure_word(w) for w in after[1:])
 
 
 def a_few(clause: Clause) -> bool:
@@ -272,7 +274,7 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         if t.low in ("speed", "speeds") and nxt != "up":
             continue  # "top speed": a noun, not speeding up
         after = clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else ""
-        if prev == "as" and nxt == "as" and (after[:1].isdigit() or after in NUMBER_WORDS):
+        if prev == "as" and nxt == "as" and figure_word(after):
             continue  # "for as long as eight years": a bound on the figure, read with the figure
         if t.low in ("up", "down") and (i and clause.tokens[i - 1].lemma == "go" or nxt == "from"):
             hit = ("magnitude", hit[1])  # "visitor numbers went up", "58 percent, up from 49": a rise
@@ -313,14 +315,26 @@ def bounds_figure(clause: Clause, i: int) -> bool:
     if clause.tokens[i].low not in _BOUND_WORDS:
         return False
     toks = clause.tokens
-    if i >= 2 and toks[i - 1].low == "or" and (toks[i - 2].low[:1].isdigit() or toks[i - 2].low in NUMBER_WORDS):
+    if i >= 2 and toks[i - 1].low == "or" and figure_word(toks[i - 2].low):
         return True  # "7,000 or more steps": "at least 7,000"
     n = i + 1 + (i + 1 < len(clause.tokens) and clause.tokens[i + 1].low == "than")
-    return n < len(clause.tokens) and (clause.tokens[n].low[:1].isdigit() or clause.tokens[n].low in NUMBER_WORDS)
+    return n < len(clause.tokens) and figure_word(clause.tokens[n].low)
 
 
 NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
     sixty seventy eighty ninety hundred dozen half a""".split())
+
+
+def figure_word(word: str) -> bool:
+    """A word that opens a figure: digits, or a number word ("3.5", "twelve", "a dozen")."""
+    return word[:1].isdigit() or word in NUMBER_WORDS
+
+
+def order_word_at(words: list[str], word: str) -> int | None:
+    """Where ``word`` ("than", "before", "after") orders two things in the clause; not a
+    "than" that bounds a figure ("fewer than six hours", "older than 65")."""
+    return next((n for n, w in enumerate(words) if w == word and not (
+        word == "than" and n + 1 < len(words) and figure_word(words[n + 1]))), None)
 
 
 def directions(clause: Clause) -> list[tuple[str, int]]:

@@ -9,7 +9,9 @@ that keeps its quote's roles from one that turns them round ("A acquired B" agai
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import NUMBER_WORDS, PHRASE_STOPS, WEAK, direction_of
+from shared.verification.clause_reading import (
+    PHRASE_STOPS, WEAK, bounds_figure, direction_of, figure_word, order_word_at,
+)
 from shared.verification.condition_reading import FRONTING
 from shared.verification.clauses import AUX, BE, Clause, Token, is_content, lemmas_of
 from shared.research.text import STOPWORDS
@@ -75,7 +77,7 @@ def verbness(clause: Clause, i: int) -> int:
         return 3
     if prev[:1].isdigit() and _inflected(t, "ed"):
         return 3  # "from 2010 to 2020 lowered": a verb after a figure
-    if t.low.endswith("ing") or prev in DETERMINERS or prev in NUMBER_WORDS or prev[:1].isdigit():
+    if t.low.endswith("ing") or prev in DETERMINERS or figure_word(prev):
         return 0  # "the fire", "most cases", "four days", "25 eagles": a noun
     if _inflected(t, "ed"):
         after = clause.tokens[i + 1].low if i + 1 < len(clause.tokens) else ""
@@ -116,7 +118,7 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
     ``said`` that ``source`` has, and its first occurrence there."""
     words, theirs = said.words(), source.words()
     for word in ORDER_WORDS:
-        i, j = _order_index(words, word), _order_index(theirs, word)
+        i, j = order_word_at(words, word), order_word_at(theirs, word)
         if (i is None or j is None) and word in words and word in theirs:
             i, j = words.index(word), theirs.index(word)  # (both bound a figure: "more than 20 miles")
         if i is not None and j is not None and not _paired(words, word) and not _paired(theirs, word):
@@ -134,14 +136,6 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
 
 
 ORDER_WORDS = ("than", "before", "after")
-
-
-def _order_index(words: list[str], word: str) -> int | None:
-    """Where ``word`` orders two things in the clause: not a "than" that bounds a figure
-    ("fewer than six hours")."""
-    return next((n for n, w in enumerate(words) if w == word and not (
-        word == "than" and n + 1 < len(words) and (words[n + 1][:1].isdigit() or words[n + 1] in NUMBER_WORDS))),
-        None)
 
 
 def _paired(words: list[str], word: str) -> bool:
@@ -285,12 +279,8 @@ def subject_tokens(clause: Clause) -> list[Token]:
 
 
 def _bounds_figure(clause: Clause, i: int) -> bool:
-    """Token ``i`` is "more" or "fewer" of "more than 90,000" (or "than" after them)."""
-    toks = clause.tokens
-    j = i + 1 if i + 1 < len(toks) and toks[i + 1].low == "than" else i if toks[i].low == "than" else None
-    if j is None or j + 1 >= len(toks) or toks[j - 1].low not in ("more", "less", "fewer"):
-        return False
-    return toks[j + 1].low[:1].isdigit() or toks[j + 1].low in NUMBER_WORDS
+    """Token ``i`` is "more" of "more than 90,000", or the "than" after it."""
+    return bounds_figure(clause, i) or (clause.tokens[i].low == "than" and i > 0 and bounds_figure(clause, i - 1))
 
 
 def _apposition_end(clause: Clause, i: int) -> int:

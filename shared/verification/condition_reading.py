@@ -10,7 +10,7 @@ participle takes ("based on Prejean's memoir") are none.
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import MONTHS, NUMBER_WORDS
+from shared.verification.clause_reading import MONTHS, figure_word
 from shared.verification.clauses import Clause, Token, is_content
 from shared.verification.lexicon import CONDITION_OPENERS
 
@@ -77,8 +77,7 @@ def conditions(clause: Clause) -> list[list[Token]]:
                 nxt.text[:1].isupper() or nxt.low in ("patients", "adults", "children", "women", "men", "mice", "rats",
                                                       "small", "large")):
             opens = True
-        if t.low == "than" and i and toks[i - 1].low.endswith("er") and nxt is not None and (
-                nxt.low[:1].isdigit() or nxt.low in NUMBER_WORDS) and i >= 2 and is_content(toks[i - 2]):
+        if t.low == "than" and i and toks[i - 1].low.endswith("er") and nxt is not None and figure_word(nxt.low) and i >= 2 and is_content(toks[i - 2]):
             opens = True  # "supermarkets larger than 400 square metres": which ones
         if not opens:
             continue

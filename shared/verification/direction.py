@@ -11,7 +11,9 @@ with the same one; a bound on a figure keeps the quote's side; and a converse te
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import NUMBER_WORDS, bound_sign, bounds_figure, direction_of, hits, on_axis
+from shared.verification.clause_reading import (
+    bound_sign, bounds_figure, direction_of, figure_word, hits, on_axis, order_word_at,
+)
 from shared.verification.clause_roles import phrase, swapped, verbness
 from shared.verification.clauses import Clause, Token, clauses, covered, is_content, token
 from shared.verification.derived import bound_side
@@ -102,9 +104,8 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
 def _before_than(clause: Clause, found: list[tuple[int, str, int, bool]]) -> list[tuple[int, str, int, bool]]:
     """The directional words of ``found`` that stand before the clause's "than" (its
     comparison's own, not "a stack that grows" after it)."""
-    words = clause.words()
-    than = next((n for n, w in enumerate(words) if w == "than" and not (  # (not "older than 65": a bound)
-        n + 1 < len(words) and (words[n + 1][:1].isdigit() or words[n + 1] in NUMBER_WORDS))), len(words))
+    than = order_word_at(clause.words(), "than")
+    than = len(clause.tokens) if than is None else than
     return [h for h in found if h[0] < than]
 
 
@@ -185,8 +186,7 @@ def _reached(said: Clause, i: int, quote: Clause) -> bool:
     thing reached that figure ("reached an altitude of 14 kilometres", "stands 245 metres
     high"): the level it came to, not a change the quote leaves unsaid."""
     toks = said.tokens
-    if i + 2 >= len(toks) or toks[i + 1].low != "to" or not (toks[i + 2].low[:1].isdigit()
-                                                            or toks[i + 2].low in NUMBER_WORDS):
+    if i + 2 >= len(toks) or toks[i + 1].low != "to" or not figure_word(toks[i + 2].low):
         return False
     return any(t.lemma in _LEVEL_VERBS for t in quote.tokens) or any(
         t.low in ("high", "tall") and n and quote.tokens[n - 1].low.endswith(("metres", "meters", "feet", "m"))
