@@ -249,7 +249,7 @@ def parts_sharing(source: Clause, said: Clause) -> Clause:
     ``said``; all of it when none does."""
     out = [t for part in clause_parts(source) if any(is_content(t) and t.forms & said.forms for t in part)
            for t in part]
-    return Clause(out, out[0].start, out[-1].end, source.text) if out else source
+    return Clause.spanning(out, source.text) if out else source
 
 
 def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:

@@ -319,8 +319,7 @@ def complement_subject(clause: Clause) -> set[str]:
     words = clause.words()
     for i, w in enumerate(words[1:-1], start=1):
         if w == "that" and clause.tokens[i - 1].lemma in _REPORTING:
-            rest = Clause(clause.tokens[i + 1:], clause.tokens[i + 1].start, clause.end, clause.text)
-            return subject(rest)
+            return subject(clause.cut(i + 1)[1])
     return set()
 
 
@@ -377,8 +376,7 @@ def fronted_parts(clause: Clause, reach: int = 32) -> tuple[Clause, Clause] | No
         return None
     if not any(u.verb and not modifier(clause, n) for n, u in enumerate(toks[:end])):
         return None  # "In Parkinson's disease, …": a setting, which scopes its clause, not a clause of its own
-    return (Clause(toks[:end], toks[0].start, toks[end - 1].end, clause.text),
-            Clause(rest, rest[0].start, rest[-1].end, clause.text))
+    return clause.cut(end)
 
 
 # Words that open an apposition or an absolute phrase at a clause's end (", a rise that
@@ -397,12 +395,10 @@ def trailing_parts(clause: Clause) -> tuple[Clause, Clause] | None:
             continue
         if t.low in ("in", "of", "during") and toks[n + 1].low not in ("which", "whom"):
             continue  # (", in 2019, …" is the clause's own qualifier)
-        head, tail = toks[:n], toks[n:]
-        if not any(u.verb or u.low in AUX for u in head[1:]) or _finite(Clause(tail, tail[0].start, tail[-1].end,
-                                                                                clause.text)):
+        head, tail = clause.cut(n)
+        if not any(u.verb or u.low in AUX for u in head.tokens[1:]) or _finite(tail):
             return None  # (", the stage before it fills its buffer": a clause of its own, not an apposition)
-        return (Clause(head, head[0].start, head[-1].end, clause.text),
-                Clause(tail, tail[0].start, tail[-1].end, clause.text))
+        return head, tail
     return None
 
 
@@ -433,8 +429,6 @@ def relative_parts(clause: Clause) -> tuple[Clause, Clause] | None:
         if verbness(clause, n - 1) >= 2 or not is_content(toks[n - 1]) or not (
                 toks[n + 1].low in AUX or toks[n + 1].verb and toks[n + 1].low not in STOPWORDS):
             continue
-        head, tail = toks[:n], toks[n:]
-        if any(u.low in AUX or verbness(clause, k) >= 2 for k, u in enumerate(head) if k):
-            return (Clause(head, head[0].start, head[-1].end, clause.text),
-                    Clause(tail, tail[0].start, tail[-1].end, clause.text))
+        if any(u.low in AUX or verbness(clause, k) >= 2 for k, u in enumerate(toks[:n]) if k):
+            return clause.cut(n)
     return None

@@ -129,6 +129,20 @@ class Clause:
     def words(self) -> list[str]:
         return [t.low for t in self.tokens]
 
+    @classmethod
+    def spanning(cls, tokens: list[Token], text: str) -> Clause:
+        """The clause of ``tokens`` (at least one), from the first's start to the last's end."""
+        return cls(tokens, tokens[0].start, tokens[-1].end, text)
+
+    @classmethod
+    def joined(cls, parts: list[Clause]) -> Clause:
+        """The clauses ``parts`` (at least one, of one text) read as one."""
+        return cls([t for c in parts for t in c.tokens], parts[0].start, parts[-1].end, parts[0].text)
+
+    def cut(self, n: int) -> tuple[Clause, Clause]:
+        """The clause cut before token ``n`` (0 < n < len(tokens)): the words before it and from it on."""
+        return Clause.spanning(self.tokens[:n], self.text), Clause.spanning(self.tokens[n:], self.text)
+
 
 def clauses(text: str) -> list[Clause]:
     """The clauses of ``text``: cut at the breaks above, before "without" and a gerund
@@ -159,7 +173,7 @@ def clauses(text: str) -> list[Clause]:
             parts[-1] += part
         else:
             parts.append(part)
-    out = [Clause(part, part[0].start, part[-1].end, text) for part in parts]
+    out = [Clause.spanning(part, text) for part in parts]
     return out or [Clause([], 0, 0, text)]
 
 

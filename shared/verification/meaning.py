@@ -115,7 +115,7 @@ def _parts_about(clause: Clause, other: Clause, openers: frozenset[str] = CONDIT
             if len([u for u in part if is_content(u)]) < 2 or part[0].low in openers
             or any(is_content(u) and u.forms & other.forms for u in part)
             for t in part]
-    return Clause(kept, kept[0].start, kept[-1].end, clause.text) if kept else clause
+    return Clause.spanning(kept, clause.text) if kept else clause
 
 
 def _governed_flip(one: Clause, other: Clause) -> bool:

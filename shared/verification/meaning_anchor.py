@@ -151,8 +151,7 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     """The clause's readings (see :class:`Anchored`), or why it has no anchor.
     ``antecedent``: the clause a relative clause ("which includes…") speaks of, whose
     words count as its subject's."""
-    speaks_of = clause if antecedent is None else Clause(antecedent.tokens + clause.tokens, antecedent.start,
-                                                          clause.end, clause.text)
+    speaks_of = clause if antecedent is None else Clause.joined([antecedent, clause])
     keys = clause.content
     cover = cover or quote_forms
     covers = [[t for t in keys if covered(t, forms)] for forms in cover]
@@ -212,11 +211,9 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     readings = []
     for i in tied:
         tied = _spanned(keys, quote_clauses[i])
-        aligned = tied[0] if len(tied) == 1 else Clause([t for c in tied for t in c.tokens], tied[0].start,
-                                                         tied[-1].end, tied[0].text)
+        aligned = tied[0] if len(tied) == 1 else Clause.joined(tied)
         whole = quote_clauses[i]
-        readings.append((clause, aligned, Clause([t for c in whole for t in c.tokens], whole[0].start, whole[-1].end,
-                                                 aligned.text)))
+        readings.append((clause, aligned, Clause.joined(whole)))
     if len(helpers) > 1:
         readings.append(_condensed(clause, [quotes[i] for i in sorted(helpers)]))
     return readings
@@ -310,8 +307,8 @@ def _condensed(clause: Clause, quotes: Sequence[str]) -> tuple[Clause, Clause, C
         start = end + 1
     tokens = [t for c in parts for t in c.tokens]
     every = clauses(text)
-    return (clause, Clause(tokens, tokens[0].start, tokens[-1].end, text),
-            Clause([t for c in every for t in c.tokens], every[0].start, every[-1].end, text))
+    return (clause, Clause.spanning(tokens, text),
+            Clause.joined(every))
 
 
 _CARRIERS = frozenset("and or but then yet".split())
