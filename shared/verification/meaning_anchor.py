@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, period_named, same_figure
 from shared.verification.clause_reading import NUMBER_WORDS, direction_of, only_a_thing
-from shared.verification.clause_roles import (
-    complement_subject, fronted_end, fronted_parts, relative_parts, subject, subject_tokens, trailing_parts,
-    verbness,
+from shared.verification.clause_roles import fronted_parts, relative_parts, subject, trailing_parts, verbness
+from shared.verification.quote_subjects import (
+    CARRIERS, aligned_clause, alignment, gives_predicate, grafted_subject, keeps_subject, other_setting, own_subject,
+    stands_in, subject_of,
 )
 from shared.verification.anaphora import anaphoric
 from shared.verification.lexicon import CONDITION_OPENERS
@@ -160,7 +161,7 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     shared = [sum(any(same_figure(f, q) for q in figures(quote)) for f in mine) for quote in quotes]
     best = max(range(len(quotes)), key=lambda i: (len(covers[i]) + shared[i], -i))
     helpers = {best}
-    grafted = _grafted_subject(clause, quotes, quote_clauses, quote_forms, best)
+    grafted = grafted_subject(clause, quotes, quote_clauses, quote_forms, best)
     if grafted:
         return _fail("merge", f'it gives "{grafted}" what another quote says of something else', support, [grafted])
     for t in keys:
@@ -177,9 +178,9 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
         # from "select is limited to 1,024" grafts a subject; that is a merge.
         if anaphoric(quotes[best]):
             parallel += others  # "Its effect is monitored...": the other quote names what "its" is
-        elif _keeps_subject(speaks_of, quote_clauses[best]):
+        elif keeps_subject(speaks_of, quote_clauses[best]):
             parallel += [j for j in others if len([u for u in covers[j] if u not in covers[best]]) >= MERGE_PART
-                         and (anaphoric(quotes[j]) or _keeps_subject(speaks_of, quote_clauses[j]))]
+                         and (anaphoric(quotes[j]) or keeps_subject(speaks_of, quote_clauses[j]))]
             # Or both quotes name its subject and give its predicate: "US consumer price
             # inflation eased from 9.1% … to 3.0%" from "US consumer prices rose 9.1%…" and
             # "annual inflation had slowed to 3.0%" (not "Creating a thread do not share
@@ -188,18 +189,18 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
             # Or a word of the other quote's, about the same subject, added beside the anchor
             # quote's words ("Of the estimated 608,000 deaths…"), not standing in for one of
             # them ("a container whose readiness probe fails" for "whose liveness probe fails").
-            if not t.forms & own and not _stands_in(clause, t, quote_clauses[best], speaks_of):
-                parallel += [j for j in others if anaphoric(quotes[j]) or _keeps_subject(speaks_of, quote_clauses[j])]
-            if t.forms & own and _keeps_subject(clause, quote_clauses[best], whole=True):
-                parallel += [j for j in others if t.forms & _subject_of(clause, quote_clauses[j])
-                             and _gives_predicate(clause, own, covers[j], covers[best], quotes[j], quotes[best],
+            if not t.forms & own and not stands_in(clause, t, quote_clauses[best], speaks_of):
+                parallel += [j for j in others if anaphoric(quotes[j]) or keeps_subject(speaks_of, quote_clauses[j])]
+            if t.forms & own and keeps_subject(clause, quote_clauses[best], whole=True):
+                parallel += [j for j in others if t.forms & subject_of(clause, quote_clauses[j])
+                             and gives_predicate(clause, own, covers[j], covers[best], quotes[j], quotes[best],
                                                   sentence_figures)]
         if not parallel:
             return _fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
         helpers.add(parallel[0])
     lending = [j for j in sorted(helpers - {best}) if not anaphoric(quotes[j]) and any(
         same_figure(f, q) for f in mine for q in figures(quotes[j]))]  # (a figure it lends is said of its setting)
-    other = _other_setting(clause, [quote_clauses[j] for j in lending])
+    other = other_setting(clause, [quote_clauses[j] for j in lending])
     if other:
         return _fail("merge", f'it gives its clause what another quote says of "{other}"', support, [other])
     problem = _figures_bound(sentence, clause, quotes, quote_clauses, helpers, sentence_figures, support)
@@ -243,14 +244,14 @@ def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_claus
         rest = parts[1]
         own = max(range(len(quotes)), key=lambda i: (len([t for t in rest.content if covered(t, cover[i])]), -i))
         if opening:
-            if subject(rest) and (anaphoric(quotes[own]) or _keeps_subject(clause, quote_clauses[own])):
+            if subject(rest) and (anaphoric(quotes[own]) or keeps_subject(clause, quote_clauses[own])):
                 return each  # type: ignore[return-value]
         # An apposition: each part from one quote, and what it adds said of something the
         # clause names, not of another quote's setting ("…, with median speeds of 310
         # Mbit/s" from "In the southern region, … speeds were 310 Mbit/s").
-        elif all(_one_source(part, quote_forms) for part in parts) and not _other_setting(
+        elif all(_one_source(part, quote_forms) for part in parts) and not other_setting(
                 clause, [quote_clauses[own]]) and (anaphoric(quotes[own])
-                                                   or _keeps_subject(clause, quote_clauses[own])):
+                                                   or keeps_subject(clause, quote_clauses[own])):
             return each  # type: ignore[return-value]
     return None
 
@@ -262,24 +263,12 @@ def _one_source(part: Clause, quote_forms: Sequence[set[str]]) -> bool:
     return not found or bool(set.intersection(*found))
 
 
-def _other_setting(clause: Clause, helping: Sequence[Sequence[Clause]]) -> str | None:
-    """A quote that lends the clause a figure opens with a qualifier whose word the clause
-    has another in place of ("In the southern region, … speeds were 310 Mbit/s" lent to
-    "The northern region …"): what that qualifier speaks of, else None."""
-    for quote in helping:
-        for qc in quote:
-            for u in qc.tokens[:fronted_end(qc)]:
-                if is_content(u) and not u.forms & clause.forms and _stood_in(u, qc, clause):
-                    return " ".join(t.text for t in qc.tokens[:fronted_end(qc)] if is_content(t))
-    return None
-
-
 def _spanned(keys: Sequence[Token], quote: Sequence[Clause]) -> list[Clause]:
     """The clauses of a quote that a sentence clause restates: those that hold most of its
     words, and each clause next to them that holds words of its own (at least
     ``MERGE_PART``) that they lack ("X adjusts requests and should not be paired with Y"
     spans "X adjusts requests" and ", and should not be used with Y")."""
-    held = [_alignment(keys, qc) for qc in quote]
+    held = [alignment(keys, qc) for qc in quote]
     chosen = {n for n, h in enumerate(held) if h == max(held)}
     grown = True
     while grown:
@@ -303,7 +292,7 @@ def _condensed(clause: Clause, quotes: Sequence[str]) -> tuple[Clause, Clause, C
         end = start + len(quote.strip())
         own = [c for c in clauses(text) if start <= c.start < end]
         if own:
-            parts.append(max(own, key=lambda qc: _alignment(clause.content, qc)))
+            parts.append(max(own, key=lambda qc: alignment(clause.content, qc)))
         start = end + 1
     tokens = [t for c in parts for t in c.tokens]
     every = clauses(text)
@@ -311,7 +300,6 @@ def _condensed(clause: Clause, quotes: Sequence[str]) -> tuple[Clause, Clause, C
             Clause.joined(every))
 
 
-_CARRIERS = frozenset("and or but then yet".split())
 _RELATIVES = frozenset("which who whose that where".split())
 
 
@@ -321,7 +309,7 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
     predicate of the subject of the clause before it. When it rests
     on another quote than that clause, the quote must say it of the same thing: "Redis
     keeps its data in memory and writes to a commit log" takes Cassandra's predicate."""
-    if not clause.tokens or clause.tokens[0].low not in _CARRIERS or subject(clause):
+    if not clause.tokens or clause.tokens[0].low not in CARRIERS or subject(clause):
         return None
     if before.tokens and before.tokens[0].low in CONDITION_OPENERS:
         return None  # "When a row grows…, TOAST moves… and compresses…": its subject is not the first words
@@ -332,138 +320,12 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
     for _, aligned, whole in readings:
         if not whole.tokens or id(whole.tokens[0]) in earlier:
             return None  # it rests on the quote the clause before it rests on
-        own = {f for f in _own_subject(aligned) if not f.endswith("li")}
+        own = {f for f in own_subject(aligned) if not f.endswith("li")}
         if not own or own & carried or anaphoric(whole.text[whole.start:whole.end]):
             return None
     said = " ".join(t.text for t in before.tokens if min(t.forms) in carried)
     return _fail("merge", f'it gives "{said}" what another quote says of something else',
                  missing=[t.text for t in clause.content[:1]])
-
-
-def _own_subject(quote_clause: Clause) -> set[str]:
-    """The subject of a quote's clause; for one with none of its own ("…, but reduced the
-    corn yield"), the subject of the clause before it in the quote."""
-    found = subject(quote_clause)
-    if found or not quote_clause.tokens or quote_clause.tokens[0].low not in _CARRIERS:
-        return found
-    earlier = [c for c in clauses(quote_clause.text) if c.end <= quote_clause.start]
-    return subject(earlier[-1]) if earlier else found
-
-
-def _stands_in(clause: Clause, t: Token, quote: Sequence[Clause], sentence: Clause) -> bool:
-    """``t`` stands where the quote has another word the sentence does not: between the
-    same two content words (or after the same one, at the clause's end)."""
-    return _replaced(clause, t, quote, sentence.forms) is not None
-
-
-def _around(c: Clause, i: int) -> tuple[frozenset[str], frozenset[str]]:
-    before = next((u.forms for u in reversed(c.tokens[:i]) if is_content(u)), frozenset())
-    after = next((u.forms for u in c.tokens[i + 1:] if is_content(u)), frozenset())
-    return before, after
-
-
-def _replaced(clause: Clause, t: Token, quote: Sequence[Clause], sentence: set[str]) -> Token | None:
-    """The quote's word that ``t`` stands in for (see :func:`_stands_in`)."""
-    i = next(n for n, u in enumerate(clause.tokens) if u is t)
-    return next((u for qc in quote for n, u in enumerate(qc.tokens)
-                 if is_content(u) and not u.forms & sentence and _same_place(clause, i, qc, n)), None)
-
-
-def _same_place(x: Clause, i: int, y: Clause, j: int, *, open_start: bool = False) -> bool:
-    """Token ``i`` of ``x`` and token ``j`` of ``y`` stand between the same two content
-    words (or after the same one, at their clauses' ends). ``open_start``: a side that
-    opens the phrase in ``x`` ("The southern section") need not match."""
-    before, after = _around(x, i)
-    b, a = _around(y, j)
-    return bool((before & b or not before and (open_start or not b)) and (after & a or not after and not a))
-
-
-def _gives_predicate(clause: Clause, own: set[str], mine: Sequence[Token], anchor: Sequence[Token], quote: str,
-                     anchor_quote: str, sentence_figures: Sequence[Figure]) -> bool:
-    """A quote gives the clause's predicate something its anchor quote does not: a word
-    outside the clause's subject, or a figure."""
-    if any(u not in anchor and not u.forms & own for u in mine):
-        return True
-    theirs, anchors = figures(quote), figures(anchor_quote)
-    return any(clause.start <= f.start < clause.end + 1 and any(same_figure(f, q) for q in theirs)
-               and not any(same_figure(f, q) for q in anchors) for f in sentence_figures)
-
-
-def _grafted_subject(clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
-                     quote_forms: Sequence[set[str]], best: int) -> str | None:
-    """The clause's subject comes from another quote than its anchor and holds none of
-    the anchor's subject ("Carl Hewitt and his colleagues can send messages to other
-    actors" from "Carl Hewitt and his colleagues described the model" and "The actor can
-    send messages to other actors"): that subject, else None."""
-    said = subject_tokens(clause)
-    if not said or anaphoric(quotes[best]):
-        return None
-    theirs = _subject_of(clause, quote_clauses[best])
-    kept = theirs & {min(t.forms) for t in said}
-    if not theirs or kept == theirs:
-        return None
-    foreign = [t for t in said if not t.forms & quote_forms[best]
-               and any(t.forms & f for j, f in enumerate(quote_forms) if j != best)]
-    if kept:  # part of the anchor's subject kept: grafted only where another quote's words stand in for the rest
-        aligned = _aligned(clause, quote_clauses[best])
-        foreign = [t for t in foreign if (u := _replaced(clause, t, [aligned], clause.forms)) is not None
-                   and not covered(t, u.forms)]  # ("World rice prices" for "Global rice prices": a synonym)
-    return " ".join(t.text for t in said) if foreign and len(foreign) * 2 >= len(said) else None
-
-
-def _aligned(clause: Clause, quote: Sequence[Clause]) -> Clause:
-    keys = clause.content
-    return max(quote, key=lambda qc: _alignment(keys, qc))
-
-
-def _subject_of(clause: Clause, quote: Sequence[Clause]) -> set[str]:
-    """The subject of the quote's clause that best matches ``clause`` (and of what its
-    reporting verb's "that" says: "Curators confirmed that the capsule held…"), without
-    adverbs ("typically")."""
-    aligned = _aligned(clause, quote)
-    return {f for f in subject(aligned) | complement_subject(aligned) if not f.endswith("li")}
-
-
-_NEGATING = ("non-", "anti-", "un-", "counter-")  # "non-atomic" does not name what "atomic" does
-
-
-def _keeps_subject(clause: Clause, quote: Sequence[Clause], *, whole: bool = False) -> bool:
-    """The subject of the quote's clause that best matches ``clause`` is in it, with
-    every name it has ("the Swiss National Bank" is not kept by "the Bank of Japan")
-    and no word of it swapped for another ("the northern section" for "the southern
-    section"); ``whole``: every word of it."""
-    own = _subject_of(clause, quote)
-    have = clause.forms.union(*(token(part, 0, 0).forms for t in clause.tokens
-                                if "-" in t.low and not t.low.startswith(_NEGATING)
-                                for part in t.low.split("-") if part))  # "patch-tested" has "patch"
-    if not own or (own - have if whole else not own & have):
-        return False
-    text = quote[0].text if quote else ""
-    for name in names(text):  # each name kept, or its acronym ("JWST" for "James Webb Space Telescope")
-        forms = token(name.lower(), 0, 0).forms & own
-        if forms and not forms <= have and not abbreviated(name, text, clause.text):
-            return False
-    aligned = _aligned(clause, quote)
-    return not any(u.forms & own and not u.verb and not u.forms & clause.forms and _stood_in(u, aligned, clause)
-                   for u in subject_tokens(aligned))  # (a word that may be a verb may be the subject's end)
-
-
-def _stood_in(u: Token, quote_clause: Clause, clause: Clause) -> bool:
-    """A word of ``clause`` that the quote lacks stands where ``u`` does in the quote."""
-    i = next(n for n, x in enumerate(quote_clause.tokens) if x is u)
-    if _around(quote_clause, i) == (frozenset(), frozenset()):
-        return False
-    return any(is_content(t) and not t.forms & quote_clause.forms and _same_place(quote_clause, i, clause, n,
-                                                                                  open_start=True)
-               for n, t in enumerate(clause.tokens))
-
-
-def _alignment(keys: Sequence[Token], quote_clause: Clause) -> int:
-    """How many of a sentence clause's content words a quote clause holds. The clauses
-    that hold most are its aligned clause (together, when several tie: a sentence that
-    spans them is read against all of them)."""
-    forms = forms_of([quote_clause])
-    return len([t for t in keys if covered(t, forms)])
 
 
 def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
@@ -479,7 +341,7 @@ def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_c
                  if same_figure(fig, q)]
         if any(_same_figure_of(sentence, fig, quotes[i], q) for i, q in found):
             continue  # "India, which supplies about 40% of global rice exports": what that quote says 40% of
-        if any(_keeps_subject(clause, quote_clauses[i], whole=True) for i, _ in found) and not any(
+        if any(keeps_subject(clause, quote_clauses[i], whole=True) for i, _ in found) and not any(
                 _subject_figure_lost(clause, quote_clauses[i]) for i in helpers):
             continue  # "The 22.5-gigawatt Three Gorges Dam generated…": a figure of the same subject
         why = "comes from another quote than the rest of its clause" if found else "is not in its quotes"
@@ -498,7 +360,7 @@ def _subject_figure_lost(clause: Clause, quote: Sequence[Clause]) -> bool:
     """A figure in the subject of the quote's clause the clause restates ("PostgreSQL 15
     introduced…") that the clause does not have: another figure stands in for it."""
     words = {t.low for t in clause.tokens}
-    aligned = _aligned(clause, quote)
+    aligned = aligned_clause(clause, quote)
     verb = next((n for n in range(1, len(aligned.tokens)) if verbness(aligned, n) >= 2), len(aligned.tokens))
     return any(t.low[:1].isdigit() and t.low not in words for t in aligned.tokens[:verb])
 
