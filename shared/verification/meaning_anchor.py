@@ -231,8 +231,8 @@ def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_claus
     megajoules"). The readings of each part, or None. The part that goes on
     keeps its quote's subject (or that quote points back): "…, often negotiates TLS"
     has none, and no subject of one quote takes another's predicate."""
-    for parts, opening in ((fronted_parts(clause), True), (trailing_parts(clause), False),
-                           (relative_parts(clause), False)):
+    for parts, holds in ((fronted_parts(clause), _opening_holds), (trailing_parts(clause), _addition_holds),
+                         (relative_parts(clause), _addition_holds)):
         if parts is None:
             continue
         # (a relative clause speaks of the words before it, as after a comma)
@@ -243,17 +243,25 @@ def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_claus
             continue
         rest = parts[1]
         own = max(range(len(quotes)), key=lambda i: (len([t for t in rest.content if covered(t, cover[i])]), -i))
-        if opening:
-            if subject(rest) and (anaphoric(quotes[own]) or keeps_subject(clause, quote_clauses[own])):
-                return each  # type: ignore[return-value]
-        # An apposition: each part from one quote, and what it adds said of something the
-        # clause names, not of another quote's setting ("…, with median speeds of 310
-        # Mbit/s" from "In the southern region, … speeds were 310 Mbit/s").
-        elif all(_one_source(part, quote_forms) for part in parts) and not other_setting(
-                clause, [quote_clauses[own]]) and (anaphoric(quotes[own])
-                                                   or keeps_subject(clause, quote_clauses[own])):
+        if holds(clause, parts, quotes[own], quote_clauses[own], quote_forms):
             return each  # type: ignore[return-value]
     return None
+
+
+def _opening_holds(clause: Clause, parts: tuple[Clause, Clause], quote: str, quote_clauses: Sequence[Clause],
+                   quote_forms: Sequence[set[str]]) -> bool:
+    """The clause an opening clause opens has a subject, its own quote's (or that quote
+    points back)."""
+    return bool(subject(parts[1])) and (anaphoric(quote) or keeps_subject(clause, quote_clauses))
+
+
+def _addition_holds(clause: Clause, parts: tuple[Clause, Clause], quote: str, quote_clauses: Sequence[Clause],
+                    quote_forms: Sequence[set[str]]) -> bool:
+    """An apposition or relative clause: each part from one quote, and what it adds said
+    of something the clause names, not of another quote's setting ("…, with median
+    speeds of 310 Mbit/s" from "In the southern region, … speeds were 310 Mbit/s")."""
+    return all(_one_source(part, quote_forms) for part in parts) and not other_setting(clause, [quote_clauses]) \
+        and (anaphoric(quote) or keeps_subject(clause, quote_clauses))
 
 
 def _one_source(part: Clause, quote_forms: Sequence[set[str]]) -> bool:
