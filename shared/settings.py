@@ -430,6 +430,12 @@ class StageSettings(CommonSettings, ProviderLimits):  # ProviderLimits: LLM_CONT
     openalex_api_key: SecretStr | None = None
     """Optional OpenAlex API key (higher daily limits)."""
 
+    @property
+    def pubmed_enabled(self) -> bool:
+        """RESEARCH_PUBMED_ENABLED when set, else whether NCBI_EMAIL or NCBI_API_KEY is."""
+        if self.research_pubmed_enabled is not None:
+            return self.research_pubmed_enabled
+        return bool(self.ncbi_email or self.ncbi_api_key)
 
 
 class DigestSettings(StageSettings):

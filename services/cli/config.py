@@ -58,8 +58,6 @@ def effective_settings(env_file: Path = Path(".env")) -> list[dict[str, Any]]:
 
 def providers(settings: CliSettings) -> dict[str, str]:
     """Each provider and what it is configured to do (or what would enable it)."""
-    from services.retrieval.pubmed import pubmed_enabled  # noqa: PLC0415 - the retrieval stage's own rule
-
     choice = settings.llm_provider
     if choice == "auto":
         choice = "anthropic" if settings.anthropic_api_key else "offline"
@@ -74,7 +72,7 @@ def providers(settings: CliSettings) -> dict[str, str]:
         "model": model,
         "web": "Tavily" + (f" at {settings.tavily_base_url}" if settings.tavily_base_url else "") if settings.tavily_api_key
         else "off (set TAVILY_API_KEY)",
-        "pubmed": f"on (NCBI E-utilities, {'with' if settings.ncbi_api_key else 'without'} an API key)" if pubmed_enabled(settings)
+        "pubmed": f"on (NCBI E-utilities, {'with' if settings.ncbi_api_key else 'without'} an API key)" if settings.pubmed_enabled
         else "off (set NCBI_EMAIL or NCBI_API_KEY)",
         "local": f"{len(corpora)} {'corpus' if len(corpora) == 1 else 'corpora'} in {settings.corpora_dir}: {', '.join(corpora)}" if corpora
         else f"no corpus in {settings.corpora_dir} (`deepresearch index DIR`)",

@@ -40,18 +40,10 @@ from shared.platform.dates import retry_after_s
 from shared.research.envelope import CredibilityTier, RetrievalMethod, Source
 from shared.platform.errors import PermanentError, TransientError
 from shared.research.text import canonicalize
-from shared.settings import StageSettings
 from shared.stores.textstore import TextStore
 
 __all__ = ["EutilsError", "PubMedClient", "PubMedProvider", "PubMedRecord", "parse_efetch", "parse_esearch",
-           "pubmed_enabled", "pubmed_url"]
-
-
-def pubmed_enabled(s: StageSettings) -> bool:
-    """RESEARCH_PUBMED_ENABLED when set, else whether NCBI_EMAIL or NCBI_API_KEY is."""
-    if s.research_pubmed_enabled is not None:
-        return s.research_pubmed_enabled
-    return bool(s.ncbi_email or s.ncbi_api_key)
+           "pubmed_url"]
 
 
 _MONTHS = {m: i for i, m in enumerate(

@@ -40,7 +40,7 @@ from services.retrieval.providers import (
     queries_for,
     select_providers,
 )
-from services.retrieval.pubmed import PubMedClient, PubMedProvider, pubmed_enabled
+from services.retrieval.pubmed import PubMedClient, PubMedProvider
 from services.retrieval.ratelimit import KvRateLimiter, ncbi_rate
 from services.retrieval.search import ChunkHit, LocalSearcher
 from services.retrieval.search_cache import SearchCache
@@ -99,7 +99,7 @@ def unconfigured(s: StageSettings, request: ResearchRequest) -> dict[RetrievalMe
         else "no corpus is indexed: run `deepresearch index DIR`",
         RetrievalMethod.WEB: None if chain or scholarly
         else "set TAVILY_API_KEY or SEARXNG_URL, or RESEARCH_WEB_PROVIDERS=wikipedia",
-        RetrievalMethod.PUBMED: None if pubmed_enabled(s)
+        RetrievalMethod.PUBMED: None if s.pubmed_enabled
         else "set NCBI_EMAIL or NCBI_API_KEY, or RESEARCH_PUBMED_ENABLED=true",
     }
 
@@ -133,7 +133,7 @@ class Remote:
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(s.research_provider_timeout_s), headers={
             "User-Agent": f"{s.ncbi_tool}/0.1" + (f" ({contact})" if contact else "")})
         self.web = self._build_web(js)
-        if pubmed_enabled(s):
+        if s.pubmed_enabled:
             api_key = s.ncbi_api_key.get_secret_value() if s.ncbi_api_key else None
             # NCBI counts requests per key (or per client without one): one limiter key
             # per credential, the key itself never stored.
