@@ -20,6 +20,9 @@ __all__ = ["Listing", "Sides", "bare", "shape"]
 
 _TOKEN_EDGE = ".,;:!?()[]{}\"'“”‘’"
 _DETERMINERS = frozenset({"the", "a", "an", "some", "any", "my", "our", "your", "their", "its"})
+# Words that open a part of what came before, not another thing of a list ("by several
+# fields, some ascending and some descending").
+_PARTITIVES = frozenset({"some", "several", "many", "most", "others", "all", "each", "one", "both", "none"})
 # Words that end a noun phrase although shared.research.text does not treat them as stop words.
 _BOUNDARY = frozenset({"use", "using", "choose", "pick", "prefer", "better", "worse", "best",
                        "compare", "compared", "differ", "work", "works", "i", "we", "it"})
@@ -113,6 +116,8 @@ def _listing(tokens: list[str]) -> Listing | None:
     owner = ""
     while i < len(tokens):
         low = bare(tokens[i]).lower()
+        if not current and low in _PARTITIVES:
+            return None  # "several fields, some ascending and some descending": what some of them are
         if low in ("and", "or"):
             if current:
                 items.append(" ".join(current))

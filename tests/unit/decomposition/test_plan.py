@@ -191,6 +191,15 @@ def test_offline_enumeration_of_one_things_aspects_keeps_the_owner() -> None:
                         "What are the treatments of diabetes?"]
 
 
+def test_offline_words_that_say_which_of_a_thing_are_not_a_list() -> None:
+    # "some ascending and some descending" says which columns; it names no things to
+    # define and compare ("Definition of some ascending").
+    subs = _subs("How do I order a table of results by several columns, some ascending and some descending?")
+    assert not any("some ascending" in s and s.startswith("What is") for s in subs)
+    assert not any(s.startswith(("How do several columns", "When should each")) for s in subs)
+    assert subs[0].startswith("How do I order a table of results")
+
+
 def test_offline_context_adds_a_scoped_question_and_stays_within_cap() -> None:
     subs = _subs(Q, "Focus on Linux servers")
     assert subs[-1] == "How do threads and processes apply to Linux servers?"
