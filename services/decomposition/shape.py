@@ -88,12 +88,27 @@ class Listing(NamedTuple):
         return f"the {names} of {self.owner}" if self.owner else names
 
 
-def _owner_after(tokens: list[str], end: int) -> str:
+def _owner_after(tokens: list[str], end: int) -> tuple[str, str]:
     """Whose the listed things are, when an "of" phrase follows the last of them
-    ("... and treatments of diabetes"); "" otherwise."""
+    ("... and treatments of diabetes"), and what the last of them says beyond its first
+    word when a second "of" phrase follows ("… and number of decimal places of a
+    value": "number of decimal places", of "a value"); ("", "") otherwise. A verb that
+    ends the question ("… depth of a box relate?") is no part of the owner."""
     if end >= len(tokens) or bare(tokens[end]).lower() != "of":
-        return ""
-    return " ".join(_walk_forward(tokens, end + 1))
+        return "", ""
+    start = end + 1
+    while start < len(tokens) and bare(tokens[start]).lower() in _DETERMINERS:
+        start += 1  # (as _walk_forward skips them)
+    owner = _walk_forward(tokens, start)
+    if owner and word_classes(owner[-1].lower()) == {"VERB"}:
+        owner = owner[:-1]
+    after = start + len(owner)
+    if owner and not _ends_clause(tokens[after - 1]) and after < len(tokens) and bare(tokens[after]).lower() == "of":
+        inner, _ = _owner_after(tokens, after)
+        if inner:
+            return inner, "of " + " ".join(owner)
+    article = bare(tokens[start - 1]).lower() if start > end + 1 else ""
+    return " ".join(([article] if owner and article in ("a", "an", "the") else []) + owner), ""
 
 
 def _listing(tokens: list[str]) -> Listing | None:
@@ -129,7 +144,10 @@ def _listing(tokens: list[str]) -> Listing | None:
             tail = _walk_forward(tokens, start, limit=max(len(x.split()) for x in items))
             if tail:
                 items.append(" ".join(tail))
-                owner = "" if _ends_clause(tokens[start + len(tail) - 1]) else _owner_after(tokens, start + len(tail))
+                owner, more = ("", "") if _ends_clause(tokens[start + len(tail) - 1]) else _owner_after(
+                    tokens, start + len(tail))
+                if more:
+                    items[-1] = f"{items[-1]} {more}"
             break
         current.append(bare(tokens[i]))
         if tokens[i].endswith(","):

@@ -191,6 +191,18 @@ def test_offline_enumeration_of_one_things_aspects_keeps_the_owner() -> None:
                         "What are the treatments of diabetes?"]
 
 
+def test_offline_enumeration_whose_last_member_has_its_own_of_phrase() -> None:
+    # "number of decimal places" is one member; the three are of "a value".
+    subs = _subs("How do I control the width, precision and number of digits of a column in a report?")
+    assert subs[1:] == ["What is the width of a column?", "What is the precision of a column?",
+                        "What is the number of digits of a column?"]
+
+
+def test_offline_enumeration_owner_leaves_out_a_closing_verb() -> None:
+    subs = _subs("How do the width, height and depth of a box relate?")
+    assert subs[1:] == ["What is the width of a box?", "What is the height of a box?", "What is the depth of a box?"]
+
+
 def test_offline_words_that_say_which_of_a_thing_are_not_a_list() -> None:
     # "some ascending and some descending" says which columns; it names no things to
     # define and compare ("Definition of some ascending").
