@@ -33,7 +33,7 @@ from services.decomposition.wordforms import (
     singular,
 )
 
-__all__ = ["follow_ups", "worth_defining"]
+__all__ = ["examples_of_doing", "follow_ups", "worth_defining"]
 
 # Verbs of taking something up: "When should I use X" calls for X's limitations.
 _CHOOSING = frozenset({"use", "choose", "adopt", "prefer", "pick", "enable", "need", "avoid"})
@@ -45,7 +45,7 @@ def follow_ups(first: Clause, subject: str) -> list[str]:
     """The sub-questions after ``first``, a question asking one thing about ``subject``.
     A question about doing something (the asker's "How do I...", "Should I...", or a
     thing's "How does Git decide...") gets those of :mod:`services.decomposition.doing`."""
-    found = action_subs(first, subject, _examples_of_doing(first, subject), worth_defining)
+    found = action_subs(first, subject, examples_of_doing(first, subject), worth_defining)
     if found is not None:
         return found
     build: Callable[[Clause, str], list[str]] = _BY_KIND.get(first.kind, _subject_subs)
@@ -186,7 +186,7 @@ def _acted_on(clause: Clause) -> str | None:
     return rest[:rest.find(clause.obj) + len(clause.obj)] if clause.obj in rest else clause.obj
 
 
-def _examples_of_doing(clause: Clause, subject: str) -> str:
+def examples_of_doing(clause: Clause, subject: str) -> str:
     """Examples of the question's own action ("garbage collection pauses affecting
     latency", "reducing GC pauses", "what the decorator generates"), which say more
     than examples of the subject alone; examples of the subject when the action
@@ -217,7 +217,7 @@ def _subject_subs(clause: Clause, subject: str) -> list[str]:
         subs.append(f"What are the limitations of {subject}?")  # "When should I use X"
     elif clause.generic and clause.wh == "when" and clause.verb:  # "When should I sell a stock"
         subs.append(f"What should be considered when {action(clause.verb, clause.rest or '')}?")
-    subs.append(_examples_of_doing(clause, subject))
+    subs.append(examples_of_doing(clause, subject))
     return subs
 
 

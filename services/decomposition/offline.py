@@ -22,7 +22,7 @@ from shared.research.plan_review import CHECKLIST_MAX as PLAN_CHECKLIST_MAX
 from shared.research.plan_review import CHECKLIST_MIN as PLAN_CHECKLIST_MIN
 from shared.research.text import STOPWORDS, normalize_query, terms
 
-from services.decomposition.followups import follow_ups, worth_defining
+from services.decomposition.followups import examples_of_doing, follow_ups, worth_defining
 from services.decomposition.inversion import VERBS
 from services.decomposition.joined import qualify_bare_noun, resolve_pronouns, split_clauses
 from services.decomposition.phrasing import Clause, parse_clause, statement
@@ -262,7 +262,10 @@ def offline_checklist(refined: str, sub_questions: list[str]) -> list[ChecklistI
     subject = _subject(clauses, question) if clauses else (
         listing._replace(names=listing.names[:4]).whole() if listing else f"{sides.a} and {sides.b}" if sides
         else refined)
-    for pad in (f"Examples of {subject}", f"Limitations of {subject}", f"Definition of {subject}"):
+    # Examples of what the question's first clause does ("Examples of a traceback showing
+    # two exceptions"), which say more than examples of its subject ("Examples of a traceback").
+    examples = _checklist_description(examples_of_doing(clauses[0], subject)) if clauses else f"Examples of {subject}"
+    for pad in (examples, f"Limitations of {subject}", f"Definition of {subject}"):
         if len(descriptions) >= CHECKLIST_MIN:
             break
         if normalize_query(pad) not in seen:

@@ -37,7 +37,7 @@ FORMS: list[tuple[str, list[str], str]] = [
     ("What does the journal record and how long are entries kept?", [
         "What the journal records",
         "Length of time entries of the journal are kept",
-        "Examples of the journal",
+        "Examples of what the journal records",
     ], "journal"),
     ("Which files are ignored by default?", [
         "Files that are ignored by default",
