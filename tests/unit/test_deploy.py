@@ -80,17 +80,46 @@ def code_of(service: str) -> list[Path]:
     return sorted(p for p in seen if p.name != "settings.py")
 
 
+@cache
+def _settings_readers() -> dict[str, set[str]]:
+    """For each field of the settings module: the properties and methods of the
+    settings classes that read it (``self.<field>``)."""
+    readers: dict[str, set[str]] = {}
+    for node in ast.walk(ast.parse(Path(settings_module.__file__).read_text())):
+        if isinstance(node, ast.FunctionDef):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == "self":
+                    readers.setdefault(inner.attr, set()).add(node.name)
+    return readers
+
+
+def _through(name: str) -> set[str]:
+    """The properties and methods that read ``name``, and those that read them."""
+    found: set[str] = set()
+    todo = [name]
+    while todo:
+        for reader in _settings_readers().get(todo.pop(), set()) - found:
+            found.add(reader)
+            todo.append(reader)
+    return found
+
+
 def settings_read_by(service: str) -> set[str]:
     """Environment names of the fields of ``service``'s settings class that its code
-    reads: named in its own package or a module it imports, or named nowhere but the
-    settings module (read through a property or method of the settings object, like
-    ``data_dir`` or ``api_key_map``)."""
+    reads: named in its own package or a module it imports, or read through a property
+    or method of the settings object that its code names (``pubmed_enabled``), or named
+    nowhere but the settings module (like ``data_dir`` or ``api_key_map``, read by the
+    settings object itself)."""
     code = _text(code_of(service))
     everywhere = _text([p for p in [*(ROOT / "services").rglob("*.py"), *(ROOT / "shared").glob("*.py")] if p.name != "settings.py"])
     read = set()
     for name in {f for cls in settings_classes(service) for f in cls.model_fields}:
         word = re.compile(rf"\b{name}\b")
-        if word.search(code) or not word.search(everywhere):
+        through = [r for r in _through(name) if not r.startswith("_")]
+        if through and not word.search(everywhere):
+            if any(re.search(rf"\b{r}\b", code) for r in through):
+                read.add(name.upper())
+        elif word.search(code) or not word.search(everywhere):
             read.add(name.upper())
     return read
 
