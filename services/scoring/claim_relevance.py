@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shared.research.claims import leans_on_context
+from shared.research.claims import leans_on_context, states_of
 from shared.research.text import STOPWORDS, terms, words
 
 MIN_ITEM_WEIGHT = 1 / 3  # of an item's idf-weighted subject a sentence must carry to be chosen for it
@@ -129,16 +129,6 @@ def aspect_cue(description: str) -> re.Pattern[str] | None:
     return None
 
 
-def _states_of(text: str, subject: set[str]) -> bool:
-    """Whether a sentence opens by stating something of ``subject`` itself: the words
-    before its first stating verb, within its first five words, are the subject's
-    ("Tuples are immutable", "A context manager is an object"), not a thing named
-    after it ("The tuple values are initialized...")."""
-    verb = _STATES.search(" ".join(text.split(" ")[:5]))
-    before = terms(text[:verb.start()]) if verb else []
-    return bool(before) and set(before) <= subject
-
-
 def answer_score(rep: Candidate, subject: set[str], idf: dict[str, float],
              cue: re.Pattern[str] | None = None) -> float:
     """How squarely a sentence answers one checklist item: the share of the item's
@@ -150,7 +140,7 @@ def answer_score(rep: Candidate, subject: set[str], idf: dict[str, float],
     share = weight(rep.about & subject, idf) / (weight(subject, idf) or 1.0)
     head = rep.text.split(" ")
     first = terms(" ".join(head[:3]))
-    if _states_of(rep.text, subject) or (rep.about - rep.terms) & subject:
+    if states_of(rep.text, subject, _STATES) or (rep.about - rep.terms) & subject:
         # "Tuples are immutable", "A context manager is an object", or the first
         # sentence under a heading that names the subject (a glossary entry).
         opens = 1.5

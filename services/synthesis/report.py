@@ -27,10 +27,11 @@ the offline engine's claims are), and a summary paragraph of the best findings.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from shared.research.claims import JobConfidenceCalculator, item_terms, knowledge_gaps, valid_indices
+from shared.research.claims import JobConfidenceCalculator, defines, item_terms, knowledge_gaps, valid_indices
 from shared.runtime.deadline import DEADLINE_PREFIX
 from shared.research.envelope import ChecklistItem, Claim, CoverageStatus, JobEnvelope
 from shared.research.events import (
@@ -127,22 +128,31 @@ def shown_coverage(item: ChecklistItem, claims: Sequence[Claim]) -> ChecklistIte
 
 
 def placement(checklist: Sequence[ChecklistItem], claims: Sequence[Claim]) -> dict[str, str]:
-    """Claim id -> the checklist item it is listed under: of the items it addresses,
-    the one sharing most subject terms with it, the earliest on ties. Listing each
-    claim once keeps comparison checklists, whose items overlap, from repeating it."""
+    """Claim id -> the checklist item it is listed under: of the items it addresses, a
+    definition item whose subject the claim says what it is ("A thread is an independent
+    flow of execution inside a process" under "Definition of threads", not under "How
+    threads and processes differ"), else the one sharing most subject terms with it,
+    the earliest on ties. Listing each claim once keeps comparison checklists, whose
+    items overlap, from repeating it."""
     subjects = [(item, item_terms(item.description)) for item in checklist]
     placed: dict[str, str] = {}
     for claim in claims:
         own = set(terms(claim.text))
-        best: tuple[int, str] | None = None
+        best: tuple[bool, int, str] | None = None
         for item, subject in subjects:
             if addresses(item, claim):
-                shared = len(own & subject)
-                if best is None or shared > best[0]:
-                    best = (shared, item.id)
+                key = (_DEFINITION.match(item.description) is not None and defines(claim.text, subject),
+                       len(own & subject), item.id)
+                if best is None or key[:2] > best[:2]:
+                    best = key
         if best is not None:
-            placed[claim.id] = best[1]
+            placed[claim.id] = best[2]
     return placed
+
+
+# Items that ask what a thing is: the offline planner's "Definition of threads", a
+# model's "What are threads?".
+_DEFINITION = re.compile(r"^(?:Definition of|What (?:is|are))\b", re.IGNORECASE)
 
 
 def _by_confidence(claims: Sequence[Claim]) -> list[Claim]:
@@ -184,7 +194,8 @@ def offline_summary(prepared: Prepared) -> list[list[Sentence]]:
 
 
 def offline_section(item: ChecklistItem, prepared: Prepared, placed: dict[str, str]) -> Section:
-    """The item's findings, most confident first: the claims placed under it, then one
+    """The item's findings, most confident first (under a definition item, those saying
+    what the thing is before the rest): the claims placed under it, then one
     line per other heading its other answers are listed under. At the detailed depth
     every claim answering it is listed here; at the brief depth at most
     ``BRIEF_SECTION_FINDINGS`` (services/synthesis/depth.py)."""
@@ -194,6 +205,9 @@ def offline_section(item: ChecklistItem, prepared: Prepared, placed: dict[str, s
     if rules.every_item:
         return Section(item=item, findings=[c for c in ranked if addresses(item, c)], offline=True)
     own = [c for c in ranked if placed.get(c.id) == item.id]
+    if _DEFINITION.match(item.description):  # what the thing is, first
+        subject = item_terms(item.description)
+        own.sort(key=lambda c: not defines(c.text, subject))
     elsewhere = [(c, headings[placed[c.id]]) for c in ranked
                  if addresses(item, c) and placed.get(c.id) not in (None, item.id)]
     if (limit := rules.section_findings) is not None:

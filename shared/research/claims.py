@@ -24,9 +24,11 @@ __all__ = [
     "answering_claims",
     "clamp",
     "claim_matches_item",
+    "defines",
     "item_terms",
     "knowledge_gaps",
     "leans_on_context",
+    "states_of",
     "valid_indices",
 ]
 
@@ -98,6 +100,31 @@ _ABOUT_THE_TEXT = re.compile(r"\b(?:this|the following|the next|the previous|bel
 _POINTS_BACK = re.compile(r"^(?:it|this|that|these|those|they|such|its|their)\b|"
                           r"\b(?:this|these|that|those)\s+(?:\w+\s+)?(?:difference|point|guarantee|approach|"
                           r"problem|reason|case|way)s?\b", re.IGNORECASE)
+
+
+# What a sentence says a thing is: "A thread is an independent flow of execution".
+_DEFINING = re.compile(r"\b(?:is|are|means|refers to)\b", re.IGNORECASE)
+
+
+def states_of(text: str, subject: set[str], verbs: re.Pattern[str] = _DEFINING) -> bool:
+    """Whether a sentence opens by stating something of ``subject`` itself: the words
+    before its first of ``verbs``, within its first five words, are the subject's
+    ("Tuples are immutable", "A context manager is an object"), not a thing named
+    after it ("The tuple values are initialized...")."""
+    verb = verbs.search(" ".join(text.split(" ")[:5]))
+    before = terms(text[:verb.start()]) if verb else []
+    return bool(before) and set(before) <= subject
+
+
+# "is a", "are the", "means", "refers to": saying what a thing is, not how it compares
+# ("Threads are always cheaper to create than processes").
+_DEFINITION = re.compile(r"\b(?:(?:is|are)\s+(?:a|an|the|one)\b|means\b|refers to\b)", re.IGNORECASE)
+
+
+def defines(text: str, subject: set[str]) -> bool:
+    """Whether a sentence says what ``subject`` is ("A thread is an independent flow of
+    execution inside a process", for threads)."""
+    return states_of(text, subject) and bool(_DEFINITION.search(" ".join(text.split(" ")[:7])))
 
 
 def leans_on_context(text: str) -> int:

@@ -8,7 +8,7 @@ from datetime import timedelta
 from services.scoring.engine import SourceScorer
 from services.synthesis.findings import verified_findings
 from services.synthesis.relevance import answers_question, relevance, relevant_claims
-from services.synthesis.report import build_report, prepare, summary_claims
+from services.synthesis.report import build_report, offline_section, placement, prepare, summary_claims
 from shared.research.envelope import (
     ChecklistItem,
     Citation,
@@ -85,3 +85,28 @@ def test_verified_findings_cover_the_items_before_the_most_confident() -> None:
     # One per item, each item's most squarely answering claim: the guide's sentence is
     # more confident than the pause claim but leans on its own text.
     assert [f.claim_id for f in findings] == ["cl2", "cl3"]
+
+
+def test_a_claim_that_says_what_a_thing_is_is_listed_under_its_definition() -> None:
+    checklist = [ChecklistItem(id="c1", description="Definition of threads", evidence=["cl1", "cl2"]),
+                 ChecklistItem(id="c2", description="How threads and processes differ", evidence=["cl1", "cl2"])]
+    defining = _claim("cl1", "A thread is an independent flow of execution inside a process.", 0, "s",
+                      confidence=0.8, items=["c1", "c2"])
+    comparing = _claim("cl2", "Threads share the address space of their process, unlike separate processes.", 0, "s",
+                       confidence=0.8, items=["c1", "c2"])
+    # Both name threads and processes; the one that says what a thread is goes under the
+    # definition, the other where it shares most terms.
+    assert placement(checklist, [defining, comparing]) == {"cl1": "c1", "cl2": "c2"}
+
+
+def test_under_a_definition_item_what_the_thing_is_comes_first() -> None:
+    envelope = _envelope()
+    envelope.plan.checklist = [ChecklistItem(id="c1", description="Definition of garbage collection pauses",
+                                             status=CoverageStatus.SATISFIED, evidence=["cl2", "cl5"])]
+    text = "A garbage collection pause is a stop of every application thread while the collector runs."
+    defining = _claim("cl5", text, 1, "gc", confidence=0.5, items=["c1"])
+    envelope.claims = [*envelope.claims, defining]
+    prepared = prepare(envelope)
+    section = offline_section(envelope.plan.checklist[0], prepared, placement(envelope.plan.checklist, prepared.claims))
+    # The definition comes first although the other claim is more confident.
+    assert [c.id for c in section.findings][:1] == ["cl5"]
