@@ -193,10 +193,12 @@ def examples_of_doing(clause: Clause, subject: str) -> str:
     cannot be told."""
     acted = _acted_on(clause) if clause.verb and clause.verb not in _INTRANSITIVE else None
     if acted is not None:
+        acted = re.sub(r"\s+(?:from|to|in|on|at|into|with|for)$", "", acted)  # "reading its configuration from"
         doing = " ".join(p for p in (gerund(clause.verb or ""), acted) if p)
         if clause.generic and clause.wh == "how":
             return f"What are examples of {doing}?"
-        if not clause.generic and (clause.wh in ("how", "why") or clause.kind in ("yes-no", "consequence")):
+        if not clause.generic and (clause.wh in ("how", "why", "where", "when")
+                                   or clause.kind in ("yes-no", "consequence")):
             return f"What are examples of {subject} {doing}?"
     if clause.kind == "wh" and clause.wh == "what" and clause.verb and not clause.generic:
         return f"What are examples of {clause.statement[:1].lower()}{clause.statement[1:]}?"

@@ -44,6 +44,12 @@ FORMS: list[tuple[str, list[str], str]] = [
         "Definition of files that are ignored by default",
         "Examples of files that are ignored by default",
     ], "files ignored"),
+    # "Where/When does X V Y": examples of X doing it, not of X alone ("Examples of pip").
+    ("Where does pip install packages?", [
+        "Where pip installs packages",
+        "Definition of pip",
+        "Examples of pip installing packages",
+    ], "pip"),
     ("How do you finish a merge?", [
         "How to finish a merge",
         "Definition of a merge",
