@@ -30,9 +30,11 @@ from shared.verification.clauses import (
 
 __all__ = ["Anchored", "Failure", "anchor_all"]
 
-# Content words a sentence may bring that none of its quotes has: room for rewording
-# ("lowered" for "reduced", "held" for "kept"), not for new matter.
-MAX_NEW_TERMS = 2
+# Nouns a sentence may bring that none of its quotes has: room for rewording ("its
+# prevalence shows no known variation" for "affects … with no known differences"), not
+# for new matter. Three, not two: on the tuning pairs two more faithful rewordings are
+# kept and no false sentence more; the machine-turned sentences are unchanged.
+MAX_NEW_TERMS = 3
 # New words of any kind: at most this many, or this share of its content words.
 MAX_NEW_WORDS, MAX_NEW_SHARE = 4, 0.5
 # New content words in a row that make a phrase of new matter.
