@@ -102,29 +102,25 @@ _POINTS_BACK = re.compile(r"^(?:it|this|that|these|those|they|such|its|their)\b|
                           r"problem|reason|case|way)s?\b", re.IGNORECASE)
 
 
-# What a sentence says a thing is: "A thread is an independent flow of execution".
-_DEFINING = re.compile(r"\b(?:is|are|means|refers to)\b", re.IGNORECASE)
-
-
-def states_of(text: str, subject: set[str], verbs: re.Pattern[str] = _DEFINING) -> bool:
+def states_of(text: str, subject: set[str], verbs: re.Pattern[str], *, within: int = 5) -> bool:
     """Whether a sentence opens by stating something of ``subject`` itself: the words
-    before its first of ``verbs``, within its first five words, are the subject's
+    before its first of ``verbs``, within its first ``within`` words, are the subject's
     ("Tuples are immutable", "A context manager is an object"), not a thing named
     after it ("The tuple values are initialized...")."""
-    verb = verbs.search(" ".join(text.split(" ")[:5]))
+    verb = verbs.search(" ".join(text.split(" ")[:within]))
     before = terms(text[:verb.start()]) if verb else []
     return bool(before) and set(before) <= subject
 
 
 # "is a", "are the", "means", "refers to": saying what a thing is, not how it compares
 # ("Threads are always cheaper to create than processes").
-_DEFINITION = re.compile(r"\b(?:(?:is|are)\s+(?:a|an|the|one)\b|means\b|refers to\b)", re.IGNORECASE)
+_DEFINING = re.compile(r"\b(?:(?:is|are)\s+(?:a|an|the|one)\b|means\b|refers to\b)", re.IGNORECASE)
 
 
 def defines(text: str, subject: set[str]) -> bool:
     """Whether a sentence says what ``subject`` is ("A thread is an independent flow of
     execution inside a process", for threads)."""
-    return states_of(text, subject) and bool(_DEFINITION.search(" ".join(text.split(" ")[:7])))
+    return states_of(text, subject, _DEFINING, within=7)  # (room for "is a" after a subject of four words)
 
 
 def leans_on_context(text: str) -> int:
