@@ -77,7 +77,8 @@ def conditions(clause: Clause) -> list[list[Token]]:
                 nxt.text[:1].isupper() or nxt.low in ("patients", "adults", "children", "women", "men", "mice", "rats",
                                                       "small", "large")):
             opens = True
-        if t.low == "than" and i and toks[i - 1].low.endswith("er") and nxt is not None and figure_word(nxt.low) and i >= 2 and is_content(toks[i - 2]):
+        if t.low == "than" and i >= 2 and toks[i - 1].low.endswith("er") and nxt is not None \
+                and figure_word(nxt.low) and is_content(toks[i - 2]):
             opens = True  # "supermarkets larger than 400 square metres": which ones
         if not opens:
             continue
