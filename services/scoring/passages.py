@@ -119,7 +119,11 @@ def term_start(text: str, start: int) -> int | None:
     the term, and its description never repeats it ("--rebase" above "When true, rebase
     the current branch on top of the upstream branch after fetching."). Not the
     one-line example a sentence ending in a colon introduces."""
-    found = _heading(text, start)
+    return _term_at(text, _heading(text, start))
+
+
+def _term_at(text: str, found: tuple[int, str] | None) -> int | None:
+    """:func:`term_start` for the heading :func:`_heading` found."""
     if not found or not is_code_term(found[1]):
         return None
     # A line that a sentence ending in a colon introduces is its example, no term.
@@ -209,8 +213,9 @@ def _take(docs: Sequence[_Document], ranked: list[list[tuple[float, int]]], owne
                     continue
                 start, end = _window(doc.text, doc.spans, i)
                 used.update(j for j, (s, e) in enumerate(doc.spans) if s < end and e > start)
-                heading = heading_before(doc.text, start)
-                lead = _with_term(doc.text, doc.spans, i, start, end)
+                found = _heading(doc.text, start)  # (read once: it scans the text before the passage)
+                heading = found[1] if found else ""
+                lead = _with_term(doc.spans, i, end, _term_at(doc.text, found))
                 if lead is not None:
                     (start, end), term = lead, doc.spans[i][0] - lead[0]
                 else:
@@ -220,11 +225,11 @@ def _take(docs: Sequence[_Document], ranked: list[list[tuple[float, int]]], owne
     return out
 
 
-def _with_term(text: str, spans: Sequence[tuple[int, int]], at: int, start: int, end: int) -> tuple[int, int] | None:
-    """The passage ``start:end`` of the sentence ``at`` widened back to the code term
-    it describes (:func:`term_start`), within PASSAGE_MAX_CHARS (its second sentence
-    dropped when only the first fits); None when it has no such term or nothing fits."""
-    begin = term_start(text, start)
+def _with_term(spans: Sequence[tuple[int, int]], at: int, end: int, begin: int | None) -> tuple[int, int] | None:
+    """The passage of the sentence ``at`` (ending at ``end``) widened back to ``begin``,
+    where the code term it describes starts (:func:`term_start`), within
+    PASSAGE_MAX_CHARS (its second sentence dropped when only the first fits); None when
+    it has no such term or nothing fits."""
     if begin is None:
         return None
     for stop in (end, spans[at][1]):
