@@ -65,16 +65,6 @@ _ABOVE = re.compile(r"\b(?:more than|over|above|exceeding|greater than|in excess
 _AT_MOST = re.compile(r"\b(?:no more than|not more than|at most)\s*$", re.I)  # "up to 9,000" states a limit
 _BELOW = re.compile(r"\b(?:less than|fewer than|under|below)\s*$", re.I)
 _POINTS = re.compile(r"(?:\s*percentage)?\s+points?\b", re.I)
-
-
-def bound_side(before: str) -> int | None:
-    """The side of its figure the words ``before`` it bound: 1 above ("more than",
-    "at least"), -1 below ("under", "at most"), None for no bound."""
-    if _AT_LEAST.search(before):  # (before "fewer than": "no fewer than" is at least)
-        return 1
-    if _AT_MOST.search(before) or _BELOW.search(before):
-        return -1
-    return 1 if _ABOVE.search(before) else None
 # Words that say a figure was computed: "by 20%", "in total", "four times", "3.6 months longer".
 _COMPUTING = re.compile(r"\b(?:by|total|totals|combined|together|altogether|in all|sum|difference|gap)\b\W*(?:\S+\W*)?#"
                         r"|#\W*(?:\S+\s+){0,2}(?:times|fold|more|less|fewer|longer|shorter|higher|lower|larger|"
@@ -87,6 +77,16 @@ _OF_A_POINT = re.compile(r"\s+of\s+an?\s+(percentage|basis)\s+point\b", re.I)
 Reading = tuple[str, float]  # (dimension, value in the dimension's base unit); "" a bare number
 
 
+def bound_side(before: str) -> int | None:
+    """The side of its figure the words ``before`` it bound: 1 above ("more than",
+    "at least"), -1 below ("under", "at most"), None for no bound."""
+    if _AT_LEAST.search(before):  # (before "fewer than": "no fewer than" is at least)
+        return 1
+    if _AT_MOST.search(before) or _BELOW.search(before):
+        return -1
+    return 1 if _ABOVE.search(before) else None
+
+
 def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> bool:
     """``said`` (a figure of ``sentence``) restates one of ``sources``, or a figure a
     careful writer derives from them (see the module doc)."""
@@ -97,8 +97,7 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
     if _year(said):
         return False
     theirs = [r for s in sources if not _year(s) for r in _readings(s)]
-    if any(pattern.search(before) for pattern in (_AT_LEAST, _ABOVE, _AT_MOST, _BELOW)) \
-            and not _DURING.match(sentence[said.end:]):
+    if bound_side(before) is not None and not _DURING.match(sentence[said.end:]):
         # A bound holds of a figure its quote states plainly ("1,214 patients"), not of
         # one the quote bounds itself ("more than 1,200"): that bound is its figure.
         return _bounded(before, mine, [r for s in sources if not _year(s) and not s.bounded for r in _readings(s)])
