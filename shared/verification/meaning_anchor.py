@@ -297,17 +297,15 @@ def _condensed(clause: Clause, quotes: Sequence[str]) -> tuple[Clause, Clause, C
     """The reading of a clause that condenses several quotes: against what they say
     together, the clause of each that it restates joined in the quotes' order."""
     text = " ".join(q.strip() for q in quotes)
+    every = clauses(text)
     parts, start = [], 0
     for quote in quotes:
         end = start + len(quote.strip())
-        own = [c for c in clauses(text) if start <= c.start < end]
+        own = [c for c in every if start <= c.start < end]
         if own:
             parts.append(max(own, key=lambda qc: alignment(clause.content, qc)))
         start = end + 1
-    tokens = [t for c in parts for t in c.tokens]
-    every = clauses(text)
-    return (clause, Clause.spanning(tokens, text),
-            Clause.joined(every))
+    return clause, Clause.joined(parts), Clause.joined(every)
 
 
 _RELATIVES = frozenset("which who whose that where".split())
