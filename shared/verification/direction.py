@@ -60,7 +60,7 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
                           if verbness(source, h[0]) >= 2 or source.tokens[h[0]].low.endswith("er")]):
             absorbed.add(i)
             continue  # "more slowly" for "slowed" or "more quickly" for "faster": one comparison
-        if _figures_show(said, i, sign, whole or source) or _bounds(said, i, whole or source) is not None:
+        if _figures_show(said, i, sign, whole or source) or _both_bound(said, i, whole or source):
             continue  # "38%, down from 61%" where its quote gives both figures; "less than €1 billion" for "under"
         bound = bound_sign(said, i, axis, whole or source, weak=weak)
         if bound == sign:
@@ -119,21 +119,19 @@ def _bound_flipped(said: Clause, quote: Clause) -> bool:
                and (side := bound_side(said.text[:f.start])) is not None for q, theirs_side in theirs)
 
 
-def _bounds(said: Clause, i: int, quote: Clause) -> tuple[int, int] | None:
-    """When the word at ``i`` bounds the figure after it ("less than €1 billion", "no
-    fewer than 30 days") and the quote bounds that same figure: the side each bounds it
-    on (1 above, -1 below), else None."""
+def _both_bound(said: Clause, i: int, quote: Clause) -> bool:
+    """The word at ``i`` bounds the figure after it ("less than €1 billion", "no fewer
+    than 30 days") and the quote bounds that same figure (on which side is
+    :func:`_bound_flipped`'s to read)."""
     if not bounds_figure(said, i):
-        return None
+        return False
     mine = next((f for f in figures(said.text) if f.start >= said.tokens[i].end and said.start <= f.start < said.end),
                 None)
-    side = bound_side(said.text[:mine.start]) if mine is not None else None
-    if side is None:
-        return None
+    if mine is None or bound_side(said.text[:mine.start]) is None:
+        return False
     text = quote.text
-    theirs = next((b for q in figures(text) if quote.start <= q.start < quote.end and mine is not None
-                   and same_figure(mine, q) and (b := bound_side(text[:q.start])) is not None), None)
-    return None if theirs is None else (side, theirs)
+    return any(quote.start <= q.start < quote.end and same_figure(mine, q) and bound_side(text[:q.start]) is not None
+               for q in figures(text))
 
 
 def _figures_show(said: Clause, i: int, sign: int, quote: Clause) -> bool:
