@@ -23,6 +23,7 @@ from shared.platform.servers import nats_server_binary
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
 ENV_EXAMPLE = ROOT / ".env.example"
+SETTINGS_DIR = Path(settings_module.__file__).parent  # the settings classes and their mixins
 K8S = ROOT / "deploy" / "k8s"
 
 
@@ -77,15 +78,15 @@ def code_of(service: str) -> list[Path]:
         if path not in seen:
             seen.add(path)
             todo += _imports(path) - seen
-    return sorted(p for p in seen if p.name != "settings.py")
+    return sorted(p for p in seen if SETTINGS_DIR not in p.parents)
 
 
 @cache
 def _settings_readers() -> dict[str, set[str]]:
-    """For each field of the settings module: the properties and methods of the
+    """For each field of the settings package: the properties and methods of the
     settings classes that read it (``self.<field>``)."""
     readers: dict[str, set[str]] = {}
-    for node in ast.walk(ast.parse(Path(settings_module.__file__).read_text())):
+    for node in (n for path in SETTINGS_DIR.glob("*.py") for n in ast.walk(ast.parse(path.read_text()))):
         if isinstance(node, ast.FunctionDef):
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == "self":
@@ -111,7 +112,8 @@ def settings_read_by(service: str) -> set[str]:
     nowhere but the settings module (like ``data_dir`` or ``api_key_map``, read by the
     settings object itself)."""
     code = _text(code_of(service))
-    everywhere = _text([p for p in [*(ROOT / "services").rglob("*.py"), *(ROOT / "shared").glob("*.py")] if p.name != "settings.py"])
+    project = [*(ROOT / "services").rglob("*.py"), *(ROOT / "shared").rglob("*.py")]
+    everywhere = _text([p for p in project if SETTINGS_DIR not in p.parents])
     read = set()
     for name in {f for cls in settings_classes(service) for f in cls.model_fields}:
         word = re.compile(rf"\b{name}\b")
