@@ -10,14 +10,18 @@ A sentence's figure restates a quote's when it is the same value in the same uni
 * a figure computed from two figures of the same quotes: a sum, a difference ("1.4
   percentage points" from "3.5% to 4.9%"), a ratio ("four times" from "48 GB" and
   "12 GB"), a change in percent ("fell by 20%" from "500 Mt to 400 Mt"), or a count
-  times a quantity ("1 TB" from "16 nodes, each with 64 GB").
+  times a quantity ("1 TB" from "16 nodes, each with 64 GB"), when words around it say
+  it was computed ("by", "in total", "a reduction of", ", or 20%", "15% below");
+* a share of a whole, a percent or fraction followed by "of" ("a third of the patients"
+  from "402 of the 1,214 patients").
 
 Each is exact up to the rounding of the sentence's figure (1% of it), or 10% after
 "about", "roughly", "nearly" and the like; a fraction word ("a third") is read to two
 hundredths. Only a figure with a unit, a percent, a ratio ("four times") or one of 100
-or more may be computed: small bare numbers would match some sum or difference by chance. Years are never computed with, nor bounded. Only the figures of the quotes
-the sentence's clause rests on are used, so a figure still cannot be assembled from
-quotes the clause does not rest on.
+or more may be computed: small bare numbers would match some sum or difference by
+chance. Years are never computed with, nor bounded. Only the figures of the quotes the
+sentence's clause rests on are used, so a figure still cannot be assembled from quotes
+the clause does not rest on.
 """
 
 from __future__ import annotations
@@ -66,9 +70,18 @@ _AT_MOST = re.compile(r"\b(?:no more than|not more than|at most)\s*$", re.I)  # 
 _BELOW = re.compile(r"\b(?:less than|fewer than|under|below)\s*$", re.I)
 _POINTS = re.compile(r"(?:\s*percentage)?\s+points?\b", re.I)
 # Words that say a figure was computed: "by 20%", "in total", "four times", "3.6 months longer".
-_COMPUTING = re.compile(r"\b(?:by|total|totals|combined|together|altogether|in all|sum|difference|gap)\b\W*(?:\S+\W*)?#"
+# "a reduction of 20%", "grew by $1.4 billion, or 20%", "15% below its 2019 level".
+_COMPUTING = re.compile(r"(?:\b(?:by|total|totals|combined|together|altogether|in all|sum|difference|gap|(?:reduction|"
+                        r"increase|decrease|rise|fall|drop|decline|growth|gain|cut)\s+of)\b|,\s*or\b)\W*(?:\S+\W*)?#"
                         r"|#\W*(?:\S+\s+){0,2}(?:times|fold|more|less|fewer|longer|shorter|higher|lower|larger|"
-                        r"smaller|greater|bigger|points?|in total|combined|together|altogether|in all)\b|-fold", re.I)
+                        r"smaller|greater|bigger|below|above|points?|in total|combined|together|altogether|in all)\b"
+                        r"|-fold", re.I)
+_UP = re.compile(r"\b(?:r[io]se|risen|grew|grow[sn]?|growth|increase[sd]?|gain(?:ed|s)?|up|higher|more|above|"
+                 r"jump(?:ed|s)?|climb(?:ed|s)?|raised?|expand(?:ed|s)?|larger)\b", re.I)
+_DOWN = re.compile(r"\b(?:f[ae]ll|fallen|falls|drop(?:ped|s)?|declin(?:e|ed|es)|decrease[sd]?|reduc(?:e|ed|es|tion)|"
+                   r"cut|lower|less|fewer|below|down|shr[au]nk|shrinks?|lost|smaller)\b", re.I)
+# A share of a whole: "15% of the specimens", "about a third of whom".
+_SHARE_OF = re.compile(r"\s+of\b", re.I)
 # "over 10 years" is a span of time ("during"), not "more than 10 years".
 _DURING = re.compile(r"\s*(?:years?|months?|weeks?|days?|decades?|hours?|centuries|century)\b", re.I)
 _OF_A_UNIT = re.compile(r"\s+of\s+an?\s+(\w+?)s?\b", re.I)
@@ -102,7 +115,10 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
         # one the quote bounds itself ("more than 1,200"): that bound is its figure.
         return _bounded(before, mine, [r for s in sources if not _year(s) and not s.bounded for r in _readings(s)])
     loose = bool(_APPROX.search(before))
-    derived = theirs + (list(_computed([s for s in sources if not _year(s)])) if _computable(said, sentence) else [])
+    counted = [s for s in sources if not _year(s)]
+    derived = theirs + (list(_computed(counted, _change(said, sentence))) if _computable(said, sentence) else [])
+    if any(d == "fraction" for d, _ in mine) and _SHARE_OF.match(sentence, said.end):
+        derived += _shares(counted)
     return any(_close(v, w, said, loose=loose) for d, v in mine for e, w in derived if d == e)
 
 
@@ -162,9 +178,11 @@ def _scales(name: str) -> list[tuple[str, float]]:
     return [(dim, scale)] + ([(dim, _BINARY[name])] if name in _BINARY else [])
 
 
-def _computed(sources: Sequence[Figure]) -> Iterator[Reading]:
+def _computed(sources: Sequence[Figure], change: str | None = None) -> Iterator[Reading]:
     """Sums, differences, ratios, changes in percent and count-times-quantity products
-    of two of the quotes' figures (at most eight figures are combined)."""
+    of two of the quotes' figures (at most eight figures are combined). A change in
+    percent starts from the smaller figure when the sentence says it went ``"up"``, from
+    the larger when ``"down"`` ("fell by 20%" from 500 and 400), else from the first."""
     for a, b in combinations(sources[:8], 2):
         for (d, x) in _readings(a):
             for (e, y) in _readings(b):
@@ -175,12 +193,26 @@ def _computed(sources: Sequence[Figure]) -> Iterator[Reading]:
                     yield d, abs(x - y)
                 if d == e and x > 0 and y > 0:
                     yield "", max(x, y) / min(x, y)
-                    if x != y:
-                        yield "fraction", abs(x - y) / x  # a change from the first figure to the second
+                    if x != y:  # a change in percent, of the figure it starts from
+                        yield "fraction", abs(x - y) / {"up": min(x, y), "down": max(x, y)}.get(change, x)
                 if d == "" and e != "" and _count(a):
                     yield e, x * y
                 if e == "" and d != "" and _count(b):
                     yield d, x * y
+
+
+def _change(said: Figure, sentence: str) -> str | None:
+    """Whether the words next to a figure say it is a rise ("up") or a fall ("down")."""
+    near = sentence[max(0, said.start - 40):said.start] + " " + sentence[said.end:said.end + 24]
+    ups, downs = len(_UP.findall(near)), len(_DOWN.findall(near))
+    return "up" if ups > downs else "down" if downs > ups else None
+
+
+def _shares(sources: Sequence[Figure]) -> list[Reading]:
+    """The share one count or quantity of the quotes is of a larger one of the same kind
+    ("402 of the 1,214 patients": about a third)."""
+    return [("fraction", min(x, y) / max(x, y)) for a, b in combinations(sources[:8], 2)
+            for d, x in _readings(a) for e, y in _readings(b) if d == e and x > 0 and y > 0 and x != y]
 
 
 def _computable(said: Figure, sentence: str) -> bool:

@@ -21,13 +21,19 @@ __all__ = ["Figure", "digit_words", "figures", "same_figure"]
 log = logging.getLogger(__name__)
 
 # quantulum3's unit names that mean the same unit (its parser, without the optional
-# classifier, reads "0.5 seconds" as seconds of arc).
-_UNIT_ALIASES = {"second of arc": "second", "minute of arc": "minute", "percent": "percentage"}
+# classifier, reads "0.5 seconds" as seconds of arc), as words of a unit's name.
+_UNIT_ALIASES = {"second of arc": "second", "minute of arc": "minute", "united states dollar": "dollar"}
+# A money figure with its scale abbreviated ("$45m", "€3.1bn", "£2.5 bn"), which the
+# parser reads as a currency times metres or barns.
+_MONEY_SCALE = re.compile(r"(?<![\w.])(US\$|[$€£¥])\s?(\d+(?:,\d{3})*(?:\.\d+)?)\s?(k|m|mn|bn|b|tn|trn)\b",
+                          re.IGNORECASE)
+_MONEY_SCALES = {"k": 1e3, "m": 1e6, "mn": 1e6, "b": 1e9, "bn": 1e9, "tn": 1e12, "trn": 1e12}
+_CURRENCIES = {"$": "dollar", "us$": "dollar", "€": "euro", "£": "pound sterling", "¥": "chinese yuan"}
 _HAS_FIGURE = re.compile(
-    r"\d|\b(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
-    r"sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|half|thirds?|quarters?|fifths?|sixths?|"
-    r"sevenths?|eighths?|ninths?|tenths?|dozen|decades?|"
-    r"century|centuries|millennium|millennia)\b",
+    r"\d|\b(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"(?:thir|four|fif|six|seven|eigh|nine)teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
+    r"thousand|million|billion|trillion|half|thirds?|quarters?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?|"
+    r"dozen|decades?|century|centuries|millennium|millennia)\b",
     re.IGNORECASE,
 )
 _PER_CENT = re.compile(r"(\s)per cent\b", re.IGNORECASE)  # British "per cent", as "percent" of the same length
@@ -110,7 +116,11 @@ _FRACTIONS = {"half": 0.5, "quarter": 0.25, "third": 1 / 3}
 _HYPHENED = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine)-(halves|thirds?|quarters?|fifths?|"
                        r"sixths?|sevenths?|eighths?|ninths?|tenths?)\b", re.IGNORECASE)
 _PARTS = {"hal": 2, "thi": 3, "qua": 4, "fif": 5, "six": 6, "sev": 7, "eig": 8, "nin": 9, "ten": 10}
-_PER_PERIOD = re.compile(r"\s+per\s+(year|month|week|day|hour)\b", re.IGNORECASE)
+# A rate's period in a figure's surface ("per year", "a day", "/h") and in its unit's name.
+# (not per second or minute: "MB/s" and "rpm" are units of their own)
+_PER_PERIOD = re.compile(r"\s*(?:\bper\s+|\ban?\s+|/\s*)(year|month|week|day|hour|yr|h)\b", re.IGNORECASE)
+_RATE_UNIT = re.compile(r" per (year|month|week|day|hour)$")
+_PERIOD_ABBREVIATIONS = {"yr": "year", "h": "hour"}
 _POINTS = re.compile(r"\s*points?\b", re.IGNORECASE)
 
 
@@ -140,8 +150,9 @@ def figures(text: str) -> tuple[Figure, ...]:
             continue  # "a year", "a drop", "one TCP connection": an article, not a figure
         if _THE_BEFORE.search(text[:start]) and surface.isalpha() and _PREDICATE_AFTER.match(text, end):
             continue  # "the two can also be used together": the two of them, not a figure
-        unit = "" if q.unit.name == "dimensionless" else _UNIT_ALIASES.get(q.unit.name, q.unit.name)
-        unit = unit.replace("united states dollar", "dollar")
+        unit = "" if q.unit.name == "dimensionless" else q.unit.name
+        if unit == "percent":
+            unit = "percentage"
         if unit == "percentage" and _POINTS.match(parsed, q.span[1]):
             unit = "percentage point"  # "rose 4.2 percentage points" is not "rose 4.2%"
         if unit == "inch" and re.search(r"\bin$", surface) and _PREPOSITION_IN.match(text, end):
@@ -149,10 +160,21 @@ def figures(text: str) -> tuple[Figure, ...]:
         if unit.endswith(" ampere-turn") and re.search(r"\sat$", surface):
             # "343 metres at the top": "at" is a preposition, not ampere-turns
             surface, end, unit = surface[:-3].rstrip(), end - 3, unit.removesuffix(" ampere-turn")
+        for alias, name in _UNIT_ALIASES.items():
+            unit = unit.replace(alias, name)
         period = _PERIOD_END.search(surface)
         if period and _TIME_AFTER.match(text, end):  # "$350,000 a year earlier": a time, not a rate
             surface, end = surface[:period.start()], start + period.start()
             unit = unit.removesuffix(f" per {period.group(1).lower()}")
+        rate = _RATE_UNIT.search(unit)
+        per = _PER_PERIOD.search(surface) if rate else None
+        if rate and per and _PERIOD_ABBREVIATIONS.get(per.group(1).lower(), per.group(1).lower()) == rate.group(1):
+            # "4 percent per year", "15 m/day": the figure and its period apart, as "4
+            # percent a year" is read
+            unit = unit[:rate.start()]
+            lead = len(per.group()) - len(per.group().lstrip())
+            out.append(Figure(1.0, rate.group(1), per.group().strip(), start + per.start() + lead, end))
+            surface, end = surface[:per.start()].rstrip(), start + per.start()
         ends = _RANGE.fullmatch(surface) if q.uncertainty else None
         if ends:  # "3.5% to 4.9%", "between 2005 and 2020": its two ends, not their mean
             low, high = float(q.value) - float(q.uncertainty), float(q.value) + float(q.uncertainty)
@@ -163,15 +185,12 @@ def figures(text: str) -> tuple[Figure, ...]:
             continue
         scale = _SCALE_AFTER.match(text, end)  # "some 10.6 million": the parser may leave its scale word
         value = float(q.value) * _SCALE_WORDS[scale.group(1).lower()] if scale else float(q.value)
-        per = _PER_PERIOD.search(surface)
-        if per and unit.endswith(f" per {per.group(1).lower()}"):
-            # "4 percent per year": the figure and its period apart, as "4 percent a year" is read
-            unit = unit.removesuffix(f" per {per.group(1).lower()}")
-            lead = len(per.group()) - len(per.group().lstrip())
-            out.append(Figure(1.0, per.group(1).lower(), per.group().strip(), start + per.start() + lead, end))
-            surface, end = surface[:per.start()].rstrip(), start + per.start()
         out.append(Figure(value, unit, text[start:scale.end()] if scale else surface, start,
                           scale.end() if scale else end))
+    for m in _MONEY_SCALE.finditer(text):
+        value = float(m.group(2).replace(",", "")) * _MONEY_SCALES[m.group(3).lower()]
+        out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
+        out.append(Figure(value, _CURRENCIES[m.group(1).lower()], m.group(), m.start(), m.end()))
     # Quantities said in words the parser does not read: "a decade", "two centuries"
     # (years), "one in five" (a percentage).
     # (in years, in place of what the parser made of them: "two" alone, or "2 century")
@@ -300,4 +319,12 @@ def same_figure(said: Figure, source: Figure) -> bool:
         fraction, percent = (said, source) if not said.unit else (source, said)
         return 0 < fraction.value < 1 and not any(c.isdigit() for c in fraction.surface) \
             and math.isclose(fraction.value * 100, percent.value, rel_tol=1e-9)
-    return close and (said.unit == source.unit or not said.unit or not source.unit)
+    return close and (said.unit == source.unit or not said.unit or not source.unit
+                      or _per_what(said.unit, source.unit) or _per_what(source.unit, said.unit))
+
+
+def _per_what(unit: str, fuller: str) -> bool:
+    """``fuller`` is ``unit`` per something other than time ("tonne per hectare" for
+    "tonne"; the parser reads "t/ha" whole and "tonnes per hectare" as tonnes alone).
+    Per second or minute makes a unit of its own: "MB" is not "MB/s"."""
+    return fuller.startswith(f"{unit} per ") and fuller.removeprefix(f"{unit} per ") not in ("second", "minute")

@@ -122,3 +122,38 @@ def test_a_quarter_of_a_percentage_point_is_25_basis_points() -> None:
                            "on Wednesday.", [quote]).ok
     assert not check_grounding("The central bank raised its benchmark rate by half a percentage point to 5.5% on "
                                "Wednesday.", [quote]).ok
+
+
+@pytest.mark.parametrize(("sentence", "quote"), [
+    # a unit's symbol and its words
+    ("The satellite orbits Earth every 98 minutes at about 700 km.",
+     "At roughly 700 kilometres, the satellite completes one orbit of Earth every 98 minutes."),
+    ("Wheat yields in the district averaged 3.4 tonnes per hectare last year.",
+     "Last year the district's average wheat yield was 3.4 t/ha."),
+    ("The machine advanced 15 metres per day.", "The machine's average advance rate was 15 m/day."),
+    # a money figure's scale abbreviated, a number in words from thirteen to nineteen
+    ("The startup raised $45 million in its Series B round.", "The startup's Series B round raised $45m."),
+    ("Net profit reached €3.1 billion in 2022.", "In 2022 net profit reached €3.1bn."),
+    ("Representatives of 14 states signed the treaty.", "Representatives of fourteen states signed the treaty."),
+    # a share of a whole, and a change said as "or" or "below"
+    ("Fifteen percent of the specimens belonged to unknown species.",
+     "The expedition collected 3,200 specimens, and 480 of them belonged to unknown species."),
+    ("Exports grew by $14.4 billion, or 20%, in 2023.", "Exports rose to $86.4 billion in 2023 from $72.0 billion."),
+    ("Ridership in 2023 was 15% below its 2019 level.", "Ridership fell from 312,000 in 2019 to 265,200 in 2023."),
+])
+def test_units_scales_and_shares_restated_in_other_words(sentence: str, quote: str) -> None:
+    g = check_grounding(sentence, [quote])
+    assert g.ok, g.reason
+
+
+@pytest.mark.parametrize(("sentence", "quote"), [
+    ("The drive reads 3,500 MB.", "The drive reads 3,500 MB/s."),  # a rate is not an amount
+    ("The machine advanced 15 metres per week.", "The machine's average advance rate was 15 m/day."),
+    ("The startup raised $45 billion in its Series B round.", "The startup's Series B round raised $45m."),
+    ("Representatives of 15 states signed the treaty.", "Representatives of fourteen states signed the treaty."),
+    ("Twenty percent of the specimens belonged to unknown species.",
+     "The expedition collected 3,200 specimens, and 480 of them belonged to unknown species."),
+])
+def test_units_scales_and_shares_changed_are_refused(sentence: str, quote: str) -> None:
+    g = check_grounding(sentence, [quote])
+    assert not g.ok and g.category == "number", (g.ok, g.reason)
