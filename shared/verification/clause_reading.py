@@ -10,6 +10,8 @@ say; these functions only read. A clause's conditions are read by
 
 from __future__ import annotations
 
+import re
+
 from shared.verification.clauses import AUX, Clause, Token, is_content, token
 from shared.verification.lexicon import (
     DIRECTIONS, EXCLUSIVE, HEDGES, NEGATIVE_PREFIXES, NEGATORS, QUANTIFIERS, RARE, STRONG,
@@ -273,6 +275,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
             continue  # "has grown warmer": has become, not an increase of its own
         if t.low in ("speed", "speeds") and nxt != "up":
             continue  # "top speed": a noun, not speeding up
+        if t.lemma == "raise" and _MONEY_AFTER.match(clause.text, t.end):
+            continue  # "raised $45 million": money collected, not a rise
         after = clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else ""
         if prev == "as" and nxt == "as" and figure_word(after):
             continue  # "for as long as eight years": a bound on the figure, read with the figure
@@ -285,6 +289,10 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         head = t.low.split("-", 1)[0]
         out.append((i, hit[0], hit[1], t.low in WEAK or head in WEAK))
     return out
+
+
+_MONEY_AFTER = re.compile(r"\s+(?:(?:US)?\$|€|£|¥)\s?\d|\s+\d[\d,.]*\s*(?:million|billion)?\s*"
+                          r"(?:dollars|euros|pounds)\b")
 
 
 # Words read on one axis that may speak of another: "dropped support" removes it,
@@ -307,7 +315,7 @@ def _keeps_from(clause: Clause, i: int) -> bool:
     return False
 
 
-_BOUND_WORDS = frozenset("more less fewer greater over under above below".split())
+_BOUND_WORDS = frozenset("more less fewer greater over under above below exceed exceeds exceeded".split())
 
 
 def bounds_figure(clause: Clause, i: int) -> bool:
@@ -317,8 +325,9 @@ def bounds_figure(clause: Clause, i: int) -> bool:
     toks = clause.tokens
     if i >= 2 and toks[i - 1].low == "or" and figure_word(toks[i - 2].low):
         return True  # "7,000 or more steps": "at least 7,000"
-    n = i + 1 + (i + 1 < len(clause.tokens) and clause.tokens[i + 1].low == "than")
-    return n < len(clause.tokens) and figure_word(clause.tokens[n].low)
+    than = i + 1 < len(clause.tokens) and clause.tokens[i + 1].low == "than"
+    n = i + 1 + than
+    return n < len(clause.tokens) and (figure_word(clause.tokens[n].low) or than and clause.tokens[n].low == "one")
 
 
 NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty

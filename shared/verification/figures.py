@@ -30,7 +30,7 @@ _MONEY_SCALE = re.compile(r"(?<![\w.])(US\$|[$€£¥])\s?(\d+(?:,\d{3})*(?:\.\d
 _MONEY_SCALES = {"k": 1e3, "m": 1e6, "mn": 1e6, "b": 1e9, "bn": 1e9, "tn": 1e12, "trn": 1e12}
 _CURRENCIES = {"$": "dollar", "us$": "dollar", "€": "euro", "£": "pound sterling", "¥": "chinese yuan"}
 _HAS_FIGURE = re.compile(
-    r"\d|\b(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"(?:thir|four|fif|six|seven|eigh|nine)teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
     r"thousand|million|billion|trillion|half|thirds?|quarters?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?|"
     r"dozen|decades?|century|centuries|millennium|millennia)\b",
@@ -53,12 +53,15 @@ _PREPOSITION_IN = re.compile(r"\s+(?:\d|the\b|a\b|an\b|[A-Z])")
 _PERIOD_END = re.compile(r"\s+(?:a|an)\s+(second|minute|hour|day|week|month|year)$", re.IGNORECASE)
 _TIME_AFTER = re.compile(r"\s+(?:later|earlier|before|after|ago)\b", re.IGNORECASE)
 _BOUND_BEFORE = re.compile(r"\b(?:at least|at most|more than|less than|fewer than|over|under|above|below|up to|"
-                           r"exceeding|greater than|in excess of|upwards of)\s*$", re.IGNORECASE)
+                           r"exceed(?:s|ed|ing)?|greater than|in excess of|upwards of)\s*$", re.IGNORECASE)
 _ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
 _THE_BEFORE = re.compile(r"\bthe\s+$", re.IGNORECASE)
 _PREDICATE_AFTER = re.compile(r"\s+(?:can|could|are|were|have|had|will|would|may|might|must|also|both|share|differ)\b",
                               re.IGNORECASE)
 _ONE = re.compile(r"one\b(?!\s+(?:hundred|thousand|million|billion|trillion|dozen)\b)", re.IGNORECASE)
+# "one gram": a measure's unit spelled out (not "one TCP", "one-metre", "at any one time", "one at a time")
+_ONE_UNIT = re.compile(r"one\s+[a-z][a-z ]*")
+_MEASURES = frozenset({"mass", "length", "volume", "area", "power", "energy", "temperature", "speed"})
 _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _COUNT_WORDS = {"a": 1.0, "an": 1.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0,
                 "seven": 7.0, "eight": 8.0, "nine": 9.0, "ten": 10.0, "several": 0.0}
@@ -146,11 +149,12 @@ def figures(text: str) -> tuple[Figure, ...]:
                 c.isdigit() for c in text[start:end]):
             continue
         surface = text[start:end].strip()
-        if not surface or _ARTICLE.match(surface) and q.value == 1 or _ONE.match(surface):
-            continue  # "a year", "a drop", "one TCP connection": an article, not a figure
+        unit = "" if q.unit.name == "dimensionless" else q.unit.name
+        if not surface or _ARTICLE.match(surface) and q.value == 1 or _ONE.match(surface) and not (
+                q.unit.entity.name in _MEASURES and _ONE_UNIT.fullmatch(surface)):
+            continue  # "a year", "a drop", "one TCP connection": an article, not a figure ("one gram" is)
         if _THE_BEFORE.search(text[:start]) and surface.isalpha() and _PREDICATE_AFTER.match(text, end):
             continue  # "the two can also be used together": the two of them, not a figure
-        unit = "" if q.unit.name == "dimensionless" else q.unit.name
         if unit == "percent":
             unit = "percentage"
         if unit == "percentage" and _POINTS.match(parsed, q.span[1]):

@@ -398,3 +398,18 @@ def test_last_readings_of_this_round() -> None:
     # a range's second end keeps its scale and currency
     assert _ok("Banks with $100 billion to $250 billion in assets must run annual stress tests.",
                "Banks with assets between $100 billion and $250 billion must run annual stress tests.")
+
+
+def test_money_raised_is_no_rise_and_a_verb_may_bound_a_figure() -> None:
+    quote = "Northgate Ventures led the startup's $45m Series B round."
+    assert _ok("The startup raised $45 million in a Series B round led by Northgate Ventures.", quote)
+    assert not _ok("The startup raised $45 billion in a Series B round led by Northgate Ventures.", quote)
+    limit = "Clients that send more than 100 requests in a minute receive an HTTP 429 response from the API."
+    assert _ok("The API returns a 429 status code when a client exceeds 100 requests per minute.", limit)
+    assert not _ok("The API returns a 429 status code when a client sends fewer than 100 requests per minute.", limit)
+    tags = "Geolocators weighing under 1 g were used to track the migrating terns."
+    assert _ok("The migrating terns were tracked with geolocators weighing less than one gram.", tags)
+    assert not _ok("The migrating terns were tracked with geolocators weighing more than one gram.", tags)
+    # "one" alone stays no figure: "at any one time", "one at a time"
+    assert _ok("Within a consumer group, every partition is read by a single consumer at any one time.",
+               "A consumer group ensures that each partition is consumed by exactly one consumer at any given time.")
