@@ -132,6 +132,9 @@ def _governed_flip(one: Clause, other: Clause) -> bool:
         if governed is None:
             continue
         found = [j for j, u in enumerate(theirs) if is_content(u) and u.forms & governed.forms]
+        contrast = one.text[:t.start].rstrip().endswith(",")  # "a warning, not an error"
+        if _not_until(one, other) or contrast and any(_set_aside(other, j) for j in found):
+            continue  # "not released until it commits" for "released only when"; "not an error" for "rather than"
         if found and not any(v.low in NEGATORS or v.low.endswith("n't") or v.low.startswith(("un", "non"))
                              for v in theirs[:max(found) + 1]):
             return True
@@ -152,10 +155,28 @@ def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
             return "negation", "it drops two negations of its quote (or adds two): not a double negative"
         return None
     if not flips and (negations(said) + _negated_words(said, source) + _ceased(said, source) + _contrasted(said, source)
-                      - negations(source) - _negated_words(source, said) - _ceased(source, said)
-                      - _contrasted(source, said)) % 2 == 0:
+                      + _not_until(said, source) - negations(source) - _negated_words(source, said)
+                      - _ceased(source, said) - _contrasted(source, said) - _not_until(source, said)) % 2 == 0:
         return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
     return "negation", "it negates what its quote affirms, or affirms what its quote negates"
+
+
+def _set_aside(clause: Clause, j: int) -> bool:
+    """The word at ``j`` is what "rather than" or "instead of" sets aside (within three words)."""
+    words = clause.words()[max(0, j - 4):j]
+    return any((a, b) in (("rather", "than"), ("instead", "of")) for a, b in zip(words, words[1:], strict=False))
+
+
+def _not_until(clause: Clause, other: Clause) -> int:
+    """1 when ``clause`` says "not … until" where ``other`` says "only when" (or "only
+    after", "only once"): "is not released until the transaction commits" is "is released
+    only when it commits"."""
+    words, theirs = clause.words(), other.words()
+    negation = next((i for i, w in enumerate(words) if w in ("not", "never", "cannot") or w.endswith("n't")), None)
+    if negation is None or "until" not in words[negation + 1:]:
+        return 0
+    return int(any(a == "only" and b in ("when", "after", "once", "if", "until")
+                   for a, b in zip(theirs, theirs[1:], strict=False)))
 
 
 def _contrasted(clause: Clause, other: Clause) -> int:

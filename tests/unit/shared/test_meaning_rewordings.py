@@ -413,3 +413,15 @@ def test_money_raised_is_no_rise_and_a_verb_may_bound_a_figure() -> None:
     # "one" alone stays no figure: "at any one time", "one at a time"
     assert _ok("Within a consumer group, every partition is read by a single consumer at any one time.",
                "A consumer group ensures that each partition is consumed by exactly one consumer at any given time.")
+
+
+def test_not_until_is_only_when_and_rather_than_is_not() -> None:
+    lock = ("The database acquires a row-level lock before updating a record and releases it only when the "
+            "transaction commits.")
+    assert _ok("Before a record is updated, the database takes a row-level lock, which is not released until the "
+               "transaction commits.", lock)
+    assert not _ok("Before a record is updated, the database takes a row-level lock, which is not released when the "
+                   "transaction commits.", lock)
+    warning = "Unused variables trigger a compiler warning, not an error."
+    assert _ok("The compiler emits a warning, rather than an error, for unused variables.", warning)
+    assert not _ok("The compiler emits an error, rather than a warning, for unused variables.", warning)
