@@ -65,14 +65,18 @@ def negations(clause: Clause) -> int:
             if w in ("no", "not") and nxt in ("less", "more", "fewer", "later", "earlier", "greater") \
                     and i + 2 < len(words) and words[i + 2] == "than":
                 continue  # "no less than 10": a bound ("at least 10"), not a negation
-            if w == "not" and nxt == "exceeding":
-                continue  # "a term not exceeding two years": at most two years ("can not exceed" negates)
+            if w in ("not", "n't", "never", "cannot") and (nxt == "exceeding" or nxt in _EXCEED and any(
+                    figure_word(u) for u in words[i + 2:i + 4])):
+                continue  # "a term not exceeding two years", "may not exceed 10 cents": at most (a bound)
             if w in ("fails", "fail", "failed", "failing") and nxt != "to":
                 continue
             if w == "nor" and "neither" in words:
                 continue  # "neither ... nor" negates once
             count += 1
     return count
+
+
+_EXCEED = frozenset("exceed exceeds exceeded surpass surpasses surpassed".split())
 
 
 # Prefixes that negate adjectives only ("inaccurate", "illegal"): "imprisonment" is no
@@ -225,11 +229,18 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
     adjusting, not "the effect is achieved" before it."""
     for part in clause_parts(clause):
         hedged = {t.low for n, t in enumerate(part) if t.low in HEDGES
-                  and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))}
+                  and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))
+                  and not _limit_after(part, n)}
         if hedged and (about is None or any(
                 t.forms & about for t in part if is_content(t) and t.low not in HEDGES and not direction_of(t))):
             return 1
     return 3 if set(clause.words()) & STRONG else 2
+
+
+def _limit_after(part: list[Token], n: int) -> bool:
+    """"may not exceed 10 cents": a limit (a rule), not a hedge."""
+    words = [t.low for t in part[n + 1:n + 5]]
+    return words[:1] == ["not"] and words[1:2] != [] and words[1] in _EXCEED and any(figure_word(w) for w in words[2:])
 
 
 _PART_OPENERS = frozenset("but which whereas while though although yet".split())
@@ -315,19 +326,30 @@ def _keeps_from(clause: Clause, i: int) -> bool:
     return False
 
 
-_BOUND_WORDS = frozenset("more less fewer greater over under above below exceed exceeds exceeded".split())
+# (these bound a figure only with "than": "larger than 200 square metres")
+_BOUND_THAN = frozenset("larger bigger higher longer older heavier smaller lower shorter younger lighter".split())
+_BOUND_WORDS = frozenset("more less fewer greater over under above below exceed exceeds exceeded exceeding".split()) \
+    | _BOUND_THAN
 
 
 def bounds_figure(clause: Clause, i: int) -> bool:
     """"more than 1,000", "under 5 ms": a bound on a figure (checked with the figure), not a comparison."""
-    if clause.tokens[i].low not in _BOUND_WORDS:
-        return False
     toks = clause.tokens
+    if toks[i].low in ("least", "most") and i and toks[i - 1].low == "at":  # "at least 60 days"
+        return i + 1 < len(toks) and figure_word(toks[i + 1].low)
+    if toks[i].low in ("maximum", "minimum"):  # "a maximum of two years", "a maximum term of six months"
+        of = next((n for n in range(i + 1, min(len(toks), i + 4)) if toks[n].low == "of"), None)
+        return of is not None and of + 1 < len(toks) and figure_word(toks[of + 1].low)
+    if toks[i].low not in _BOUND_WORDS:
+        return False
     if i >= 2 and toks[i - 1].low == "or" and figure_word(toks[i - 2].low):
         return True  # "7,000 or more steps": "at least 7,000"
-    than = i + 1 < len(clause.tokens) and clause.tokens[i + 1].low == "than"
+    nxt = toks[i + 1].low if i + 1 < len(toks) else ""
+    than = nxt == "than"
+    if not than and toks[i].low in _BOUND_THAN:
+        return False
     n = i + 1 + than
-    return n < len(clause.tokens) and (figure_word(clause.tokens[n].low) or than and clause.tokens[n].low == "one")
+    return n < len(toks) and (figure_word(toks[n].low) or than and toks[n].low == "one")
 
 
 NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty

@@ -64,10 +64,14 @@ _UNIT_WORDS = {"second": "second", "minute": "minute", "hour": "hour", "day": "d
 
 _APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bapproximately|\bnearly|\balmost|\bsome|\bcirca|"
                      r"\bclose to|\ban estimated|\bjust (?:under|over|below|above)|\bmore or less|~)\s*$", re.I)
-_AT_LEAST = re.compile(r"\b(?:at least|no fewer than|no less than)\s*$", re.I)
-_ABOVE = re.compile(r"\b(?:more than|over|above|exceed(?:s|ed|ing)?|greater than|in excess of|upwards of)\s*$", re.I)
-_AT_MOST = re.compile(r"\b(?:no more than|not more than|at most)\s*$", re.I)  # "up to 9,000" states a limit
-_BELOW = re.compile(r"\b(?:less than|fewer than|under|below)\s*$", re.I)
+_AT_LEAST = re.compile(r"\b(?:at least|no fewer than|no less than|(?:a|the) minimum(?: \w+)? of)\s*$",
+                       re.I)
+_ABOVE = re.compile(r"\b(?:more than|over|above|exceed(?:s|ed|ing)?|(?:greater|larger|bigger|higher|longer|older|"
+                    r"heavier) than|in excess of|upwards of)\s*$", re.I)
+# ("up to 9,000" states a limit)
+_AT_MOST = re.compile(r"(?:\b(?:no more than|not more than|at most|(?:a|the) maximum(?: \w+)? of)|"
+                      r"(?:\bnot|\bnever|\bcannot|n't)\s+(?:exceed|surpass)(?:s|ed|ing)?)\s*$", re.I)
+_BELOW = re.compile(r"\b(?:(?:less|fewer|smaller|lower|shorter|younger|lighter) than|under|below)\s*$", re.I)
 _POINTS = re.compile(r"(?:\s*percentage)?\s+points?\b", re.I)
 # Words that say a figure was computed: "by 20%", "in total", "four times", "3.6 months longer".
 # "a reduction of 20%", "grew by $1.4 billion, or 20%", "15% below its 2019 level".

@@ -52,8 +52,10 @@ _PERIOD_UNITS = frozenset(_PERIOD_WORDS.values()) | {"second", "minute"}
 _PREPOSITION_IN = re.compile(r"\s+(?:\d|the\b|a\b|an\b|[A-Z])")
 _PERIOD_END = re.compile(r"\s+(?:a|an)\s+(second|minute|hour|day|week|month|year)$", re.IGNORECASE)
 _TIME_AFTER = re.compile(r"\s+(?:later|earlier|before|after|ago)\b", re.IGNORECASE)
-_BOUND_BEFORE = re.compile(r"\b(?:at least|at most|more than|less than|fewer than|over|under|above|below|up to|"
-                           r"exceed(?:s|ed|ing)?|greater than|in excess of|upwards of)\s*$", re.IGNORECASE)
+_BOUND_BEFORE = re.compile(r"\b(?:at least|at most|(?:a|the) (?:maximum|minimum)(?: \w+)? of|more than|less than|"
+                           r"fewer than|over|under|above|below|up to|"
+                           r"exceed(?:s|ed|ing)?|(?:greater|larger|bigger|higher|longer|older|heavier|smaller|lower|"
+                           r"shorter|younger|lighter) than|in excess of|upwards of)\s*$", re.IGNORECASE)
 _ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
 _THE_BEFORE = re.compile(r"\bthe\s+$", re.IGNORECASE)
 _PREDICATE_AFTER = re.compile(r"\s+(?:can|could|are|were|have|had|will|would|may|might|must|also|both|share|differ)\b",

@@ -425,3 +425,17 @@ def test_not_until_is_only_when_and_rather_than_is_not() -> None:
     warning = "Unused variables trigger a compiler warning, not an error."
     assert _ok("The compiler emits a warning, rather than an error, for unused variables.", warning)
     assert not _ok("The compiler emits an error, rather than a warning, for unused variables.", warning)
+
+
+def test_limits_said_as_negated_excess_or_as_maximum_and_larger_than_are_bounds() -> None:
+    fee = "The fee for a single-use plastic bag may not exceed 10 cents."
+    assert _ok("The fee for a single-use plastic bag is capped at 10 cents.", fee)
+    assert _ok("The fee for a single-use plastic bag is at most 10 cents.", fee)
+    assert not _ok("The fee for a single-use plastic bag may exceed 10 cents.", fee)
+    assert not _ok("The fee for a single-use plastic bag is at least 10 cents.", fee)
+    shops = "Shops with a floor area above 200 square metres are covered by the law."
+    assert _ok("The law applies to shops larger than 200 square metres.", shops)
+    assert not _ok("The law applies to shops smaller than 200 square metres.", shops)
+    notice = "The new rules require landlords to give tenants a minimum of 60 days' notice of any rent increase."
+    assert _ok("Under the new rules, tenants must receive at least 60 days' notice before a rent increase.", notice)
+    assert not _ok("Under the new rules, tenants must receive at most 60 days' notice before a rent increase.", notice)
