@@ -57,7 +57,7 @@ from shared.verification.clause_reading import (
     unknown_word,
 )
 from shared.verification.clause_roles import (
-    fronted_end, passive, phrase, pivots, qualifier_end, role_parts, same_verb, subject, verbness,
+    ORDER_WORDS, fronted_end, passive, phrase, pivots, qualifier_end, role_parts, same_verb, subject, verbness,
 )
 from shared.verification.clauses import (
     AUX, Clause, aligned_pair, is_content, salient_tokens,
@@ -331,7 +331,7 @@ def _roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[s
     if parts is None:
         return None
     ss, so, qs, qo, clean = parts
-    if bool((ss & qo) - qs) and bool((so & qs) - qo):
+    if bool((ss & qo) - qs) and bool((so & qs) - qo) and _turns_on_verbs(said, source):
         if said.words().count("than") and directions(said) and direction_flipped(said, source):
             return None  # "Y is slower than X" restates "X is faster than Y"
         return "role", "it swaps who does what to whom in its quote"
@@ -343,6 +343,14 @@ def _roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[s
         if mine and theirs and not mine & theirs and stray:
             return "role", f"its {what} is another of its quote's than the one the quote gives this verb"
     return None
+
+
+def _turns_on_verbs(said: Clause, source: Clause) -> bool:
+    """The word both clauses turn on may be a verb in each, or orders two things ("than",
+    "before"): sides of a noun ("peak demand on the grid" for "grid demand peaked") are
+    its modifiers, not who does what to whom."""
+    p, q = pivots(said, source) or (None, None)
+    return p is not None and (said.words()[p] in ORDER_WORDS or min(verbness(said, p), verbness(source, q)) >= 1)
 
 
 def _any_passive(said: Clause, source: Clause) -> bool:

@@ -439,3 +439,12 @@ def test_limits_said_as_negated_excess_or_as_maximum_and_larger_than_are_bounds(
     notice = "The new rules require landlords to give tenants a minimum of 60 days' notice of any rent increase."
     assert _ok("Under the new rules, tenants must receive at least 60 days' notice before a rent increase.", notice)
     assert not _ok("Under the new rules, tenants must receive at most 60 days' notice before a rent increase.", notice)
+
+
+def test_sides_of_a_shared_noun_are_no_role_swap() -> None:
+    # "rate" is the word both turn on, a noun in each: what stands around it modifies it
+    assert _ok("Ireland applies a standard VAT rate of 23%, with a reduced 13.5% rate for services such as "
+               "building work and fuel.", "The standard VAT rate in Ireland is 23%.",
+               "A reduced rate of 13.5% applies in Ireland to services such as building work and fuel.")
+    assert not _ok("Ilse Marković beat Rosa Delgado in five sets to win the final.",
+                   "Rosa Delgado beat Ilse Marković in five sets to win the final.")
