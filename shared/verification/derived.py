@@ -33,7 +33,7 @@ from itertools import combinations
 
 from shared.verification.figures import Figure, same_figure
 
-__all__ = ["restated"]
+__all__ = ["bound_side", "converted", "restated"]
 
 # Units by dimension, as multiples of the dimension's base unit (quantulum3's names).
 _SCALES: dict[str, tuple[str, float]] = {
@@ -107,7 +107,7 @@ def bound_side(before: str) -> int | None:
 def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> bool:
     """``said`` (a figure of ``sentence``) restates one of ``sources``, or a figure a
     careful writer derives from them (see the module doc)."""
-    if any(same_figure(said, s) or _converted(said, s) for s in sources):
+    if any(same_figure(said, s) or converted(said, s) for s in sources):
         return True  # ("1,500 metres" for "1.5 kilometres", "30 seconds" for "half a minute")
     before = sentence[:said.start] if sentence else ""
     mine = _readings(said, sentence[said.end:] if sentence else "")
@@ -126,7 +126,7 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
     return any(_close(v, w, said, loose=loose) for d, v in mine for e, w in derived if d == e)
 
 
-def _converted(said: Figure, source: Figure) -> bool:
+def converted(said: Figure, source: Figure) -> bool:
     """The same quantity in other units of its dimension."""
     return bool(said.unit and source.unit and said.unit != source.unit) and any(
         d == e and d and math.isclose(v, w, rel_tol=1e-9) for d, v in _readings(said) for e, w in _readings(source))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from shared.verification.condition_reading import SETTINGS, conditions, opening_qualifier
 from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, token
+from shared.verification.derived import converted
 from shared.verification.figures import figures, same_figure
 
 __all__ = ["scope"]
@@ -75,11 +76,11 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
 
 def _restated_figures(condition: list[Token], source: Clause, said: Clause) -> list[tuple[int, int]]:
     """Where, in the quote, the condition's figures stand that the sentence restates in
-    other words ("within a decade" for "within the next ten years", "within 30 seconds"
-    for "within the 30-second timeout")."""
+    other words or units ("within a decade" for "within the next ten years", "within 30
+    seconds" for "within the 30-second timeout", "within three days" for "within 72 hours")."""
     if not condition:
         return []
     start, end = condition[0].start, condition[-1].end
     mine = figures(said.text[said.start:said.end])
     return [(start + f.start, start + f.end) for f in figures(source.text[start:end])
-            if any(same_figure(m, f) for m in mine)]
+            if any(same_figure(m, f) or converted(m, f) for m in mine)]

@@ -448,3 +448,12 @@ def test_sides_of_a_shared_noun_are_no_role_swap() -> None:
                "A reduced rate of 13.5% applies in Ireland to services such as building work and fuel.")
     assert not _ok("Ilse Marković beat Rosa Delgado in five sets to win the final.",
                    "Rosa Delgado beat Ilse Marković in five sets to win the final.")
+
+
+def test_a_condition_s_figure_may_be_restated_in_another_unit() -> None:
+    quote = ("Tenants in the city are entitled to a rent reduction if the landlord fails to repair heating within "
+             "72 hours of a written complaint.")
+    assert _ok("If heating isn't repaired within three days of a written complaint, the city's tenants have a right "
+               "to pay reduced rent.", quote)
+    assert not _ok("If heating isn't repaired within three weeks of a written complaint, the city's tenants have a "
+                   "right to pay reduced rent.", quote)
