@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from services.decomposition.asker import action
+from services.decomposition.asker import action, impersonal
 from services.decomposition.doing import action_subs
 from services.decomposition.inversion import VERBS
 from services.decomposition.phrasing import CAUSE_VERBS, LIMIT_VERBS, MEANS_VERBS, NEGATIVE_HEADS, Clause
@@ -70,6 +70,31 @@ def worth_defining(phrase: str | None, subject: str) -> bool:
 
 def _what_is(phrase: str) -> str:
     return f"What {be_for(phrase)} {phrase}?"
+
+
+# Adjectives of size, age or sameness: "a large repository" is a large one, not a term.
+_PLAIN_ADJECTIVES = frozenset("""large big small huge tiny long short old new different same whole entire
+                                 many several other good bad slow fast""".split())
+
+
+def _no_term(phrase: str) -> bool:
+    """A phrase no answer defines: a list of things ("Windows and Linux developers"), a
+    count of them ("two branches") or a plain adjective's thing ("a large repository")."""
+    words = [w.lower() for w in phrase.split(" ") if w.lower() not in ("a", "an", "the")]
+    return bool(words) and ("and" in words or "or" in words or words[0] in _PLAIN_ADJECTIVES
+                            or words[0] in _COUNTING or words[0].isdigit())
+
+
+def _done_to(clause: Clause) -> bool:
+    """The asker's "How do I V X…": the question is about doing, its object the thing done to."""
+    return clause.generic and clause.wh == "how" and bool(clause.verb)
+
+
+def _steps(clause: Clause) -> str:
+    """The steps of the asker's doing ("What are the steps to stop Windows and Linux
+    developers from committing files with different line endings?")."""
+    done = " ".join(p for p in (clause.verb, (clause.rest or "").split(",")[0]) if p)
+    return f"What are the steps to {impersonal(done)}?"
 
 
 def _examples(phrase: str) -> str:
@@ -212,7 +237,7 @@ def _subject_subs(clause: Clause, subject: str) -> list[str]:
         compared = _comparative(clause, subject)
         if compared:
             return compared
-    subs = [_what_is(subject)]
+    subs = [_steps(clause) if _done_to(clause) and _no_term(subject) else _what_is(subject)]
     if worth_defining(clause.obj, subject):
         subs.append(_what_is(clause.obj or ""))
     if clause.generic and clause.wh in ("when", "why") and clause.verb in _CHOOSING:

@@ -126,6 +126,18 @@ FORMS: list[tuple[str, list[str], str]] = [
         "Definition of GC pauses",
         "Examples of reducing GC pauses",
     ], "GC pauses"),
+    # What the asker acts on is no term to define when it lists things, counts them or
+    # is a plain adjective's thing: the steps take its place.
+    ("How do I stop Windows and Linux developers from committing files with different line endings?", [
+        "How to stop Windows and Linux developers from committing files with different line endings",
+        "Steps to stop Windows and Linux developers from committing files with different line endings",
+        "Examples of stopping Windows and Linux developers",
+    ], "Windows and Linux developers"),
+    ("How can I clone a large repository without downloading its whole history?", [
+        "How to clone a large repository without downloading its whole history",
+        "Steps to clone a large repository without downloading its whole history",
+        "Examples of cloning a large repository",
+    ], "large repository"),
     ("What is the global interpreter lock?", [
         "Definition of the global interpreter lock",
         "How the global interpreter lock works",
