@@ -288,6 +288,9 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
             continue  # "top speed": a noun, not speeding up
         if t.lemma == "raise" and _MONEY_AFTER.match(clause.text, t.end):
             continue  # "raised $45 million": money collected, not a rise
+        if hit[0] != "magnitude" and "magnitude" in {_ALSO_ON.get(x) for x in t.lemmas} and _TO_FIGURE.match(
+                clause.text, t.end):
+            hit = ("magnitude", hit[1])  # "dropped to 4.1 percent": a fall, not something dropped
         after = clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else ""
         if prev == "as" and nxt == "as" and figure_word(after):
             continue  # "for as long as eight years": a bound on the figure, read with the figure
@@ -302,6 +305,7 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
     return out
 
 
+_TO_FIGURE = re.compile(r"\s+(?:(?:to|by)\s+)?(?:about\s+|some\s+|nearly\s+|almost\s+)?[$€£¥]?\d")
 _MONEY_AFTER = re.compile(r"\s+(?:(?:US)?\$|€|£|¥)\s?\d|\s+\d[\d,.]*\s*(?:million|billion)?\s*"
                           r"(?:dollars|euros|pounds)\b")
 

@@ -457,3 +457,11 @@ def test_a_condition_s_figure_may_be_restated_in_another_unit() -> None:
                "to pay reduced rent.", quote)
     assert not _ok("If heating isn't repaired within three weeks of a written complaint, the city's tenants have a "
                    "right to pay reduced rent.", quote)
+
+
+def test_dropped_to_a_figure_is_a_fall() -> None:
+    quote = "Unemployment in the region fell to 4.1 percent in March, its lowest level since records began in 1992."
+    assert _ok("The region's jobless rate dropped to 4.1 percent in March, the lowest since records began in 1992.",
+               quote)
+    assert not _ok("The region's jobless rate rose to 4.1 percent in March, the lowest since records began in 1992.",
+                   quote)
