@@ -280,11 +280,13 @@ def _initials(run: str) -> str:
 def abbreviated(name: str, sentence: str, quote: str) -> bool:
     """``name`` is an acronym the quote spells out ("ECB" for "European Central Bank"),
     or a word of a name the sentence spells out whose acronym the quote uses."""
-    if name.isupper() and 2 <= len(name) <= 6:
-        if any(_initials(m.group()) == name for m in _CAPITALISED_RUN.finditer(quote)):
+    capitals = sum(c.isupper() for c in name)
+    if (name.isupper() or name.isalpha() and capitals >= 2 and name[0].isupper()) and 2 <= len(name) <= 6:
+        short = name.upper()  # ("MiCA" for "Markets in Crypto-Assets")
+        if any(_initials(m.group()) == short for m in _CAPITALISED_RUN.finditer(quote)):
             return True
-        if len(name) >= 3 and _spelled_out(name, quote):
-            return True  # "LFP" for "lithium iron phosphate"
+        if len(name) >= 3 and _spelled_out(short, quote, links=name.isupper()):
+            return True  # "LFP" for "lithium iron phosphate"; "MiCA": its "i" is a word ("in")
     for m in _CAPITALISED_RUN.finditer(sentence):
         short = _initials(m.group())
         if len(short) >= 2 and re.search(rf"\b{re.escape(name)}\b", m.group()) \
@@ -293,9 +295,9 @@ def abbreviated(name: str, sentence: str, quote: str) -> bool:
     return False
 
 
-def _spelled_out(short: str, text: str) -> bool:
+def _spelled_out(short: str, text: str, *, links: bool = True) -> bool:
     """Words in a row of ``text``, in any case, whose initials spell ``short`` (three
-    letters or more; "of", "and", "the" between them aside)."""
-    words = [w for w in re.findall(r"[^\W\d_]+", text) if w.lower() not in _LINKS]
+    letters or more; "of", "and", "the" between them aside, unless not ``links``)."""
+    words = [w for w in re.findall(r"[^\W\d_]+", text) if not links or w.lower() not in _LINKS]
     n = len(short)
     return any("".join(w[0] for w in words[i:i + n]).upper() == short for i in range(len(words) - n + 1))

@@ -67,11 +67,16 @@ class Anchored:
     support: float
 
 
-def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int, int]]) -> list[Token]:
+_ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
+
+
+def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int, int]],
+             acronyms: frozenset[str] = frozenset()) -> list[Token]:
     """The longest run of content words in a row (function words between them aside)
     that none of the quotes has: a phrase of new matter ("to counter rising food
     prices", "driven mainly by customs backlogs"), where a rewording changes a word here
-    and there. Figures are read as figures, not as words."""
+    and there. Figures are read as figures, not as words, and words that spell out an
+    acronym of the quotes ("tunnel boring machine" for "TBM") as that acronym."""
     best: list[Token] = []
     for clause in said:
         run: list[Token] = []
@@ -82,6 +87,9 @@ def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int,
                 run = []
             elif is_content(t):
                 run.append(t)
+                spelled = next((len(a) for a in acronyms if len(a) <= len(run)
+                                and "".join(u.low[0] for u in run[-len(a):]).upper() == a), 0)
+                run = run[:len(run) - spelled]
                 best = max(best, run, key=len)
     return list(best)
 
@@ -133,7 +141,7 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     if support < min_support:
         return _fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
                               f" not found: {', '.join(unsupported[:8])}", support, unsupported)
-    run = _new_run(said, every, spans)
+    run = _new_run(said, every, spans, frozenset(_ACRONYM.findall(" ".join(quotes))))
     if len(run) >= MAX_NEW_RUN:
         return _fail("terms", f"it adds what none of its quotes says: {' '.join(t.text for t in run)}", support,
                      unsupported)

@@ -465,3 +465,12 @@ def test_dropped_to_a_figure_is_a_fall() -> None:
                quote)
     assert not _ok("The region's jobless rate rose to 4.1 percent in March, the lowest since records began in 1992.",
                    quote)
+
+
+def test_an_acronym_and_its_words_restate_each_other() -> None:
+    assert _ok("The tunnel boring machine advanced an average of 15 metres per day through the granite section.",
+               "Through the granite section, the TBM's average advance rate was 15 m/day.")
+    assert _ok("MiCA entered into force in June 2023.",
+               "The Markets in Crypto-Assets Regulation entered into force in June 2023.")
+    assert not _ok("MiFID entered into force in June 2023.",
+                   "The Markets in Crypto-Assets Regulation entered into force in June 2023.")
