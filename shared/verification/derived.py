@@ -19,7 +19,8 @@ Each is exact up to the rounding of the sentence's figure (1% of it), or 10% aft
 "about", "roughly", "nearly" and the like; a fraction word ("a third") is read to two
 hundredths. Only a figure with a unit, a percent, a ratio ("four times") or one of 100
 or more may be computed: small bare numbers would match some sum or difference by
-chance. Years are never computed with, nor bounded. Only the figures of the quotes the
+chance. Years are never computed with, nor bounded, except that a span of years may be
+two years' difference ("took 182 years" from "began in 1248" and "completed in 1430"). Only the figures of the quotes the
 sentence's clause rests on are used, so a figure still cannot be assembled from quotes
 the clause does not rest on.
 """
@@ -113,6 +114,8 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
     mine = _readings(said, sentence[said.end:] if sentence else "")
     if _year(said):
         return False
+    if said.unit == "year" and _years_apart(said, sources, loose=bool(_APPROX.search(before))):
+        return True  # "took 182 years to build" from "began in 1248" and "completed in 1430"
     theirs = [r for s in sources if not _year(s) for r in _readings(s)]
     if bound_side(before) is not None and not _DURING.match(sentence[said.end:]):
         # A bound holds of a figure its quote states plainly ("1,214 patients"), not of
@@ -210,6 +213,12 @@ def _change(said: Figure, sentence: str) -> str | None:
     near = sentence[max(0, said.start - 40):said.start] + " " + sentence[said.end:said.end + 24]
     ups, downs = len(_UP.findall(near)), len(_DOWN.findall(near))
     return "up" if ups > downs else "down" if downs > ups else None
+
+
+def _years_apart(said: Figure, sources: Sequence[Figure], *, loose: bool) -> bool:
+    """A span of years the sentence gives is the difference of two years of its quotes."""
+    years = sorted({s.value for s in sources if not s.unit and re.fullmatch(r"1\d{3}|20\d\d", s.surface.strip())})
+    return any(_close(said.value, b - a, said, loose=loose) for a, b in combinations(years, 2))
 
 
 def _shares(sources: Sequence[Figure]) -> list[Reading]:

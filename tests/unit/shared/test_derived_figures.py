@@ -157,3 +157,9 @@ def test_units_scales_and_shares_restated_in_other_words(sentence: str, quote: s
 def test_units_scales_and_shares_changed_are_refused(sentence: str, quote: str) -> None:
     g = check_grounding(sentence, [quote])
     assert not g.ok and g.category == "number", (g.ok, g.reason)
+
+
+def test_a_span_of_years_may_be_the_difference_of_two_years() -> None:
+    quote = "Construction of the cathedral began in 1248 and was completed in 1430."
+    assert check_grounding("Construction of the cathedral took 182 years.", [quote]).ok
+    assert not check_grounding("Construction of the cathedral took 200 years.", [quote]).ok
