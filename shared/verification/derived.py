@@ -20,9 +20,9 @@ Each is exact up to the rounding of the sentence's figure (1% of it), or 10% aft
 hundredths. Only a figure with a unit, a percent, a ratio ("four times") or one of 100
 or more may be computed: small bare numbers would match some sum or difference by
 chance. Years are never computed with, nor bounded, except that a span of years may be
-two years' difference ("took 182 years" from "began in 1248" and "completed in 1430"). Only the figures of the quotes the
-sentence's clause rests on are used, so a figure still cannot be assembled from quotes
-the clause does not rest on.
+two years' difference ("took 182 years" from "began in 1248 and was completed in 1430").
+Only the figures of the quotes the sentence's clause rests on are used, so a figure
+still cannot be assembled from quotes the clause does not rest on.
 """
 
 from __future__ import annotations
