@@ -90,6 +90,10 @@ _RUNS = (re.compile(r"\b(\w+|\d+)(?:st|nd|rd|th)?\s+(?:consecutive|straight|succ
 _PERIOD_OF = {"annual": "year", "yearly": "year", "quarterly": "quarter", "monthly": "month", "weekly": "week",
               "daily": "day"}
 _AGO = re.compile(r"\b(a|an|one)\s+" + _PERIODS + r"\s+(?:earlier|before|ago|later|previously)\b", re.IGNORECASE)
+# A century of the era: "the twelfth century", "the 12th century", "the 1100s".
+_CENTURY = re.compile(r"\b((?:twenty-)?[a-z]+th|(?:twenty-)?(?:first|second|third)|\d{1,2}(?:st|nd|rd|th))\s+century\b",
+                      re.IGNORECASE)
+_HUNDREDS = re.compile(r"\b(\d{1,2})00s\b")
 _SCALE_AFTER = re.compile(r"\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
 _DIGIT_WORD = re.compile(r"[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
 
@@ -205,6 +209,17 @@ def figures(text: str) -> tuple[Figure, ...]:
         years = {"dec": 10.0, "cen": 100.0, "mil": 1000.0}[m.group(2).lower()[:3]]
         out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
         out.append(Figure(count * years, "year", m.group().strip(), m.start(), m.end()))
+    for m in [*_CENTURY.finditer(text), *_HUNDREDS.finditer(text)]:
+        # "the twelfth century", "the 12th century" and "the 1100s": one century of the era
+        if m.re is _CENTURY:
+            word = m.group(1).lower()
+            number = _ORDINALS.get(word.split("-")[-1], 0) + (20 if word.startswith("twenty-") else 0) \
+                if word[:1].isalpha() else int(re.sub(r"\D", "", word))
+        else:
+            number = int(m.group(1)) + 1
+        if number:
+            out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
+            out.append(Figure(float(number), "century of the era", m.group(), m.start(), m.end()))
     for m in _ONE_IN.finditer(text):
         part, whole = (_COUNT_WORDS.get(g.lower()) or float(g) for g in (m.group(1), m.group(2)))
         if part >= whole:
@@ -311,7 +326,9 @@ def share_of(text: str) -> float | None:
 
 def digit_words(text: str) -> set[str]:
     """Words that hold digits and letters together ("SHA-256", "x86_64", "p99", "IPv6"),
-    lower-cased: names, checked as names."""
+    lower-cased: names, checked as names (not a century, "the 1100s", "the 12th century",
+    read as a figure)."""
+    text = _HUNDREDS.sub(" ", _CENTURY.sub(" ", text))
     return {m.group().lower() for m in _DIGIT_WORD.finditer(text) if any(c.isalpha() for c in m.group())}
 
 

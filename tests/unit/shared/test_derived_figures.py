@@ -163,3 +163,11 @@ def test_a_span_of_years_may_be_the_difference_of_two_years() -> None:
     quote = "Construction of the cathedral began in 1248 and was completed in 1430."
     assert check_grounding("Construction of the cathedral took 182 years.", [quote]).ok
     assert not check_grounding("Construction of the cathedral took 200 years.", [quote]).ok
+
+
+def test_a_century_of_the_era_in_words_ordinals_or_hundreds() -> None:
+    quote = "A single scribe produced the manuscript in the late 1100s."
+    assert check_grounding("The manuscript was copied by a single scribe in the late twelfth century.", [quote]).ok
+    assert check_grounding("A single scribe produced the manuscript in the late 12th century.", [quote]).ok
+    g = check_grounding("The manuscript was copied by a single scribe in the late thirteenth century.", [quote])
+    assert not g.ok and g.category == "number"
