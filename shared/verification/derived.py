@@ -120,13 +120,22 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
     if bound_side(before) is not None and not _DURING.match(sentence[said.end:]):
         # A bound holds of a figure its quote states plainly ("1,214 patients"), not of
         # one the quote bounds itself ("more than 1,200"): that bound is its figure.
-        return _bounded(before, mine, [r for s in sources if not _year(s) and not s.bounded for r in _readings(s)])
+        # (a bare number bounds one that counts the same thing: "exceeds 10 requests" is
+        # not said of "an HTTP 429 response")
+        plain = [s for s in sources if not _year(s) and not s.bounded
+                 and (said.unit or s.unit or not said.counts or not s.counts or _same_thing(said.counts, s.counts))]
+        return _bounded(before, mine, [r for s in plain for r in _readings(s)])
     loose = bool(_APPROX.search(before))
     counted = [s for s in sources if not _year(s)]
     derived = theirs + (list(_computed(counted, _change(said, sentence))) if _computable(said, sentence) else [])
     if any(d == "fraction" for d, _ in mine) and _SHARE_OF.match(sentence, said.end):
         derived += _shares(counted)
     return any(_close(v, w, said, loose=loose) for d, v in mine for e, w in derived if d == e)
+
+
+def _same_thing(a: str, b: str) -> bool:
+    """Two counted words name the same thing ("requests", "request")."""
+    return a == b or a.rstrip("s") == b.rstrip("s")
 
 
 def converted(said: Figure, source: Figure) -> bool:

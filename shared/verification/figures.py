@@ -94,6 +94,7 @@ _AGO = re.compile(r"\b(a|an|one)\s+" + _PERIODS + r"\s+(?:earlier|before|ago|lat
 _CENTURY = re.compile(r"\b((?:twenty-)?[a-z]+th|(?:twenty-)?(?:first|second|third)|\d{1,2}(?:st|nd|rd|th))\s+century\b",
                       re.IGNORECASE)
 _HUNDREDS = re.compile(r"\b(\d{1,2})00s\b")
+_NEXT_WORD = re.compile(r"\s+([A-Za-z][\w-]*)")
 _SCALE_AFTER = re.compile(r"\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
 _DIGIT_WORD = re.compile(r"[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
 
@@ -106,6 +107,7 @@ class Figure:
     start: int
     end: int
     bounded: bool = False  # the text bounds it ("more than 1,200", "under 5 ms"): a limit, not a count
+    counts: str = ""  # for a bare number, the word after it, lower-cased ("requests" in "100 requests")
 
 
 @lru_cache(maxsize=1)
@@ -261,8 +263,10 @@ def figures(text: str) -> tuple[Figure, ...]:
             if text[max(0, m.start() - 1):m.start()] == "$":
                 unit = "dollar"
             out.append(Figure(value, unit, text[m.start():end], m.start(), end))
-    return tuple(sorted((replace(f, bounded=True) if _BOUND_BEFORE.search(text[:f.start]) else f for f in out),
-                        key=lambda f: f.start))
+    out = [replace(f, bounded=True) if _BOUND_BEFORE.search(text[:f.start]) else f for f in out]
+    out = [replace(f, counts=m.group(1).lower()) if not f.unit and (m := _NEXT_WORD.match(text, f.end)) else f
+           for f in out]
+    return tuple(sorted(out, key=lambda f: f.start))
 
 
 def _periods(text: str, found: list[Figure]) -> tuple[Figure, ...]:

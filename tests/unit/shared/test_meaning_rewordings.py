@@ -407,6 +407,8 @@ def test_money_raised_is_no_rise_and_a_verb_may_bound_a_figure() -> None:
     limit = "Clients that send more than 100 requests in a minute receive an HTTP 429 response from the API."
     assert _ok("The API returns a 429 status code when a client exceeds 100 requests per minute.", limit)
     assert not _ok("The API returns a 429 status code when a client sends fewer than 100 requests per minute.", limit)
+    # a bound on a bare number holds of a figure that counts the same thing, not of "HTTP 429"
+    assert not _ok("The API returns a 429 status code when a client exceeds 10 requests per minute.", limit)
     tags = "Geolocators weighing under 1 g were used to track the migrating terns."
     assert _ok("The migrating terns were tracked with geolocators weighing less than one gram.", tags)
     assert not _ok("The migrating terns were tracked with geolocators weighing more than one gram.", tags)
