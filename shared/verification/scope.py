@@ -23,10 +23,16 @@ __all__ = ["scope"]
 _BROADENERS = (("regardless", "of"), ("irrespective", "of"), ("whatever",), ("whichever",), ("even", "across"),
                ("in", "all", "cases"), ("under", "all"), ("no", "matter"), ("at", "any"), ("in", "any"),
                ("under", "any"), ("for", "any"), ("at", "every"), ("in", "every"))
+# A place widened to a whole: "across the country" where the quote holds "in the northern
+# region" (not where the quote speaks of the country, "the country's house prices").
+_WHOLES = (("nationwide",), ("countrywide",), ("across", "the", "country"), ("throughout", "the", "country"),
+           ("across", "the", "whole"), ("across", "the", "entire"))
+_NATIONAL = frozenset("country country's countries nation nation's national nationally nationwide countrywide "
+                      "whole entire".split())
 
 
-def _broadens(words: list[str]) -> str | None:
-    for opener in _BROADENERS:
+def _broadens(words: list[str], openers: tuple[tuple[str, ...], ...] = _BROADENERS) -> str | None:
+    for opener in openers:
         n = len(opener)
         if any(tuple(words[i:i + n]) == opener for i in range(len(words) - n + 1)):
             return " ".join(opener)
@@ -56,8 +62,12 @@ def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
 
 def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tuple[str, str] | None:
     broad = _broadens(said.words())
-    if broad and not _broadens([w.strip(".,;:()\"'").lower() for w in source.text.split()]):  # anywhere in its quote
+    quote_words = [w.strip(".,;:()\"'").lower() for w in source.text.split()]
+    if broad and not _broadens(quote_words):  # anywhere in its quote
         return "scope", f'it says "{broad}" where its quote holds only in some conditions'
+    whole = _broadens(said.words(), _WHOLES)
+    if whole and not _NATIONAL & set(quote_words):
+        return "scope", f'it says "{whole}" where its quote holds only in a part'
     mine = said.forms | (sentence or set())
     mine |= {f for t in said.tokens if "-" in t.low for part in t.low.split("-") if part
              for f in token(part, 0, 0).forms}  # "supernova-based" keeps "supernovae"

@@ -476,3 +476,12 @@ def test_an_acronym_and_its_words_restate_each_other() -> None:
                "The Markets in Crypto-Assets Regulation entered into force in June 2023.")
     assert not _ok("MiFID entered into force in June 2023.",
                    "The Markets in Crypto-Assets Regulation entered into force in June 2023.")
+
+
+def test_a_part_is_not_widened_to_the_whole_country() -> None:
+    quote = "House prices in the northern region rose 9 percent last year, the land registry reported."
+    g = check_grounding("House prices across the country rose 9 percent last year.", [quote])
+    assert not g.ok and g.category == "scope"
+    assert not _ok("Nationwide, house prices rose 9 percent last year.", quote)
+    assert _ok("House prices across the country rose 9 percent last year.",
+               "The country's house prices rose 9 percent last year, the land registry reported.")
