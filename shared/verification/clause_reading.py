@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from shared.verification.clauses import AUX, Clause, Token, is_content, token
+from shared.verification.figure_words import EXCEED, bounds_figure, figure_word
 from shared.verification.lexicon import (
     DIRECTIONS, EXCLUSIVE, HEDGES, NEGATIVE_PREFIXES, NEGATORS, QUANTIFIERS, RARE, STRONG,
 )
@@ -22,15 +23,12 @@ __all__ = [
     "BINDING_STOPS",
     "FREQUENCY",
     "MONTHS",
-    "NUMBER_WORDS",
     "PHRASE_STOPS",
     "WEAK",
     "bound_sign",
-    "bounds_figure",
     "certainty",
     "clause_parts",
     "direction_flipped",
-    "figure_word",
     "direction_of",
     "directions",
     "every_unit",
@@ -39,7 +37,6 @@ __all__ = [
     "not_only",
     "on_axis",
     "only_a_thing",
-    "order_word_at",
     "adjective",
     "parts",
     "parts_sharing",
@@ -65,7 +62,7 @@ def negations(clause: Clause) -> int:
             if w in ("no", "not") and nxt in ("less", "more", "fewer", "later", "earlier", "greater") \
                     and i + 2 < len(words) and words[i + 2] == "than":
                 continue  # "no less than 10": a bound ("at least 10"), not a negation
-            if w in ("not", "n't", "never", "cannot") and (nxt == "exceeding" or nxt in _EXCEED and any(
+            if w in ("not", "n't", "never", "cannot") and (nxt == "exceeding" or nxt in EXCEED and any(
                     figure_word(u) for u in words[i + 2:i + 4])):
                 continue  # "a term not exceeding two years", "may not exceed 10 cents": at most (a bound)
             if w in ("fails", "fail", "failed", "failing") and nxt != "to":
@@ -76,7 +73,6 @@ def negations(clause: Clause) -> int:
     return count
 
 
-_EXCEED = frozenset("exceed exceeds exceeded surpass surpasses surpassed".split())
 
 
 # Prefixes that negate adjectives only ("inaccurate", "illegal"): "imprisonment" is no
@@ -240,7 +236,7 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
 def _limit_after(part: list[Token], n: int) -> bool:
     """"may not exceed 10 cents": a limit (a rule), not a hedge."""
     words = [t.low for t in part[n + 1:n + 5]]
-    return words[:1] == ["not"] and words[1:2] != [] and words[1] in _EXCEED and any(figure_word(w) for w in words[2:])
+    return words[:1] == ["not"] and words[1:2] != [] and words[1] in EXCEED and any(figure_word(w) for w in words[2:])
 
 
 _PART_OPENERS = frozenset("but which whereas while though although yet".split())
@@ -328,48 +324,6 @@ def _keeps_from(clause: Clause, i: int) -> bool:
         if clause.tokens[n].low == "from":
             return True
     return False
-
-
-# (these bound a figure only with "than": "larger than 200 square metres")
-_BOUND_THAN = frozenset("larger bigger higher longer older heavier smaller lower shorter younger lighter".split())
-_BOUND_WORDS = frozenset("more less fewer greater over under above below exceed exceeds exceeded exceeding".split()) \
-    | _BOUND_THAN
-
-
-def bounds_figure(clause: Clause, i: int) -> bool:
-    """"more than 1,000", "under 5 ms": a bound on a figure (checked with the figure), not a comparison."""
-    toks = clause.tokens
-    if toks[i].low in ("least", "most") and i and toks[i - 1].low == "at":  # "at least 60 days"
-        return i + 1 < len(toks) and figure_word(toks[i + 1].low)
-    if toks[i].low in ("maximum", "minimum"):  # "a maximum of two years", "a maximum term of six months"
-        of = next((n for n in range(i + 1, min(len(toks), i + 4)) if toks[n].low == "of"), None)
-        return of is not None and of + 1 < len(toks) and figure_word(toks[of + 1].low)
-    if toks[i].low not in _BOUND_WORDS:
-        return False
-    if i >= 2 and toks[i - 1].low == "or" and figure_word(toks[i - 2].low):
-        return True  # "7,000 or more steps": "at least 7,000"
-    nxt = toks[i + 1].low if i + 1 < len(toks) else ""
-    than = nxt == "than"
-    if not than and toks[i].low in _BOUND_THAN:
-        return False
-    n = i + 1 + than
-    return n < len(toks) and (figure_word(toks[n].low) or than and toks[n].low == "one")
-
-
-NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
-    sixty seventy eighty ninety hundred dozen half a""".split())
-
-
-def figure_word(word: str) -> bool:
-    """A word that opens a figure: digits, or a number word ("3.5", "twelve", "a dozen")."""
-    return word[:1].isdigit() or word in NUMBER_WORDS
-
-
-def order_word_at(words: list[str], word: str) -> int | None:
-    """Where ``word`` ("than", "before", "after") orders two things in the clause; not a
-    "than" that bounds a figure ("fewer than six hours", "older than 65")."""
-    return next((n for n, w in enumerate(words) if w == word and not (
-        word == "than" and n + 1 < len(words) and figure_word(words[n + 1]))), None)
 
 
 def directions(clause: Clause) -> list[tuple[str, int]]:

@@ -9,11 +9,10 @@ that keeps its quote's roles from one that turns them round ("A acquired B" agai
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import (
-    PHRASE_STOPS, WEAK, bounds_figure, direction_of, figure_word, order_word_at,
-)
+from shared.verification.clause_reading import PHRASE_STOPS, WEAK, direction_of
 from shared.verification.condition_reading import FRONTING
 from shared.verification.clauses import AUX, BE, Clause, Token, is_content, lemmas_of
+from shared.verification.figure_words import bounds_figure, figure_word, order_word_at
 from shared.research.text import STOPWORDS
 
 __all__ = [

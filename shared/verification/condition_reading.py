@@ -10,8 +10,9 @@ participle takes ("based on Prejean's memoir") are none.
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import MONTHS, figure_word
+from shared.verification.clause_reading import MONTHS
 from shared.verification.clauses import Clause, Token, is_content
+from shared.verification.figure_words import figure_word
 from shared.verification.lexicon import CONDITION_OPENERS
 
 __all__ = ["FRONTING", "SETTINGS", "conditions", "fronted", "opening_qualifier"]

@@ -11,12 +11,11 @@ with the same one; a bound on a figure keeps the quote's side; and a converse te
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import (
-    bound_sign, bounds_figure, direction_of, figure_word, hits, on_axis, order_word_at,
-)
+from shared.verification.clause_reading import bound_sign, direction_of, hits, on_axis
 from shared.verification.clause_roles import phrase, swapped, verbness
 from shared.verification.clauses import Clause, Token, clauses, covered, is_content, token
 from shared.verification.derived import bound_side
+from shared.verification.figure_words import bounds_figure, figure_word, order_word_at
 from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import CONVERSES
 

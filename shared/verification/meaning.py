@@ -39,7 +39,6 @@ from collections import Counter
 from shared.verification.clause_reading import (
     a_few,
     adjective,
-    NUMBER_WORDS,
     certainty,
     clause_parts,
     direction_flipped,
@@ -63,6 +62,7 @@ from shared.verification.clauses import (
     AUX, Clause, aligned_pair, is_content, salient_tokens,
 )
 from shared.verification.direction import converse, direction
+from shared.verification.figure_words import NUMBER_WORDS
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, period_named, same_figure
-from shared.verification.clause_reading import NUMBER_WORDS, direction_of, only_a_thing
+from shared.verification.clause_reading import direction_of, only_a_thing
 from shared.verification.clause_roles import fronted_parts, relative_parts, subject, trailing_parts, verbness
 from shared.verification.quote_subjects import (
     CARRIERS, aligned_clause, alignment, gives_predicate, grafted_subject, keeps_subject, other_setting, own_subject,
@@ -27,6 +27,7 @@ from shared.verification.lexicon import CONDITION_OPENERS
 from shared.verification.clauses import (
     Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of, is_content, names, token,
 )
+from shared.verification.figure_words import NUMBER_WORDS
 
 __all__ = ["Anchored", "Failure", "anchor_all"]
 
