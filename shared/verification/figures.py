@@ -201,7 +201,7 @@ def figures(text: str) -> tuple[Figure, ...]:
                           scale.end() if scale else end))
     for m in _MONEY_SCALE.finditer(text):
         value = float(m.group(2).replace(",", "")) * _MONEY_SCALES[m.group(3).lower()]
-        out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
+        out = _outside(out, m)
         out.append(Figure(value, _CURRENCIES[m.group(1).lower()], m.group(), m.start(), m.end()))
     # Quantities said in words the parser does not read: "a decade", "two centuries"
     # (years), "one in five" (a percentage).
@@ -209,7 +209,7 @@ def figures(text: str) -> tuple[Figure, ...]:
     for m in _SPAN_WORD.finditer(text):
         count = _COUNT_WORDS.get((m.group(1) or "a").lower(), 1)
         years = {"dec": 10.0, "cen": 100.0, "mil": 1000.0}[m.group(2).lower()[:3]]
-        out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
+        out = _outside(out, m)
         out.append(Figure(count * years, "year", m.group().strip(), m.start(), m.end()))
     for m in [*_CENTURY.finditer(text), *_HUNDREDS.finditer(text)]:
         # "the twelfth century", "the 12th century" and "the 1100s": one century of the era
@@ -220,7 +220,7 @@ def figures(text: str) -> tuple[Figure, ...]:
         else:
             number = int(m.group(1)) + 1
         if number:
-            out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
+            out = _outside(out, m)
             out.append(Figure(float(number), "century of the era", m.group(), m.start(), m.end()))
     for m in _ONE_IN.finditer(text):
         part, whole = (_COUNT_WORDS.get(g.lower()) or float(g) for g in (m.group(1), m.group(2)))
@@ -233,7 +233,7 @@ def figures(text: str) -> tuple[Figure, ...]:
             value, unit = _FRACTIONS[m.group(1).split()[-1].lower()], " ".join(m.group(2).lower().split())
         else:
             value, unit = _COUNT_WORDS[m.group(1).lower()] / _PARTS[m.group(2).lower()[:3]], ""
-        out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
+        out = _outside(out, m)
         out.append(Figure(value, unit, m.group(), m.start(), m.end()))
     for m in [*(m for run in _RUNS for m in run.finditer(text)), *_AGO.finditer(text)]:
         # "the fourth consecutive year", "eighteen quarters in a row": a count of periods;
@@ -244,7 +244,7 @@ def figures(text: str) -> tuple[Figure, ...]:
             count = float(digits.group()) if digits else None
         if count is None:
             continue
-        out = [f for f in out if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
+        out = _outside(out, m)
         period = m.group(2).lower()
         out.append(Figure(count, _PERIOD_OF.get(period, period.rstrip("s")), m.group().strip(), m.start(), m.end()))
     out += _periods(text, out)
@@ -267,6 +267,12 @@ def figures(text: str) -> tuple[Figure, ...]:
     out = [replace(f, counts=m.group(1).lower()) if not f.unit and (m := _NEXT_WORD.match(text, f.end)) else f
            for f in out]
     return tuple(sorted(out, key=lambda f: f.start))
+
+
+def _outside(found: list[Figure], m: re.Match[str]) -> list[Figure]:
+    """The figures of ``found`` that do not overlap the match ``m``, which a reading
+    of its own replaces."""
+    return [f for f in found if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
 
 
 def _periods(text: str, found: list[Figure]) -> tuple[Figure, ...]:
