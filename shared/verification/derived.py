@@ -32,9 +32,9 @@ import re
 from collections.abc import Iterator, Sequence
 from itertools import combinations
 
-from shared.verification.figures import Figure, same_figure
+from shared.verification.figures import ABOVE, AT_LEAST, AT_MOST, BELOW, Figure, bound_side, same_figure
 
-__all__ = ["bound_side", "converted", "restated"]
+__all__ = ["converted", "restated"]
 
 # Units by dimension, as multiples of the dimension's base unit (quantulum3's names).
 _SCALES: dict[str, tuple[str, float]] = {
@@ -65,14 +65,6 @@ _UNIT_WORDS = {"second": "second", "minute": "minute", "hour": "hour", "day": "d
 
 _APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bapproximately|\bnearly|\balmost|\bsome|\bcirca|"
                      r"\bclose to|\ban estimated|\bjust (?:under|over|below|above)|\bmore or less|~)\s*$", re.I)
-_AT_LEAST = re.compile(r"\b(?:at least|no fewer than|no less than|(?:a|the) minimum(?: \w+)? of)\s*$",
-                       re.I)
-_ABOVE = re.compile(r"\b(?:more than|over|above|exceed(?:s|ed|ing)?|(?:greater|larger|bigger|higher|longer|older|"
-                    r"heavier) than|in excess of|upwards of)\s*$", re.I)
-# ("up to 9,000" states a limit)
-_AT_MOST = re.compile(r"(?:\b(?:no more than|not more than|at most|(?:a|the) maximum(?: \w+)? of)|"
-                      r"(?:\bnot|\bnever|\bcannot|n't)\s+(?:exceed|surpass)(?:s|ed|ing)?)\s*$", re.I)
-_BELOW = re.compile(r"\b(?:(?:less|fewer|smaller|lower|shorter|younger|lighter) than|under|below)\s*$", re.I)
 _POINTS = re.compile(r"(?:\s*percentage)?\s+points?\b", re.I)
 # Words that say a figure was computed: "by 20%", "in total", "four times", "3.6 months longer".
 # "a reduction of 20%", "grew by $1.4 billion, or 20%", "15% below its 2019 level".
@@ -93,16 +85,6 @@ _OF_A_UNIT = re.compile(r"\s+of\s+an?\s+(\w+?)s?\b", re.I)
 _OF_A_POINT = re.compile(r"\s+of\s+an?\s+(percentage|basis)\s+point\b", re.I)
 
 Reading = tuple[str, float]  # (dimension, value in the dimension's base unit); "" a bare number
-
-
-def bound_side(before: str) -> int | None:
-    """The side of its figure the words ``before`` it bound: 1 above ("more than",
-    "at least"), -1 below ("under", "at most"), None for no bound."""
-    if _AT_LEAST.search(before):  # (before "fewer than": "no fewer than" is at least)
-        return 1
-    if _AT_MOST.search(before) or _BELOW.search(before):
-        return -1
-    return 1 if _ABOVE.search(before) else None
 
 
 def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> bool:
@@ -151,13 +133,13 @@ def _bounded(before: str, mine: list[Reading], theirs: list[Reading]) -> bool:
         for e, w in theirs:
             if d != e:
                 continue
-            if _AT_LEAST.search(before) and w >= v * (1 - 1e-9):
+            if AT_LEAST.search(before) and w >= v * (1 - 1e-9):
                 return True
-            if _ABOVE.search(before) and not _AT_MOST.search(before) and w > v:
+            if ABOVE.search(before) and not AT_MOST.search(before) and w > v:
                 return True
-            if _AT_MOST.search(before) and w <= v * (1 + 1e-9):
+            if AT_MOST.search(before) and w <= v * (1 + 1e-9):
                 return True
-            if _BELOW.search(before) and w < v:
+            if BELOW.search(before) and w < v:
                 return True
     return False
 

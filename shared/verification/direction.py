@@ -14,9 +14,8 @@ from __future__ import annotations
 from shared.verification.clause_reading import bound_sign, direction_of, hits, on_axis
 from shared.verification.clause_roles import phrase, swapped, verbness
 from shared.verification.clauses import Clause, Token, clauses, covered, is_content, token
-from shared.verification.derived import bound_side
 from shared.verification.figure_words import bounds_figure, figure_word, order_word_at
-from shared.verification.figures import figures, same_figure
+from shared.verification.figures import bound_side, figures, same_figure
 from shared.verification.lexicon import CONVERSES
 
 __all__ = ["converse", "direction"]

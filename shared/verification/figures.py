@@ -16,7 +16,7 @@ import warnings
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-__all__ = ["Figure", "digit_words", "figures", "same_figure"]
+__all__ = ["ABOVE", "AT_LEAST", "AT_MOST", "BELOW", "Figure", "bound_side", "digit_words", "figures", "same_figure"]
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +52,17 @@ _PERIOD_UNITS = frozenset(_PERIOD_WORDS.values()) | {"second", "minute"}
 _PREPOSITION_IN = re.compile(r"\s+(?:\d|the\b|a\b|an\b|[A-Z])")
 _PERIOD_END = re.compile(r"\s+(?:a|an)\s+(second|minute|hour|day|week|month|year)$", re.IGNORECASE)
 _TIME_AFTER = re.compile(r"\s+(?:later|earlier|before|after|ago)\b", re.IGNORECASE)
-_BOUND_BEFORE = re.compile(r"\b(?:at least|at most|(?:a|the) (?:maximum|minimum)(?: \w+)? of|more than|less than|"
-                           r"fewer than|over|under|above|below|up to|"
-                           r"exceed(?:s|ed|ing)?|(?:greater|larger|bigger|higher|longer|older|heavier|smaller|lower|"
-                           r"shorter|younger|lighter) than|in excess of|upwards of)\s*$", re.IGNORECASE)
+# Words before a figure that bound it, on its upper or lower side, inclusive or not
+# (read by bound_side, and by the derived check's bounds).
+AT_LEAST = re.compile(r"\b(?:at least|no fewer than|no less than|(?:a|the) minimum(?: \w+)? of)\s*$",
+                       re.I)
+ABOVE = re.compile(r"\b(?:more than|over|above|exceed(?:s|ed|ing)?|(?:greater|larger|bigger|higher|longer|older|"
+                    r"heavier) than|in excess of|upwards of)\s*$", re.I)
+# ("up to 9,000" states a limit)
+AT_MOST = re.compile(r"(?:\b(?:no more than|not more than|at most|(?:a|the) maximum(?: \w+)? of)|"
+                      r"(?:\bnot|\bnever|\bcannot|n't)\s+(?:exceed|surpass)(?:s|ed|ing)?)\s*$", re.I)
+BELOW = re.compile(r"\b(?:(?:less|fewer|smaller|lower|shorter|younger|lighter) than|under|below)\s*$", re.I)
+_UP_TO = re.compile(r"\bup to\s*$", re.IGNORECASE)  # "up to 9,000": a bound, on no side the checks read
 _ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
 _THE_BEFORE = re.compile(r"\bthe\s+$", re.IGNORECASE)
 _PREDICATE_AFTER = re.compile(r"\s+(?:can|could|are|were|have|had|will|would|may|might|must|also|both|share|differ)\b",
@@ -263,10 +270,25 @@ def figures(text: str) -> tuple[Figure, ...]:
             if text[max(0, m.start() - 1):m.start()] == "$":
                 unit = "dollar"
             out.append(Figure(value, unit, text[m.start():end], m.start(), end))
-    out = [replace(f, bounded=True) if _BOUND_BEFORE.search(text[:f.start]) else f for f in out]
+    out = [replace(f, bounded=True) if _bounded(text[:f.start]) else f for f in out]
     out = [replace(f, counts=m.group(1).lower()) if not f.unit and (m := _NEXT_WORD.match(text, f.end)) else f
            for f in out]
     return tuple(sorted(out, key=lambda f: f.start))
+
+
+def bound_side(before: str) -> int | None:
+    """The side of its figure the words ``before`` it bound: 1 above ("more than",
+    "at least"), -1 below ("under", "at most"), None for no bound."""
+    if AT_LEAST.search(before):  # (before "fewer than": "no fewer than" is at least)
+        return 1
+    if AT_MOST.search(before) or BELOW.search(before):
+        return -1
+    return 1 if ABOVE.search(before) else None
+
+
+def _bounded(before: str) -> bool:
+    """The words ``before`` a figure bound it ("more than", "at most", "up to")."""
+    return bound_side(before) is not None or _UP_TO.search(before) is not None
 
 
 def _outside(found: list[Figure], m: re.Match[str]) -> list[Figure]:
