@@ -70,7 +70,8 @@ PAIRS_FILES = (ROOT / "bench" / "data" / "verification_pairs.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b11.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b12.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b13.jsonl",
-               ROOT / "bench" / "data" / "verification_pairs_b14.jsonl")
+               ROOT / "bench" / "data" / "verification_pairs_b14.jsonl",
+               ROOT / "bench" / "data" / "verification_pairs_b15.jsonl")
 SPLITS = ("dev", "held")
 REJECT_CATEGORIES = ("negation", "quantifier", "modality", "comparative", "role", "number", "merge", "scope",
                      "unsupported")
