@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterator, Sequence
 from itertools import combinations
 
-from shared.verification.figures import ABOVE, AT_LEAST, AT_MOST, BELOW, Figure, bound_side, same_figure
+from shared.verification.figures import Figure, bound, bound_side, same_figure
 
 __all__ = ["converted", "restated"]
 
@@ -87,12 +87,17 @@ _OF_A_POINT = re.compile(r"\s+of\s+an?\s+(percentage|basis)\s+point\b", re.I)
 Reading = tuple[str, float]  # (dimension, value in the dimension's base unit); "" a bare number
 
 
+_THAN = re.compile(r"\bthan\s*$")
+
+
 def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> bool:
     """``said`` (a figure of ``sentence``) restates one of ``sources``, or a figure a
     careful writer derives from them (see the module doc)."""
-    if any(same_figure(said, s) or converted(said, s) for s in sources):
-        return True  # ("1,500 metres" for "1.5 kilometres", "30 seconds" for "half a minute")
     before = sentence[:said.start] if sentence else ""
+    # "more than 1,000" is not said of a plain 1,000 ("over" and "under" may be places and spans)
+    strict = _THAN.search(before) is not None and bound(before) in ((1, False), (-1, False))
+    if any((same_figure(said, s) and not (strict and not s.bounded)) or converted(said, s) for s in sources):
+        return True  # ("1,500 metres" for "1.5 kilometres", "30 seconds" for "half a minute")
     mine = _readings(said, sentence[said.end:] if sentence else "")
     if _year(said):
         return False
@@ -129,19 +134,12 @@ def converted(said: Figure, source: Figure) -> bool:
 def _bounded(before: str, mine: list[Reading], theirs: list[Reading]) -> bool:
     """"more than 1,000" is said of a quote's 1,214: some quote figure of the same
     dimension lies on the side the bound says."""
-    for d, v in mine:
-        for e, w in theirs:
-            if d != e:
-                continue
-            if AT_LEAST.search(before) and w >= v * (1 - 1e-9):
-                return True
-            if ABOVE.search(before) and not AT_MOST.search(before) and w > v:
-                return True
-            if AT_MOST.search(before) and w <= v * (1 + 1e-9):
-                return True
-            if BELOW.search(before) and w < v:
-                return True
-    return False
+    found = bound(before)
+    if found is None:
+        return False
+    side, inclusive = found
+    return any(d == e and ((w - v) * side > 0 or inclusive and math.isclose(w, v, rel_tol=1e-9))
+               for d, v in mine for e, w in theirs)
 
 
 def _readings(fig: Figure, after: str = "") -> list[Reading]:

@@ -16,7 +16,7 @@ import warnings
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-__all__ = ["ABOVE", "AT_LEAST", "AT_MOST", "BELOW", "Figure", "bound_side", "digit_words", "figures", "same_figure"]
+__all__ = ["Figure", "bound", "bound_side", "digit_words", "figures", "same_figure"]
 
 log = logging.getLogger(__name__)
 
@@ -53,15 +53,15 @@ _PREPOSITION_IN = re.compile(r"\s+(?:\d|the\b|a\b|an\b|[A-Z])")
 _PERIOD_END = re.compile(r"\s+(?:a|an)\s+(second|minute|hour|day|week|month|year)$", re.IGNORECASE)
 _TIME_AFTER = re.compile(r"\s+(?:later|earlier|before|after|ago)\b", re.IGNORECASE)
 # Words before a figure that bound it, on its upper or lower side, inclusive or not
-# (read by bound_side, and by the derived check's bounds).
-AT_LEAST = re.compile(r"\b(?:at least|no fewer than|no less than|(?:a|the) minimum(?: \w+)? of)\s*$",
+# (read by bound).
+_AT_LEAST = re.compile(r"\b(?:at least|(?:no|not) fewer than|(?:no|not) less than|(?:a|the) minimum(?: \w+)? of)\s*$",
                        re.I)
-ABOVE = re.compile(r"\b(?:more than|over|above|exceed(?:s|ed|ing)?|(?:greater|larger|bigger|higher|longer|older|"
+_ABOVE = re.compile(r"\b(?:more than|over|above|exceed(?:s|ed|ing)?|(?:greater|larger|bigger|higher|longer|older|"
                     r"heavier) than|in excess of|upwards of)\s*$", re.I)
 # ("up to 9,000" states a limit)
-AT_MOST = re.compile(r"(?:\b(?:no more than|not more than|at most|(?:a|the) maximum(?: \w+)? of)|"
+_AT_MOST = re.compile(r"(?:\b(?:no more than|not more than|at most|(?:a|the) maximum(?: \w+)? of)|"
                       r"(?:\bnot|\bnever|\bcannot|n't)\s+(?:exceed|surpass)(?:s|ed|ing)?)\s*$", re.I)
-BELOW = re.compile(r"\b(?:(?:less|fewer|smaller|lower|shorter|younger|lighter) than|under|below)\s*$", re.I)
+_BELOW = re.compile(r"\b(?:(?:less|fewer|smaller|lower|shorter|younger|lighter) than|under|below)\s*$", re.I)
 _UP_TO = re.compile(r"\bup to\s*$", re.IGNORECASE)  # "up to 9,000": a bound, on no side the checks read
 _ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
 _THE_BEFORE = re.compile(r"\bthe\s+$", re.IGNORECASE)
@@ -276,14 +276,25 @@ def figures(text: str) -> tuple[Figure, ...]:
     return tuple(sorted(out, key=lambda f: f.start))
 
 
+def bound(before: str) -> tuple[int, bool] | None:
+    """The bound the words ``before`` a figure set on it: the side (1 above, -1
+    below) and whether the figure itself is inside ("at least" 1, inclusive; "under"
+    -1, not), or None for no bound. The longer phrase wins: "no fewer than" is at
+    least, "no more than" at most, though each ends with a phrase of the other side."""
+    if _AT_LEAST.search(before):
+        return 1, True
+    if _AT_MOST.search(before):
+        return -1, True
+    if _BELOW.search(before):
+        return -1, False
+    return (1, False) if _ABOVE.search(before) else None
+
+
 def bound_side(before: str) -> int | None:
     """The side of its figure the words ``before`` it bound: 1 above ("more than",
     "at least"), -1 below ("under", "at most"), None for no bound."""
-    if AT_LEAST.search(before):  # (before "fewer than": "no fewer than" is at least)
-        return 1
-    if AT_MOST.search(before) or BELOW.search(before):
-        return -1
-    return 1 if ABOVE.search(before) else None
+    found = bound(before)
+    return found[0] if found else None
 
 
 def _bounded(before: str) -> bool:

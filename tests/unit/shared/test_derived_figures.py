@@ -104,6 +104,18 @@ def test_a_bound_holds_only_of_a_figure_the_quote_states_plainly() -> None:
     assert check_grounding("The trial enrolled more than 1,000 patients.", ["The trial enrolled 1,214 patients."]).ok
 
 
+@pytest.mark.parametrize(("bound", "holds_of"), [
+    ("no fewer than", {1214, 1000}), ("not less than", {1214, 1000}), ("at least", {1214, 1000}),
+    ("no more than", {800, 1000}), ("at most", {800, 1000}), ("fewer than", {800}), ("more than", {1214}),
+])
+def test_a_bound_holds_of_the_figures_on_its_side(bound: str, holds_of: set[int]) -> None:
+    # "no fewer than" ends with "fewer than" but bounds from below
+    for enrolled in (800, 1000, 1214):
+        g = check_grounding(f"The trial enrolled {bound} 1,000 patients.",
+                            [f"The trial enrolled {enrolled:,} patients."])
+        assert g.ok == (enrolled in holds_of), (bound, enrolled, g.reason)
+
+
 def test_quantities_in_words_and_in_as_a_preposition() -> None:
     assert [(f.value, f.unit) for f in figures("over the next decade")] == [(10.0, "year")]
     assert [(f.value, f.unit) for f in figures("one in five workers")] == [(20.0, "percentage")]
