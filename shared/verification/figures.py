@@ -22,7 +22,9 @@ log = logging.getLogger(__name__)
 
 # quantulum3's unit names that mean the same unit (its parser, without the optional
 # classifier, reads "0.5 seconds" as seconds of arc), as words of a unit's name.
-_UNIT_ALIASES = {"second of arc": "second", "minute of arc": "minute", "united states dollar": "dollar"}
+# ("L/min" it reads as standard litres per minute, a gas-flow unit)
+_UNIT_ALIASES = {"second of arc": "second", "minute of arc": "minute", "united states dollar": "dollar",
+                 "standard litre": "litre"}
 # A money figure with its scale abbreviated ("$45m", "€3.1bn", "£2.5 bn"), which the
 # parser reads as a currency times metres or barns.
 _MONEY_SCALE = re.compile(r"(?<![\w.])(US\$|[$€£¥])\s?(\d+(?:,\d{3})*(?:\.\d+)?)\s?(k|m|mn|bn|b|tn|trn)\b",
@@ -37,6 +39,14 @@ _HAS_FIGURE = re.compile(
     re.IGNORECASE,
 )
 _PER_CENT = re.compile(r"(\s)per cent\b", re.IGNORECASE)  # British "per cent", as "percent" of the same length
+# Rewritten for the parser at the same length, so its spans stay the text's: hyphens
+# joining a figure to its unit ("a 410-million-cubic-metre reservoir", which it splits
+# into two figures), and a comma after a number word before "a" ("to zero, a hallmark",
+# which it reads as a year, "a" being per annum).
+_FIGURE_COMPOUND = re.compile(r"\d[\d.,]*(?:-[a-z]{3,})+", re.IGNORECASE)
+_WORD_COMMA_ARTICLE = re.compile(r"(\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                                 r"\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|"
+                                 r"million|billion)),(?=\s+an?\b)", re.IGNORECASE)
 # "No two consumers...", "no one": a number word after "no" says none, not a figure.
 _NO_NUMBER_WORD = re.compile(r"\bno\s+[a-z]+$", re.IGNORECASE)
 _RANGE = re.compile(r"(?:between\s+|from\s+)?(.+?)\s*(?:to|and|-|–)\s*(.+)", re.IGNORECASE)
@@ -150,7 +160,7 @@ def figures(text: str) -> tuple[Figure, ...]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            parsed = _PER_CENT.sub(r"\1 percent", text)
+            parsed = _for_parser(text)
             found = _parser().parse(parsed)
     except Exception as exc:  # noqa: BLE001 - a parser failure leaves the digit check below to decide
         log.warning("quantity parser failed on %.80r (%s: %s); its figures are read as plain digits",
@@ -178,7 +188,7 @@ def figures(text: str) -> tuple[Figure, ...]:
             continue  # "1,840 in 2023": "in" is a preposition (its digits are read below)
         if unit.endswith(" ampere-turn") and re.search(r"\sat$", surface):
             # "343 metres at the top": "at" is a preposition, not ampere-turns
-            surface, end, unit = surface[:-3].rstrip(), end - 3, unit.removesuffix(" ampere-turn")
+            surface, end, unit = surface[:-3].rstrip(), end - 3, unit.removesuffix(" ampere-turn").removesuffix(" per")
         for alias, name in _UNIT_ALIASES.items():
             unit = unit.replace(alias, name)
         period = _PERIOD_END.search(surface)
@@ -274,6 +284,12 @@ def figures(text: str) -> tuple[Figure, ...]:
     out = [replace(f, counts=m.group(1).lower()) if not f.unit and (m := _NEXT_WORD.match(text, f.end)) else f
            for f in out]
     return tuple(sorted(out, key=lambda f: f.start))
+
+
+def _for_parser(text: str) -> str:
+    """``text`` as the parser reads it best, at the same length (see _FIGURE_COMPOUND)."""
+    text = _FIGURE_COMPOUND.sub(lambda m: m.group().replace("-", " "), _PER_CENT.sub(r"\1 percent", text))
+    return _WORD_COMMA_ARTICLE.sub(r"\1;", text)
 
 
 def bound(before: str) -> tuple[int, bool] | None:

@@ -152,6 +152,13 @@ def test_a_quarter_of_a_percentage_point_is_25_basis_points() -> None:
      "The expedition collected 3,200 specimens, and 480 of them belonged to unknown species."),
     ("Exports grew by $14.4 billion, or 20%, in 2023.", "Exports rose to $86.4 billion in 2023 from $72.0 billion."),
     ("Ridership in 2023 was 15% below its 2019 level.", "Ridership fell from 312,000 in 2019 to 265,200 in 2023."),
+    # a figure joined to its unit by hyphens; a unit symbol; a number word before ", a"
+    ("The dam holds back a 410-million-cubic-metre reservoir.",
+     "The dam impounds a reservoir of 410 million cubic metres."),
+    ("Each pump can sustain 340 L/min at a 25-metre head.",
+     "Each pump is rated for a continuous flow of 340 litres per minute at a head of 25 metres."),
+    ("Its resistance fell to zero below 12 K, a sign of superconductivity.",
+     "Below 12 kelvin its resistance dropped to zero, a hallmark of superconductivity."),
 ])
 def test_units_scales_and_shares_restated_in_other_words(sentence: str, quote: str) -> None:
     g = check_grounding(sentence, [quote])
