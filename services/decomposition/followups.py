@@ -62,10 +62,20 @@ def worth_defining(phrase: str | None, subject: str) -> bool:
     is usually a common one whose definition the answer does not need ("latency")."""
     if not phrase or phrase.lower() == subject.lower():
         return False
-    words = [w for w in phrase.split(" ") if w.lower() not in ("a", "an", "the")]
-    if words and (words[0].lower() in _COUNTING or words[0].isdigit()):
+    words = _words(phrase)
+    if _counted(words):
         return False  # "two exceptions", "some updates": counted things, not a term
-    return len(words) >= 2 and not any(w.lower() in VERBS for w in words)
+    return len(words) >= 2 and not any(w in VERBS for w in words)
+
+
+def _words(phrase: str) -> list[str]:
+    """The phrase's words, lower-cased, without its articles."""
+    return [w.lower() for w in phrase.split(" ") if w.lower() not in ("a", "an", "the")]
+
+
+def _counted(words: list[str]) -> bool:
+    """The words name things by their count ("two branches", "some updates", "3 files")."""
+    return bool(words) and (words[0] in _COUNTING or words[0].isdigit())
 
 
 def _what_is(phrase: str) -> str:
@@ -80,9 +90,8 @@ _PLAIN_ADJECTIVES = frozenset("""large big small huge tiny long short old new di
 def _no_term(phrase: str) -> bool:
     """A phrase no answer defines: a list of things ("Windows and Linux developers"), a
     count of them ("two branches") or a plain adjective's thing ("a large repository")."""
-    words = [w.lower() for w in phrase.split(" ") if w.lower() not in ("a", "an", "the")]
-    return bool(words) and ("and" in words or "or" in words or words[0] in _PLAIN_ADJECTIVES
-                            or words[0] in _COUNTING or words[0].isdigit())
+    words = _words(phrase)
+    return bool(words) and ("and" in words or "or" in words or words[0] in _PLAIN_ADJECTIVES or _counted(words))
 
 
 def _done_to(clause: Clause) -> bool:
