@@ -58,12 +58,19 @@ def warm_up() -> None:
     synonym_forms("warming")
 
 
+# The endings of a word the lexicon does not know that make it a verb ("phosphorylates",
+# "parasitised", "upregulated", "ossifies"): the verb-forming suffixes, inflected.
+_VERB_SUFFIX = re.compile(r"..(?:at|[iy]s|iz)(?:es|ed)$|..(?:ifies|ified)$")
+
+
 @lru_cache(maxsize=8192)
 def lemmas_of(low: str) -> tuple[tuple[str, ...], bool, bool]:
     """(lemmas, may be a verb, may be something else)."""
     import lemminflect  # noqa: PLC0415 - its tables load on first use
 
     found = lemminflect.getAllLemmas(low)
+    if not found and _VERB_SUFFIX.search(low):
+        found = lemminflect.getAllLemmasOOV(low, "VERB")  # "phosphorylates": a verb by its form
     lemmas = tuple(dict.fromkeys(lemma for group in found.values() for lemma in group)) or (low,)
     verb = "VERB" in found or "AUX" in found
     return lemmas, verb, bool(set(found) - {"VERB", "AUX"})

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, period_named, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
-from shared.verification.clause_roles import fronted_parts, relative_parts, subject, trailing_parts, verbness
+from shared.verification.clause_roles import (
+    fronted_parts, passive, pivots, relative_parts, subject, trailing_parts, verbness,
+)
 from shared.verification.quote_subjects import (
     CARRIERS, aligned_clause, alignment, gives_predicate, grafted_subject, keeps_subject, other_setting, own_subject,
     stands_in, subject_of,
@@ -338,11 +340,21 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
         if not whole.tokens or id(whole.tokens[0]) in earlier:
             return None  # it rests on the quote the clause before it rests on
         own = {f for f in own_subject(aligned) if not f.endswith("li")}
-        if not own or own & carried or anaphoric(whole.text[whole.start:whole.end]):
+        if not own or own & carried or anaphoric(whole.text[whole.start:whole.end]) or _agentless(clause, aligned):
             return None
     said = " ".join(t.text for t in before.tokens if min(t.forms) in carried)
     return _fail("merge", f'it gives "{said}" what another quote says of something else',
                  missing=[t.text for t in clause.content[:1]])
+
+
+def _agentless(clause: Clause, aligned: Clause) -> bool:
+    """The quote says the clause's predicate in the passive, naming no one who does it
+    ("base quality scores are recalibrated"): its subject is what is done to, and the
+    clause's carried subject ("the pipeline … recalibrates") is not another's."""
+    found = pivots(clause, aligned)
+    if found is None or not passive(aligned, found[1]) or passive(clause, found[0]):
+        return False  # ("…, but they should be used to limit…": both passive, of two things)
+    return all(u.low != "by" for u in aligned.tokens[found[1] + 1:])
 
 
 def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],

@@ -485,3 +485,28 @@ def test_a_part_is_not_widened_to_the_whole_country() -> None:
     assert not _ok("Nationwide, house prices rose 9 percent last year.", quote)
     assert _ok("House prices across the country rose 9 percent last year.",
                "The country's house prices rose 9 percent last year, the land registry reported.")
+
+
+def test_a_verb_the_lexicon_does_not_know_is_read_by_its_ending() -> None:
+    # "phosphorylates" is in no dictionary; its ending makes it a verb, so its roles are read
+    quote = "The kinase ATM phosphorylates the tumour suppressor p53 in response to DNA damage."
+    assert check_grounding("In response to DNA damage, the kinase ATM phosphorylates p53.", [quote]).ok
+    g = check_grounding("In response to DNA damage, the tumour suppressor p53 phosphorylates the kinase ATM.", [quote])
+    assert not g.ok and g.category == "role"
+    g = check_grounding("The wasp larvae are parasitised by the caterpillars of the cabbage white butterfly.",
+                        ["The wasp parasitises the caterpillars of the cabbage white butterfly, laying eggs inside "
+                         "them."])
+    assert not g.ok and g.category == "role"
+
+
+def test_a_carried_subject_does_what_a_quote_says_is_done_by_no_one_named() -> None:
+    quotes = ["The pipeline aligns reads to the GRCh38 reference with BWA-MEM2.",
+              "Duplicate reads are marked with Picard before base quality scores are recalibrated using GATK's BQSR."]
+    assert check_grounding("The pipeline aligns reads to GRCh38 with BWA-MEM2, marks duplicate reads with Picard, "
+                           "and then recalibrates base quality scores using GATK's BQSR.", quotes).ok
+    # both passive: "they" would be what is used, which the second quote says of semaphores
+    assert not check_grounding(
+        "Virtual threads remove the thread as the scarce resource, but they should be used to limit concurrent "
+        "access to scarce resources.",
+        ["Virtual threads remove the thread as the scarce resource, but they do not remove other limits.",
+         "Semaphores should be used to limit concurrent access to scarce resources."]).ok
