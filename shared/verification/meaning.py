@@ -59,7 +59,7 @@ from shared.verification.clause_roles import (
     ORDER_WORDS, fronted_end, passive, phrase, pivots, qualifier_end, role_parts, same_verb, subject, verbness,
 )
 from shared.verification.clauses import (
-    AUX, Clause, aligned_pair, is_content, salient_tokens,
+    AUX, Clause, aligned_pair, covered, forms_of, is_content, salient_tokens,
 )
 from shared.verification.direction import converse, direction
 from shared.verification.figure_words import NUMBER_WORDS
@@ -175,8 +175,18 @@ def _not_until(clause: Clause, other: Clause) -> int:
     negation = next((i for i, w in enumerate(words) if w in ("not", "never", "cannot") or w.endswith("n't")), None)
     if negation is None or "until" not in words[negation + 1:]:
         return 0
-    return int(any(a == "only" and b in ("when", "after", "once", "if", "until")
-                   for a, b in zip(theirs, theirs[1:], strict=False)))
+    if any(a == "only" and b in ("when", "after", "once", "if", "until")
+           for a, b in zip(theirs, theirs[1:], strict=False)):
+        return 1
+    # Or ``other`` states the time "until" names, with no negation and not as a bound
+    # before it: "was not finished until twelve years after he died" for "was completed
+    # twelve years after his death"; "not approved until 2019" for "approved in 2019".
+    until = words.index("until", negation + 1)
+    when = [t for t in clause.tokens[until + 1:until + 7] if is_content(t) or t.low[:1].isdigit()]
+    if not when or "before" in theirs or "until" in theirs or negations(other):
+        return 0
+    forms = forms_of([other])
+    return int(all(covered(t, forms) for t in when))
 
 
 def _contrasted(clause: Clause, other: Clause) -> int:

@@ -510,3 +510,13 @@ def test_a_carried_subject_does_what_a_quote_says_is_done_by_no_one_named() -> N
         "access to scarce resources.",
         ["Virtual threads remove the thread as the scarce resource, but they do not remove other limits.",
          "Semaphores should be used to limit concurrent access to scarce resources."]).ok
+
+
+def test_not_until_a_time_is_at_that_time() -> None:
+    quote = "Construction of the aqueduct began under the prefect and was completed twelve years after his death."
+    assert check_grounding("Begun under the prefect, the aqueduct was not finished until twelve years after he died.",
+                           [quote]).ok
+    assert check_grounding("The drug was not approved until 2019.", ["The drug was approved in 2019."]).ok
+    assert not check_grounding("The drug was not approved until 2019.", ["The drug was approved before 2019."]).ok
+    assert not check_grounding("The drug was not approved until 2019.", ["The drug was approved in 2017."]).ok
+    assert not check_grounding("The drug was not approved in 2019.", ["The drug was approved in 2019."]).ok
