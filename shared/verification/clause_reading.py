@@ -317,11 +317,12 @@ def on_axis(clause: Clause, hit: tuple[int, str, int, bool], axis: str) -> bool:
 
 
 def _keeps_from(clause: Clause, i: int) -> bool:
-    """"keep X from Y": "from" follows within the phrase after "keep"."""
+    """"keep X from Y", "keep out X", "keep X away": "from" follows within the phrase
+    after "keep", or a particle of keeping something away ("fenced to keep out deer")."""
     for n in range(i + 1, min(len(clause.tokens), i + 6)):
         if clause.pause_before(n):
             return False
-        if clause.tokens[n].low == "from":
+        if clause.tokens[n].low == "from" or clause.tokens[n].low in ("out", "away", "off") and n <= i + 3:
             return True
     return False
 

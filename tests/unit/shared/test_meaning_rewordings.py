@@ -520,3 +520,10 @@ def test_not_until_a_time_is_at_that_time() -> None:
     assert not check_grounding("The drug was not approved until 2019.", ["The drug was approved before 2019."]).ok
     assert not check_grounding("The drug was not approved until 2019.", ["The drug was approved in 2017."]).ok
     assert not check_grounding("The drug was not approved in 2019.", ["The drug was approved in 2019."]).ok
+
+
+def test_keeping_a_thing_out_is_excluding_it() -> None:
+    quote = "Seedling survival was highest on plots where grazing deer had been excluded by fencing."
+    assert check_grounding("Plots fenced to keep out grazing deer showed the highest seedling survival.", [quote]).ok
+    g = check_grounding("Plots fenced to keep in grazing deer showed the highest seedling survival.", [quote])
+    assert not g.ok and g.category == "comparative"
