@@ -294,6 +294,9 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
             hit = ("magnitude", hit[1])  # "visitor numbers went up", "58 percent, up from 49": a rise
         if t.low in ("after", "before") and nxt == "which":
             hit = (hit[0], -hit[1])  # "X, after which Y": X comes before Y
+        if t.lemma == "fall" and nxt in ("under", "within", "into", "outside", "on") and not figure_word(after) \
+                and not after.startswith(("$", "€", "£")):
+            continue  # "companies fall under the regulation": come under it, not a decrease
         if t.lemma == "keep" and _keeps_from(clause, i):
             hit = ("presence", -1)  # "to keep dyes from fading": to prevent it
         head = t.low.split("-", 1)[0]

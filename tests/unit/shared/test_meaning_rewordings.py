@@ -527,3 +527,10 @@ def test_keeping_a_thing_out_is_excluding_it() -> None:
     assert check_grounding("Plots fenced to keep out grazing deer showed the highest seedling survival.", [quote]).ok
     g = check_grounding("Plots fenced to keep in grazing deer showed the highest seedling survival.", [quote])
     assert not g.ok and g.category == "comparative"
+
+
+def test_falling_under_a_rule_is_no_decrease() -> None:
+    quote = "The regulation applies only to companies with more than 250 employees."
+    assert check_grounding("Companies fall under the regulation only if they employ over 250 people.", [quote]).ok
+    g = check_grounding("Unemployment fell under 6 percent in March.", ["Unemployment rose to 6 percent in March."])
+    assert not g.ok and g.category == "comparative"
