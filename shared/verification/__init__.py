@@ -5,8 +5,8 @@
 and ``clause_roles`` who does what in it, ``meaning_anchor``
 pairs each clause with the quote clause it restates (``quote_subjects``: whose subject it
 keeps, and one grafted from another quote), ``meaning`` compares them (polarity,
-quantifiers, certainty, direction, roles, figures; ``scope`` the conditions) and decides
-contradictions;
+quantifiers, certainty, direction, figures; ``roles`` who does what to whom, ``scope``
+the conditions) and decides contradictions;
 ``figures`` reads numbers with units and ``lexicon`` holds the word lists. ``judge`` asks a
 verifier model whether the quotes entail what the deterministic checks let through.
 

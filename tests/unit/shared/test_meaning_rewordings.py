@@ -534,3 +534,12 @@ def test_falling_under_a_rule_is_no_decrease() -> None:
     assert check_grounding("Companies fall under the regulation only if they employ over 250 people.", [quote]).ok
     g = check_grounding("Unemployment fell under 6 percent in March.", ["Unemployment rose to 6 percent in March."])
     assert not g.ok and g.category == "comparative"
+
+
+def test_from_a_date_is_a_time_not_a_party() -> None:
+    quote = "The bridge will be closed to heavy goods vehicles from 3 March while engineers replace its bearings."
+    assert check_grounding("Starting 3 March, heavy goods vehicles will be barred from the bridge as engineers "
+                           "replace its bearings.", [quote]).ok
+    g = check_grounding("The scheduler moves jobs from the queue to the workers.",
+                        ["The scheduler moves jobs from the workers to the queue."])
+    assert not g.ok and g.category == "role"

@@ -1,0 +1,157 @@
+"""Who does what to whom: a sentence that keeps its quote's words but swaps its parties.
+
+Three readings of the same departure, each against the clause of the quote the
+sentence's clause restates: the subject and object around the verb (or the "than",
+"before", "after") both clauses turn on (:func:`roles`); names and words of converse
+pairs standing on the other side of that verb (:func:`sides_swapped`); and what a
+preposition of movement or of a part ("onto", "into", "to", "from") governs
+(:func:`objects_swapped`). A relation that holds both ways ("X is linked to Y") swaps
+no one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from shared.verification.clause_reading import direction_flipped, directions, only_a_thing, unknown_word
+from shared.verification.clause_roles import (
+    ORDER_WORDS, fronted_end, passive, phrase, pivots, qualifier_end, role_parts, verbness,
+)
+from shared.verification.clauses import Clause, salient_tokens
+from shared.verification.figure_words import NUMBER_WORDS
+from shared.verification.lexicon import CONVERSES, SYMMETRIC
+
+__all__ = ["objects_swapped", "roles", "sides_swapped"]
+
+
+def roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+    if _symmetric(said, source):
+        return None
+    parts = role_parts(said, source)
+    if parts is None:
+        return None
+    ss, so, qs, qo, clean = parts
+    if bool((ss & qo) - qs) and bool((so & qs) - qo) and _turns_on_verbs(said, source):
+        if said.words().count("than") and directions(said) and direction_flipped(said, source):
+            return None  # "Y is slower than X" restates "X is faster than Y"
+        return "role", "it swaps who does what to whom in its quote"
+    if not clean or _any_passive(said, source):
+        return None  # (a passive's subject is read less surely: "X is supplied with Y by Z")
+    quote_forms = (whole or source).forms
+    for mine, theirs, other, what in ((ss, qs, qo, "subject"), (so, qo, qs, "object")):
+        stray = {f for f in mine - theirs - other if f in quote_forms}
+        if mine and theirs and not mine & theirs and stray:
+            return "role", f"its {what} is another of its quote's than the one the quote gives this verb"
+    return None
+
+
+def _turns_on_verbs(said: Clause, source: Clause) -> bool:
+    """The word both clauses turn on may be a verb in each, or orders two things ("than",
+    "before"): sides of a noun ("peak demand on the grid" for "grid demand peaked") are
+    its modifiers, not who does what to whom."""
+    p, q = pivots(said, source) or (None, None)
+    return p is not None and (said.words()[p] in ORDER_WORDS or min(verbness(said, p), verbness(source, q)) >= 1)
+
+
+def _any_passive(said: Clause, source: Clause) -> bool:
+    """The verb the two clauses share is passive in one of them."""
+    found = pivots(said, source)
+    return found is not None and (passive(said, found[0]) or passive(source, found[1]))
+
+
+def _symmetric(said: Clause, source: Clause) -> bool:
+    """Both clauses state a relation that holds both ways ("X is linked to Y" restates
+    "Y is linked to X"): exchanging its sides swaps no roles."""
+    return bool({t.lemma for t in said.tokens if t.verb} & {t.lemma for t in source.tokens if t.verb} & SYMMETRIC)
+
+
+def sides_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
+    """Two names (or two words of a converse pair: parent/child, left/right) stand on
+    the two sides of the verb both clauses share, each on the other side in the quote:
+    "Simvastatin inhibits CYP3A4 ... clarithromycin" against "Clarithromycin inhibits
+    CYP3A4 ... simvastatin"."""
+    found = _shared_verb(said, source)
+    if found is None or _voice(said, found[0]) != _voice(source, found[1]) or _symmetric(said, source):
+        return None
+    (p, q), named = found, (_role_words(said) | _things(said)) & (_role_words(source) | _things(source))
+    # (a qualifier that opens a clause, "At week 16, …", is on neither side)
+    a, b = fronted_end(said), fronted_end(source)
+    mine = {f: i < p for i, t in enumerate(said.tokens) for f in [min(t.forms)] if f in named and i != p and i >= a}
+    theirs = {f: j < q for j, t in enumerate(source.tokens) for f in [min(t.forms)] if f in named and j != q
+              and j >= b}
+    moved = {f for f in mine.keys() & theirs.keys() if mine[f] != theirs[f]}
+    if any(mine[f] for f in moved) and any(not mine[f] for f in moved):
+        return "role", "it puts on each side of its verb what its quote puts on the other"
+    return None
+
+
+def _voice(clause: Clause, i: int) -> bool:
+    """Passive at ``i``: after a form of "be", or a participle with its agent ("executed by")."""
+    nxt = clause.tokens[i + 1].low if i + 1 < len(clause.tokens) else ""
+    return passive(clause, i) or nxt == "by"
+
+
+def _shared_verb(said: Clause, source: Clause) -> tuple[int, int] | None:
+    """The surest verb of ``said`` that ``source`` has too (not "than"), in each."""
+    a, b = max(1, qualifier_end(said)), max(1, qualifier_end(source))  # (not a verb of an opening qualifier)
+    for _, i in sorted((-verbness(said, i), i) for i in range(a, len(said.tokens)) if verbness(said, i) >= 2):
+        found = [j for j, u in enumerate(source.tokens) if j >= b and u.forms & said.tokens[i].forms
+                 and verbness(source, j) >= 2]
+        if found:
+            return i, found[0]
+    return None
+
+
+# Prepositions whose object is a role ("multiplexes goroutines onto threads", "moves
+# data from disk to memory"); "than" is the comparisons' (see direction).
+_ROLE_PREPOSITIONS = frozenset("onto into to from".split())
+_A_TIME = re.compile(r"\d|(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)$")
+
+
+# Words that make a preposition part of another ("according to", "thanks to", "apart
+# from"): what follows it is no party to the verb.
+_FIXED_BEFORE = frozenset("according thanks due owing prior addition compared relative similar close next apart "
+                          "aside away contrary".split())
+
+
+def objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+    """The same preposition governs other words of the quote's, and the words it governs
+    in the quote stand elsewhere in the sentence: "threads onto goroutines" against
+    "goroutines onto a small number of threads"."""
+    def governed(clause: Clause) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for i, t in enumerate(clause.tokens[:-1]):
+            if t.low in _ROLE_PREPOSITIONS and not (t.low == "to" and clause.tokens[i + 1].verb) \
+                    and not (i and clause.tokens[i - 1].low in _FIXED_BEFORE):  # not "to balance", "according to"
+                # (figures and dates are no parties: "from 2010 to 2020", "up to eight years",
+                # "from 3 March" are read as figures and times)
+                if _A_TIME.match(clause.tokens[i + 1].low):
+                    continue
+                out.setdefault(t.low, set()).update(w for w in phrase(clause, i, 1)[0]
+                                                    if not w[:1].isdigit() and w not in NUMBER_WORDS)
+        return out
+
+    mine, theirs = governed(said), governed(source)
+    if _symmetric(said, source):
+        return None
+    for prep in sorted(mine.keys() & theirs.keys()):
+        moved_in, moved_out = mine[prep] - theirs[prep], theirs[prep] - mine[prep]
+        if moved_in & (whole or source).forms and moved_out & said.forms and not mine[prep] & theirs[prep]:
+            return "role", f'it puts after "{prep}" what its quote puts elsewhere'
+    return None
+
+
+def _things(clause: Clause) -> set[str]:
+    """Words that can only name things ("sponsor", "board"), each said once in the clause."""
+    seen = Counter(min(t.forms) for t in clause.content)
+    return {min(t.forms) for t in clause.content if seen[min(t.forms)] == 1 and only_a_thing(t.low)}
+
+
+def _role_words(clause: Clause) -> set[str]:
+    """Names (capitalised inside the text, or words no dictionary knows: "simvastatin")
+    and the words of converse pairs."""
+    names = {w.lower() for w in salient_tokens(clause.text[clause.start:clause.end])}
+    return {min(t.forms) for t in clause.tokens
+            if t.low in names or t.low in CONVERSES or (t.low.isalpha() and len(t.low) > 3 and unknown_word(t.low))}
