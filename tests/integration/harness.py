@@ -126,6 +126,31 @@ def read_stream(nats_url: str, subject: str, *, stream: str = subjects.EVENTS_ST
     return asyncio.run(read())
 
 
+def wait_stages_pulling(nats_url: str, *, timeout: float) -> None:
+    """Wait until a process of every stage is asking its durable for work. The gateway
+    is ready before the stages are (a stage loads its word tables first), and a job
+    submitted earlier waits in the stream: right, but a test that times a job from its
+    submission would count a stage's start-up as the job's."""
+    async def pulling() -> None:
+        nc = await nats.connect(servers=nats_url.split(","))
+        try:
+            js, waiting = nc.jetstream(), set(subjects.Stage)
+            end = time.monotonic() + timeout
+            while waiting:
+                for stage in list(waiting):
+                    with contextlib.suppress(nats.js.errors.NotFoundError):
+                        info = await js.consumer_info(subjects.JOBS_STREAM, subjects.stage_durable(stage))
+                        if info.num_waiting:
+                            waiting.discard(stage)
+                if waiting and time.monotonic() > end:
+                    raise RuntimeError(f"no process of {sorted(waiting)} asked for work within {timeout}s")
+                await asyncio.sleep(0.1)
+        finally:
+            await nc.close()
+
+    asyncio.run(pulling())
+
+
 @contextlib.asynccontextmanager
 async def jetstream_with_topology(nats_url: str, *, ttl_s: float = 600) -> AsyncIterator[JetStreamContext]:
     """JetStream on a connection of its own, with the streams and buckets a system
@@ -187,6 +212,7 @@ class System:
                 self.spawn(stage, f"{stage}-{i + 2}")
         self.url = f"http://127.0.0.1:{port}"
         wait_ready(self.url, timeout=60, procs=self.sup)
+        wait_stages_pulling(self.nats_url, timeout=60)
         return self
 
     def spawn(self, stage: str, label: str, **env: str) -> subprocess.Popen[bytes]:
