@@ -4,6 +4,7 @@ five stages as real OS processes, and a small indexed corpus."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -138,7 +139,8 @@ def wait_stages_pulling(nats_url: str, *, timeout: float) -> None:
             end = time.monotonic() + timeout
             while waiting:
                 for stage in list(waiting):
-                    with contextlib.suppress(nats.js.errors.NotFoundError):
+                    # (not made yet, or the server slow to answer under load: asked again)
+                    with contextlib.suppress(nats.errors.Error):
                         info = await js.consumer_info(subjects.JOBS_STREAM, subjects.stage_durable(stage))
                         if info.num_waiting:
                             waiting.discard(stage)
@@ -148,7 +150,9 @@ def wait_stages_pulling(nats_url: str, *, timeout: float) -> None:
         finally:
             await nc.close()
 
-    asyncio.run(pulling())
+    # (in a thread of its own: a browser test's caller already runs an event loop)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, pulling()).result()
 
 
 @contextlib.asynccontextmanager
@@ -212,7 +216,7 @@ class System:
                 self.spawn(stage, f"{stage}-{i + 2}")
         self.url = f"http://127.0.0.1:{port}"
         wait_ready(self.url, timeout=60, procs=self.sup)
-        wait_stages_pulling(self.nats_url, timeout=60)
+        wait_stages_pulling(self.nats_url, timeout=120)
         return self
 
     def spawn(self, stage: str, label: str, **env: str) -> subprocess.Popen[bytes]:
