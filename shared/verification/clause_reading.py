@@ -22,6 +22,7 @@ __all__ = [
     "a_few",
     "BINDING_STOPS",
     "FREQUENCY",
+    "DATES",
     "MONTHS",
     "PHRASE_STOPS",
     "WEAK",
@@ -49,6 +50,9 @@ __all__ = [
 
 
 MONTHS = frozenset("january february march april may june july august september october november december".split())
+# The words that name a day or month: after "on"/"in" they date a statement, not narrow it
+# ("on Thursday"); after "from" they are a time, not a party ("from 3 March").
+DATES = MONTHS | frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 
 
 def negations(clause: Clause) -> int:

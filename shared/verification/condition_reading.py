@@ -10,7 +10,7 @@ participle takes ("based on Prejean's memoir") are none.
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import MONTHS
+from shared.verification.clause_reading import DATES
 from shared.verification.clauses import Clause, Token, is_content
 from shared.verification.figure_words import figure_word
 from shared.verification.lexicon import CONDITION_OPENERS
@@ -67,14 +67,14 @@ def conditions(clause: Clause) -> list[list[Token]]:
             out.append([nxt])
             continue
         if t.low in ("in", "on", "for") and nxt is not None and nxt.low == "the" and i + 2 < len(toks) \
-                and toks[i + 2].text[:1].isupper() and toks[i + 2].low not in _DATES and not _argument(toks, i):
+                and toks[i + 2].text[:1].isupper() and toks[i + 2].low not in DATES and not _argument(toks, i):
             # "in the Alps", "for the EU": a place or a named group, its capitalised words
             named = [u for u in toks[i + 2:i + 6] if u.text[:1].isupper()]
             run = toks[i + 2:i + 2 + next((n for n, u in enumerate(toks[i + 2:i + 6]) if not u.text[:1].isupper()),
                                           len(named))]
             out.append(run)
             continue
-        if t.low in ("in", "on", "for") and nxt is not None and nxt.low not in _DATES and not _argument(toks, i) and (
+        if t.low in ("in", "on", "for") and nxt is not None and nxt.low not in DATES and not _argument(toks, i) and (
                 nxt.text[:1].isupper() or nxt.low in ("patients", "adults", "children", "women", "men", "mice", "rats",
                                                       "small", "large")):
             opens = True
@@ -93,9 +93,6 @@ def conditions(clause: Clause) -> list[list[Token]]:
             out.append(content)
     return out
 
-
-# A day or month after "on"/"in" dates the statement; it does not narrow it ("on Thursday").
-_DATES = MONTHS | frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 
 
 def _argument(toks: list[Token], i: int) -> bool:

@@ -11,10 +11,9 @@ no one.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
-from shared.verification.clause_reading import direction_flipped, directions, only_a_thing, unknown_word
+from shared.verification.clause_reading import DATES, direction_flipped, directions, only_a_thing, unknown_word
 from shared.verification.clause_roles import (
     ORDER_WORDS, fronted_end, passive, phrase, pivots, qualifier_end, role_parts, verbness,
 )
@@ -106,8 +105,6 @@ def _shared_verb(said: Clause, source: Clause) -> tuple[int, int] | None:
 # Prepositions whose object is a role ("multiplexes goroutines onto threads", "moves
 # data from disk to memory"); "than" is the comparisons' (see direction).
 _ROLE_PREPOSITIONS = frozenset("onto into to from".split())
-_A_TIME = re.compile(r"\d|(?:january|february|march|april|may|june|july|august|september|october|november|december|"
-                     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)$")
 
 
 # Words that make a preposition part of another ("according to", "thanks to", "apart
@@ -127,7 +124,7 @@ def objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) -
                     and not (i and clause.tokens[i - 1].low in _FIXED_BEFORE):  # not "to balance", "according to"
                 # (figures and dates are no parties: "from 2010 to 2020", "up to eight years",
                 # "from 3 March" are read as figures and times)
-                if _A_TIME.match(clause.tokens[i + 1].low):
+                if (nxt := clause.tokens[i + 1].low)[:1].isdigit() or nxt in DATES:
                     continue
                 out.setdefault(t.low, set()).update(w for w in phrase(clause, i, 1)[0]
                                                     if not w[:1].isdigit() and w not in NUMBER_WORDS)
