@@ -177,8 +177,11 @@ def test_a_crash_looping_stage_is_retried_and_named_in_readyz_while_the_rest_run
     data = tmp_root / "sup-loop"
     port = free_port()
     # An invalid digest setting: the services that read the digest settings (the digest
-    # stage, and any other that sizes its work by them) exit at start-up.
-    proc = _up(data, port, DIGEST_POLICY="sometimes", RESEARCH_RESTART_BACKOFF_S="0.2", RESEARCH_RESTART_BACKOFF_MAX_S="2")
+    # stage, and any other that sizes its work by them) exit at start-up. A service that
+    # lived as long as the longest back-off counts as having started well, so that
+    # longest back-off stays above a failing start-up's time on a loaded machine (2.5 s
+    # seen), while the first delays stay short.
+    proc = _up(data, port, DIGEST_POLICY="sometimes", RESEARCH_RESTART_BACKOFF_S="0.2", RESEARCH_RESTART_BACKOFF_MAX_S="15")
     try:
         r = _wait(port, proc, lambda r: "digest" in r.json().get("failing_services", {}), timeout=120)
         assert r.status_code == 503

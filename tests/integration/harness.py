@@ -215,7 +215,12 @@ class System:
             for i in range(n):
                 self.spawn(stage, f"{stage}-{i + 2}")
         self.url = f"http://127.0.0.1:{port}"
-        wait_ready(self.url, timeout=60, procs=self.sup)
+        # Generous: on a loaded machine the first start-up of a fresh install (byte-code
+        # compilation, word tables) has taken over a minute.
+        try:
+            wait_ready(self.url, timeout=120, procs=self.sup)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}\n{self.logs()}") from exc
         wait_stages_pulling(self.nats_url, timeout=120)
         return self
 
@@ -241,7 +246,7 @@ class System:
         port = free_port()
         self.spawn("gateway", "gateway-2", GATEWAY_PORT=str(port))
         url = f"http://127.0.0.1:{port}"
-        wait_ready(url, timeout=60)
+        wait_ready(url, timeout=120)
         return url
 
     def client(self, key: str | None = None, *, url: str | None = None) -> httpx.Client:
