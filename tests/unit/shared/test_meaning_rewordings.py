@@ -543,3 +543,14 @@ def test_from_a_date_is_a_time_not_a_party() -> None:
     g = check_grounding("The scheduler moves jobs from the queue to the workers.",
                         ["The scheduler moves jobs from the workers to the queue."])
     assert not g.ok and g.category == "role"
+
+
+def test_a_change_the_quote_words_with_a_synonym_is_the_same_change() -> None:
+    quote = "Running the compressor without oil for more than a minute can damage its bearings."
+    assert check_grounding("Running the compressor without oil for over a minute can harm its bearings.", [quote]).ok
+    g = check_grounding("Running the compressor without oil for over a minute can improve its bearings.", [quote])
+    assert not g.ok and g.category == "comparative"
+    # "more" is no word of a change: "as much as" does not say it
+    g = check_grounding("Creating a virtual thread costs roughly as much as allocating a small significantly more object.",
+                        ["Creating a virtual thread costs roughly as much as allocating a small object."])
+    assert not g.ok
