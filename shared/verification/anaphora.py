@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from shared.verification.lexicon import DIRECTIONS
 
-__all__ = ["anaphoric"]
+__all__ = ["anaphoric", "points_back"]
 
 
 _ANAPHORS = frozenset("it its they their this that these those such".split())
@@ -49,3 +49,20 @@ def _an_act(word: str) -> bool:
     """A noun for an event or a change ("the increase", "the conflict"): a bare "the"
     before it points back to what the text told of, where "the kernel" names a thing."""
     return word in DIRECTIONS or word in _EVENTS
+
+
+# Words that point back from inside a quote ("About 78% of these interruptions…",
+# "Maize yields fell 30 percent that year"). Not "it": inside a quote it is as often the
+# quote's own subject ("other actors whose addresses it knows").
+_BACK = frozenset("these those".split())
+_BACK_PHRASES = ("that year", "the same year", "the same period", "that period", "that time")
+
+
+def points_back(quote: str) -> bool:
+    """The quote speaks, somewhere in it, of what was named before it: it opens by
+    pointing back (:func:`anaphoric`), or a word or phrase inside it does."""
+    if anaphoric(quote):
+        return True
+    low = quote.lower()
+    words = {w.strip("\"'()[],;:.") for w in low.split()}
+    return bool(words & _BACK) or any(p in low for p in _BACK_PHRASES)

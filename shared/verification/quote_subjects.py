@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shared.verification.anaphora import anaphoric
+from shared.verification.anaphora import anaphoric, points_back
 from shared.verification.clause_roles import complement_subject, fronted_end, subject, subject_tokens
 from shared.verification.clauses import Clause, Token, abbreviated, clauses, covered, forms_of, is_content, names, token
 from shared.verification.figures import Figure, figures, same_figure
@@ -93,7 +93,7 @@ def grafted_subject(clause: Clause, quotes: Sequence[str], quote_clauses: Sequen
     actors" from "Carl Hewitt and his colleagues described the model" and "The actor can
     send messages to other actors"): that subject, else None."""
     said = subject_tokens(clause)
-    if not said or anaphoric(quotes[best]):
+    if not said or points_back(quotes[best]):
         return None
     theirs = subject_of(clause, quote_clauses[best])
     kept = theirs & {min(t.forms) for t in said}

@@ -78,3 +78,22 @@ def test_a_relative_clause_may_add_what_another_quote_says_of_its_noun() -> None
                         ["On 5 December 2022, the laser delivered 2.05 megajoules of energy to a fuel target.",
                          "The reactor released 3.15 megajoules of fusion energy."])
     assert not g.ok
+
+
+def test_a_quote_that_points_back_inside_speaks_of_what_another_quote_named() -> None:
+    assert _ok("The training cluster suffered 419 unexpected interruptions over the 54-day run, about 78% of them "
+               "attributed to confirmed or suspected hardware issues, with faulty GPUs the largest single category.",
+               "Over the 54-day run, the training cluster experienced 419 unexpected interruptions.",
+               "About 78% of these interruptions were attributed to confirmed or suspected hardware issues, with "
+               "faulty GPUs the single largest category.")
+    assert _ok("The drought began in spring 2021, a year in which maize yields fell 30 percent and the government "
+               "declared a state of emergency in August.",
+               "The drought in the eastern provinces began in the spring of 2021.",
+               "Maize yields fell 30 percent that year, according to the agriculture ministry.",
+               "The government declared a state of emergency in the affected provinces in August 2021.")
+    # "it" inside a quote is as often the quote's own subject: no pointing back
+    g = check_grounding("Carl Hewitt and his colleagues can send a finite number of messages to other actors whose "
+                        "addresses it knows.",
+                        ["Carl Hewitt and his colleagues described the model in 1973.",
+                         "The actor can send a finite number of messages to other actors whose addresses it knows."])
+    assert not g.ok and g.category == "merge"
