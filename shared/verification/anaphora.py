@@ -11,7 +11,11 @@ from shared.verification.lexicon import DIRECTIONS
 __all__ = ["anaphoric", "points_back"]
 
 
-_ANAPHORS = frozenset("it its they their this that these those such".split())
+_ANAPHORS = frozenset("it its they their this that these those such he she".split())
+# A person named before, as the subject a little way in ("In 1903 she became…"). Not
+# "it": a little way in, it is as often a dummy ("In Rust it is impossible…") or an
+# object ("Rust achieves it…").
+_SUBJECT_PRONOUNS = frozenset("he she they".split())
 # Openers that go on from what was said before ("As a result, the ratio reached 9.1").
 _GOING_ON = ("as a result", "as a consequence", "in response", "in turn", "consequently", "therefore", "thus",
              "in addition", "moreover", "however", "in contrast", "by contrast", "meanwhile")
@@ -24,7 +28,7 @@ def anaphoric(quote: str) -> bool:
     words = [w.strip("\"'([,;:").lower() for w in quote.split()[:4]]
     if not words:
         return False
-    if words[0] in _ANAPHORS or quote.lower().startswith(_GOING_ON):
+    if words[0] in _ANAPHORS or quote.lower().startswith(_GOING_ON) or _SUBJECT_PRONOUNS & set(words[1:4]):
         return True
     lead, _, rest = quote.partition(",")
     if len(lead.split()) <= 3 and rest and any(w.lower() in _ANAPHORS for w in lead.split()):

@@ -97,3 +97,23 @@ def test_a_quote_that_points_back_inside_speaks_of_what_another_quote_named() ->
                         ["Carl Hewitt and his colleagues described the model in 1973.",
                          "The actor can send a finite number of messages to other actors whose addresses it knows."])
     assert not g.ok and g.category == "merge"
+
+
+def test_he_or_she_a_little_way_into_a_quote_points_back_to_a_person_named_before() -> None:
+    assert _ok("Born in Cluj in 1874 and trained in medicine in Vienna, Mirela Dobos became, in 1903, the first woman "
+               "in the kingdom licensed to practise surgery.",
+               "Mirela Dobos was born in Cluj in 1874.", "She studied medicine in Vienna.",
+               "In 1903 she became the first woman licensed to practise surgery in the kingdom.")
+    assert _ok("Marguerite Duval, appointed the observatory's director in 1921, oversaw the cataloguing of more than "
+               "9,000 variable stars before retiring in 1946, when her former student Henri Lacaze succeeded her.",
+               "Marguerite Duval was appointed director of the observatory in 1921, the first woman to hold the post.",
+               "Under Duval, the observatory catalogued more than 9,000 variable stars using its new photographic plates.",
+               "She retired in 1946 and was succeeded by her former student Henri Lacaze.")
+    # "Her label-mate's album" is the label-mate's, not hers: no pointing back to the singer
+    g = check_grounding("The label-mate's second album sold 1.3 million copies in its first US week and topped the "
+                        "charts in 14 countries.",
+                        ["The singer's debut album sold 1.3 million copies in the US in its first week, the biggest "
+                         "opening for a debut since 2015.",
+                         "Her label-mate's second album topped the charts in 14 countries but sold 310,000 copies in "
+                         "its first week in the US."])
+    assert not g.ok
