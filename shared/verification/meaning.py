@@ -61,7 +61,7 @@ from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
-    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS,
+    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, STRONG,
 )
 from shared.verification.roles import objects_swapped, roles, sides_swapped
 from shared.verification.scope import scope
@@ -313,14 +313,12 @@ def _says_most(clause: Clause) -> bool:
                or w == "all" and i and words[i - 1] in ("nearly", "almost") for i, w in enumerate(words))
 
 
-_OBLIGES = frozenset("require requires required requiring oblige obliges obliged mandate mandates mandated "
-                     "compel compels compelled".split())
-
-
 def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
-    # "must complete" restates "requires … to complete": an obligation, not certainty
+    # "must complete" restates "requires … to complete", "forcing … to rebuild" or a rule
+    # stated plainly ("the limit … is three years"): an obligation, not certainty. A
+    # hedged quote is still hedged ("may be brought" is not "must be brought").
     theirs = certainty(source, about=said.forms)
-    obliged = "must" in said.words() and set(source.words()) & _OBLIGES and theirs >= 2
+    obliged = set(said.words()) & STRONG == {"must"} and theirs >= 2
     if certainty(said) > theirs and not obliged:
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
     mine, theirs = set(said.words()), set(source.words())

@@ -554,3 +554,13 @@ def test_a_change_the_quote_words_with_a_synonym_is_the_same_change() -> None:
     g = check_grounding("Creating a virtual thread costs roughly as much as allocating a small significantly more object.",
                         ["Creating a virtual thread costs roughly as much as allocating a small object."])
     assert not g.ok
+
+
+def test_must_restates_a_rule_the_quote_states_plainly_but_not_a_hedge() -> None:
+    quote = "The deadline for filing an appeal under the Act is 28 days from the date of the decision."
+    assert check_grounding("An appeal under the Act must be filed within 28 days of the decision.", [quote]).ok
+    hedged = "An appeal under the Act may be filed within 28 days of the decision."
+    g = check_grounding("An appeal under the Act must be filed within 28 days of the decision.", [hedged])
+    assert not g.ok and g.category == "modality"
+    g = check_grounding("An appeal under the Act must definitely be filed within 28 days of the decision.", [quote])
+    assert not g.ok and g.category == "modality"
