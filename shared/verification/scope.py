@@ -11,6 +11,7 @@ after its other checks.
 from __future__ import annotations
 
 from shared.verification.condition_reading import SETTINGS, conditions, opening_qualifier
+from shared.research.text import STOPWORDS
 from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, token
 from shared.verification.derived import converted
 from shared.verification.figures import figures, same_figure
@@ -39,6 +40,23 @@ def _broadens(words: list[str], openers: tuple[tuple[str, ...], ...] = _BROADENE
     return None
 
 
+_EVERY = frozenset("all every each any".split())
+
+
+def _all_of_the_same(said: Clause, broad: str, quote_words: list[str]) -> bool:
+    """The sentence's "in every X" or "at any X" where its quote says "all", "every" or
+    "each" of the same X ("across all prespecified subgroups" for "in every prespecified
+    subgroup"): the quote holds over every X too."""
+    opener = broad.split()
+    if opener[-1] not in _EVERY:
+        return False
+    words = said.words()
+    at = next((i + len(opener) for i in range(len(words)) if words[i:i + len(opener)] == opener), len(words))
+    mine = {f for w in words[at:at + 3] if w not in STOPWORDS for f in token(w, 0, 0).forms}
+    return any(quote_words[n] in _EVERY - {"any"} and mine & token(w, 0, 0).forms
+               for n in range(len(quote_words)) for w in quote_words[n + 1:n + 3] if w not in STOPWORDS)
+
+
 # Words that open a part of a condition narrowing it further ("in patients under 60 /
 # with a BMI below 30", "among women aged 25 to 34 / living in urban areas").
 _NARROWERS = frozenset("with and living who whose that aged without excluding except".split())
@@ -63,7 +81,7 @@ def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
 def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tuple[str, str] | None:
     broad = _broadens(said.words())
     quote_words = [w.strip(".,;:()\"'").lower() for w in source.text.split()]
-    if broad and not _broadens(quote_words):  # anywhere in its quote
+    if broad and not _broadens(quote_words) and not _all_of_the_same(said, broad, quote_words):
         return "scope", f'it says "{broad}" where its quote holds only in some conditions'
     whole = _broadens(said.words(), _WHOLES)
     if whole and not _NATIONAL & set(quote_words):

@@ -564,3 +564,10 @@ def test_must_restates_a_rule_the_quote_states_plainly_but_not_a_hedge() -> None
     assert not g.ok and g.category == "modality"
     g = check_grounding("An appeal under the Act must definitely be filed within 28 days of the decision.", [quote])
     assert not g.ok and g.category == "modality"
+
+
+def test_in_every_x_restates_a_quote_that_holds_across_all_x() -> None:
+    quote = "The speed-up was seen across all tested workloads, including the write-heavy ones."
+    assert check_grounding("The speed-up held in every tested workload, including the write-heavy ones.", [quote]).ok
+    g = check_grounding("The speed-up held in every configuration, including the write-heavy workloads.", [quote])
+    assert not g.ok and g.category == "scope"
