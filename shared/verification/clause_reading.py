@@ -228,7 +228,7 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
     that shares a word with it: "…, after which the dose can be adjusted" hedges the
     adjusting, not "the effect is achieved" before it."""
     for part in clause_parts(clause):
-        hedged = {t.low for n, t in enumerate(part) if t.low in HEDGES
+        hedged = {t.low for n, t in enumerate(part) if t.low in HEDGES and not t.text.isupper()  # ("the CAN bus")
                   and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))
                   and not _limit_after(part, n)}
         if hedged and (about is None or any(

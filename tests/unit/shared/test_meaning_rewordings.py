@@ -551,7 +551,8 @@ def test_a_change_the_quote_words_with_a_synonym_is_the_same_change() -> None:
     g = check_grounding("Running the compressor without oil for over a minute can improve its bearings.", [quote])
     assert not g.ok and g.category == "comparative"
     # "more" is no word of a change: "as much as" does not say it
-    g = check_grounding("Creating a virtual thread costs roughly as much as allocating a small significantly more object.",
+    g = check_grounding("Creating a virtual thread costs roughly as much as allocating a small significantly more "
+                        "object.",
                         ["Creating a virtual thread costs roughly as much as allocating a small object."])
     assert not g.ok
 
@@ -571,3 +572,14 @@ def test_in_every_x_restates_a_quote_that_holds_across_all_x() -> None:
     assert check_grounding("The speed-up held in every tested workload, including the write-heavy ones.", [quote]).ok
     g = check_grounding("The speed-up held in every configuration, including the write-heavy workloads.", [quote])
     assert not g.ok and g.category == "scope"
+
+
+def test_an_acronym_is_no_hedge() -> None:
+    # "CAN" (the CAN bus) is no "can": the quote is not hedged, so a plain clause restates it
+    assert check_grounding("The sensor takes 200 samples a second and sends a one-second average of its readings over "
+                           "the CAN bus.",
+                           ["The sensor samples at 200 Hz and transmits averaged readings once per second over the "
+                            "CAN bus."]).ok
+    g = check_grounding("The sensor transmits averaged readings over the CAN bus.",
+                        ["The sensor can transmit averaged readings over the CAN bus."])
+    assert not g.ok and g.category == "modality"

@@ -107,7 +107,8 @@ def test_he_or_she_a_little_way_into_a_quote_points_back_to_a_person_named_befor
     assert _ok("Marguerite Duval, appointed the observatory's director in 1921, oversaw the cataloguing of more than "
                "9,000 variable stars before retiring in 1946, when her former student Henri Lacaze succeeded her.",
                "Marguerite Duval was appointed director of the observatory in 1921, the first woman to hold the post.",
-               "Under Duval, the observatory catalogued more than 9,000 variable stars using its new photographic plates.",
+               "Under Duval, the observatory catalogued more than 9,000 variable stars using its new photographic "
+               "plates.",
                "She retired in 1946 and was succeeded by her former student Henri Lacaze.")
     # "Her label-mate's album" is the label-mate's, not hers: no pointing back to the singer
     g = check_grounding("The label-mate's second album sold 1.3 million copies in its first US week and topped the "
