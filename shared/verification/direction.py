@@ -74,6 +74,9 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
                 and (h[2] != sign or lemmas & _lemmas_in((whole or source).tokens[h[0]]))]
         if bound is None and sign in {h[2] for h in pool}:
             continue
+        if bound is None and not pool and said.tokens[i].low not in _COMPARISON_WORDS and any(
+                h[1] == axis and h[2] == sign and h[3] for h in theirs):
+            continue  # ("ten times slower" for "slow folding by a factor of ten": a weaker reading, the same change)
         if bound is not None or pool:
             if (swapped(said, source) or _than_mirrored(said, source)) and "than" in said.words():
                 continue  # "Y is slower than X" restates "X is faster than Y"

@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 # ("L/min" it reads as standard litres per minute, a gas-flow unit)
 _UNIT_ALIASES = {"second of arc": "second", "minute of arc": "minute", "united states dollar": "dollar",
                  "standard litre": "litre"}
+# Units the parser does not know, read after a figure it leaves without one.
+_UNLISTED_UNIT = re.compile(r"\s+(nautical miles?)\b", re.IGNORECASE)
 # A money figure with its scale abbreviated ("$45m", "€3.1bn", "£2.5 bn"), which the
 # parser reads as a currency times metres or barns.
 _MONEY_SCALE = re.compile(r"(?<![\w.])(US\$|[$€£¥])\s?(\d+(?:,\d{3})*(?:\.\d+)?)\s?(k|m|mn|bn|b|tn|trn)\b",
@@ -191,6 +193,9 @@ def figures(text: str) -> tuple[Figure, ...]:
             surface, end, unit = surface[:-3].rstrip(), end - 3, unit.removesuffix(" ampere-turn").removesuffix(" per")
         for alias, name in _UNIT_ALIASES.items():
             unit = unit.replace(alias, name)
+        unlisted = None if unit else _UNLISTED_UNIT.match(text, end)
+        if unlisted:  # "9 nautical miles": a unit the parser does not know, not 9 of something
+            unit, surface, end = unlisted.group(1).lower().removesuffix("s"), text[start:unlisted.end()], unlisted.end()
         period = _PERIOD_END.search(surface)
         if period and _TIME_AFTER.match(text, end):  # "$350,000 a year earlier": a time, not a rate
             surface, end = surface[:period.start()], start + period.start()

@@ -583,3 +583,18 @@ def test_an_acronym_is_no_hedge() -> None:
     g = check_grounding("The sensor transmits averaged readings over the CAN bus.",
                         ["The sensor can transmit averaged readings over the CAN bus."])
     assert not g.ok and g.category == "modality"
+
+
+def test_a_change_the_quote_says_with_a_word_of_two_readings_is_the_same_change() -> None:
+    # "slow" may be an adjective or a verb: read weakly, it still says the same change as "slower"
+    quote = "Mutations at residue 112 slow folding by a factor of ten, according to stopped-flow measurements."
+    assert check_grounding("Mutations at residue 112 make folding ten times slower.", [quote]).ok
+    g = check_grounding("Mutations at residue 112 make folding ten times faster.", [quote])
+    assert not g.ok and g.category == "comparative"
+
+
+def test_nautical_miles_are_a_unit_of_their_own() -> None:
+    quote = "The vessel was still 9 nautical miles from the harbour entrance when its engine failed."
+    assert check_grounding("The vessel's engine failed 9 nautical miles from the harbour entrance.", [quote]).ok
+    g = check_grounding("The vessel's engine failed 9 kilometres from the harbour entrance.", [quote])
+    assert not g.ok and g.category == "number"
