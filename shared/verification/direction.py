@@ -23,6 +23,7 @@ __all__ = ["converse", "direction"]
 
 _COMPARATIVE_AXES = frozenset({"magnitude", "speed", "quality", "cost"})
 _COMPARISON_WORDS = frozenset({"more", "less", "most", "least"})
+_PLACES = frozenset("above below over under beneath beyond behind ahead up down".split())
 
 
 def _comparative_of(said: Clause, i: int, theirs: list[tuple[int, str, int, bool, str]]) -> bool:
@@ -75,8 +76,10 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
         if bound is None and sign in {h[2] for h in pool}:
             continue
         if bound is None and not pool and said.tokens[i].low not in _COMPARISON_WORDS and any(
-                h[1] == axis and h[2] == sign and h[3] for h in theirs):
-            continue  # ("ten times slower" for "slow folding by a factor of ten": a weaker reading, the same change)
+                h[1] == axis and h[2] == sign and h[3] and source.tokens[h[0]].low not in _PLACES for h in theirs):
+            # ("ten times slower" for "slow folding by a factor of ten": a weaker reading of
+            # a word that may be a verb, the same change; not a place, "above the vent")
+            continue
         if bound is not None or pool:
             if (swapped(said, source) or _than_mirrored(said, source)) and "than" in said.words():
                 continue  # "Y is slower than X" restates "X is faster than Y"
