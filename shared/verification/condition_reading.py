@@ -94,7 +94,6 @@ def conditions(clause: Clause) -> list[list[Token]]:
     return out
 
 
-
 def _argument(toks: list[Token], i: int) -> bool:
     """The preposition at ``i`` follows a participle whose argument it opens ("an opera
     based on Prejean's memoir", "published in Nature"): what it names is no condition."""

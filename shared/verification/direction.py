@@ -90,7 +90,7 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
         same_sign = change and any(h[2] == sign and not h[3] and verbness(source, h[0]) >= 1
                                    for h in theirs)  # changes, not an added "more"
         if axis in _COMPARATIVE_AXES and not weak and not bounds_figure(said, i) and not same_sign \
-                and not _reached(said, i, whole or source) and not _worded_alike(said.tokens[i], whole or source):
+                and not _reached(said, i, whole or source) and not _worded_alike(said.tokens[i], whole or source, everywhere):
             return "comparative", f"it states a direction ({axis}) its quote does not"
     stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3] and not bounds_figure(said, h[0])
               and h[0] not in absorbed]
@@ -198,14 +198,15 @@ def _reached(said: Clause, i: int, quote: Clause) -> bool:
 _LEVEL_VERBS = frozenset("reach hit attain top".split())
 
 
-def _worded_alike(t: Token, quote: Clause) -> bool:
+def _worded_alike(t: Token, quote: Clause, found: list[tuple[int, str, int, bool]]) -> bool:
     """The quote has the directional word itself in another form, or a synonym of it,
     where its own reading finds no direction ("thermal expansion of up to 180 mm" for
     "expands by as much as 180 mm", "can damage the seal" for "may harm it"): the same
-    change, worded alike, not one the quote leaves unsaid."""
+    change, worded alike, not one the quote leaves unsaid (``found``: the quote's
+    directional words)."""
     if t.low in _COMPARISON_WORDS:
         return False  # ("more" is no word of a change: "as much as" does not say it)
-    at = {h[0] for h in hits(quote)}
+    at = {h[0] for h in found}
     return any(n not in at and is_content(u) and (covered(u, t.forms) or covered(t, u.forms))
                for n, u in enumerate(quote.tokens))
 

@@ -10,9 +10,9 @@ after its other checks.
 
 from __future__ import annotations
 
-from shared.verification.condition_reading import SETTINGS, conditions, opening_qualifier
 from shared.research.text import STOPWORDS
 from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, token
+from shared.verification.condition_reading import SETTINGS, conditions, opening_qualifier
 from shared.verification.derived import converted
 from shared.verification.figures import figures, same_figure
 
@@ -41,6 +41,7 @@ def _broadens(words: list[str], openers: tuple[tuple[str, ...], ...] = _BROADENE
 
 
 _EVERY = frozenset("all every each any".split())
+_EACH_ONE = _EVERY - {"any"}  # (a quote's "any X" may be one of them, not all)
 
 
 def _all_of_the_same(said: Clause, broad: str, quote_words: list[str]) -> bool:
@@ -53,7 +54,7 @@ def _all_of_the_same(said: Clause, broad: str, quote_words: list[str]) -> bool:
     words = said.words()
     at = next((i + len(opener) for i in range(len(words)) if words[i:i + len(opener)] == opener), len(words))
     mine = {f for w in words[at:at + 3] if w not in STOPWORDS for f in token(w, 0, 0).forms}
-    return any(quote_words[n] in _EVERY - {"any"} and mine & token(w, 0, 0).forms
+    return any(quote_words[n] in _EACH_ONE and mine & token(w, 0, 0).forms
                for n in range(len(quote_words)) for w in quote_words[n + 1:n + 3] if w not in STOPWORDS)
 
 
