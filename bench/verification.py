@@ -12,7 +12,7 @@ sentence and its quotes, written before the meaning checks were tuned:
 
 Each pair says its split: "held" (for measuring only) or "dev" (for tuning). In the
 first two batches the third, sixth, ninth... pair of each category (in file order) is
-held; the third to fifteenth batches are all dev, the sixteenth all held (see ``PAIRS_FILES``).
+held; the third to sixteenth batches are all dev, the seventeenth all held (see ``PAIRS_FILES``).
 
 Figures, per split: for each false category the share kept (false accepts), for each
 faithful category the share rejected (false rejects), overall rates, and the failure
@@ -72,7 +72,8 @@ PAIRS_FILES = (ROOT / "bench" / "data" / "verification_pairs.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b13.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b14.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b15.jsonl",
-               ROOT / "bench" / "data" / "verification_pairs_b16.jsonl")
+               ROOT / "bench" / "data" / "verification_pairs_b16.jsonl",
+               ROOT / "bench" / "data" / "verification_pairs_b17.jsonl")
 SPLITS = ("dev", "held")
 REJECT_CATEGORIES = ("negation", "quantifier", "modality", "comparative", "role", "number", "merge", "scope",
                      "unsupported")
