@@ -77,8 +77,6 @@ def negations(clause: Clause) -> int:
     return count
 
 
-
-
 # Prefixes that negate adjectives only ("inaccurate", "illegal"): "imprisonment" is no
 # negated "prisonment", "inflow" no negated "flow".
 _ADJECTIVE_PREFIXES = ("in", "im", "il", "ir")

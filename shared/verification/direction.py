@@ -54,6 +54,8 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
     for i, axis, sign, weak in mine:
         if i >= 1 and said.tokens[i - 1].low == "or" and bounds_figure(said, i):
             continue  # "7,000 or more steps": a bound on the figure, read with the figure
+        if _same_order(said, i, whole or source):
+            continue  # "raises an error after waiting 30 seconds" for "waits 30 seconds before raising one"
         if said.tokens[i].low in _COMPARISON_WORDS and _comparative_of(
                 said, i, [(*h, source.tokens[h[0]].low) for h in theirs
                           if verbness(source, h[0]) >= 2 or source.tokens[h[0]].low.endswith("er")]):
@@ -193,6 +195,45 @@ def _reached(said: Clause, i: int, quote: Clause) -> bool:
     return any(t.lemma in _LEVEL_VERBS for t in quote.tokens) or any(
         t.low in ("high", "tall") and n and quote.tokens[n - 1].low.endswith(("metres", "meters", "feet", "m"))
         for n, t in enumerate(quote.tokens))
+
+
+_ORDER_WORDS = frozenset(("before", "after"))
+
+
+def _events(clause: Clause, i: int) -> tuple[list[Token], list[Token]] | None:
+    """(earlier, later): the content words of the two things "before" or "after" at ``i``
+    orders ("A before B", "A after B", "After B, A", "A, after which B"); None when ``i``
+    is no such word."""
+    toks = clause.tokens
+    if toks[i].low not in _ORDER_WORDS:
+        return None
+    end = next((n for n in range(i + 1, len(toks)) if clause.pause_before(n)), len(toks))
+    phrase_words, rest = toks[i + 1:end], toks[:i] + toks[end:]
+    if i + 1 < len(toks) and toks[i + 1].low == "which":
+        phrase_words, rest = toks[:i], toks[i + 2:]  # "A, after which B": A comes first, read as "B after A"
+    words = [[t for t in part if is_content(t)] for part in (phrase_words, rest)]
+    # "A after B" and "After B, A": B first; "A before B", "Before B, A": A first
+    return (words[0], words[1]) if toks[i].low == "after" else (words[1], words[0])
+
+
+def _same_order(said: Clause, i: int, quote: Clause) -> bool:
+    """The sentence's "before" or "after" orders two things as a "before" or "after" of
+    the quote does, whichever word each uses: its earlier thing shares words with the
+    quote's earlier one, no fewer than with its later one, and its later thing likewise,
+    one of them more (the subject both share, "the client waits … before raising an
+    error", counts on one side only)."""
+    mine = _events(said, i)
+    if mine is None:
+        return False
+    for j in range(len(quote.tokens)):
+        theirs = _events(quote, j)
+        if theirs is None:
+            continue
+        shared = [[sum(covered(t, {f for u in q for f in u.forms}) for t in s) for q in theirs] for s in mine]
+        (early, early_late), (late_early, late) = shared
+        if early >= early_late and late >= late_early and early and late and (early, late) != (early_late, late_early):
+            return True
+    return False
 
 
 _LEVEL_VERBS = frozenset("reach hit attain top".split())

@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = [
     "CAUSAL",
     "CESSATION",
+    "OMISSION",
     "CONVERSES",
     "CONDITION_OPENERS",
     "CORRELATIONAL",
@@ -140,3 +141,6 @@ SYMMETRIC = frozenset("""link associate correlate connect relate coincide resemb
 # Verbs that end a state: "stopped recommending" says "no longer recommended".
 CESSATION = frozenset("""stop cease end remove drop discontinue abandon abolish scrap withdraw
     retire deprecate halt quit""".split())
+# Verbs that say a thing is not there or not given: "the parameter is omitted" is "no
+# parameter is supplied", "where fertiliser was withheld" is "where none was applied".
+OMISSION = frozenset("omit withhold skip exclude".split())

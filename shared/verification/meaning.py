@@ -61,7 +61,7 @@ from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
-    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, STRONG,
+    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, OMISSION, STRONG,
 )
 from shared.verification.roles import objects_swapped, roles, sides_swapped
 from shared.verification.scope import scope
@@ -151,8 +151,9 @@ def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
             return "negation", "it drops two negations of its quote (or adds two): not a double negative"
         return None
     if not flips and (negations(said) + _negated_words(said, source) + _ceased(said, source) + _contrasted(said, source)
-                      + _not_until(said, source) - negations(source) - _negated_words(source, said)
-                      - _ceased(source, said) - _contrasted(source, said) - _not_until(source, said)) % 2 == 0:
+                      + _not_until(said, source) + _omitted(said, source) - negations(source)
+                      - _negated_words(source, said) - _ceased(source, said) - _contrasted(source, said)
+                      - _not_until(source, said) - _omitted(source, said)) % 2 == 0:
         return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
     return "negation", "it negates what its quote affirms, or affirms what its quote negates"
 
@@ -255,6 +256,12 @@ def _ceased(clause: Clause, other: Clause) -> int:
     words = other.words()
     no_longer = any(a == "no" and b == "longer" for a, b in zip(words, words[1:], strict=False))
     return int(no_longer and any(t.lemma in CESSATION and t.verb for t in clause.tokens))
+
+
+def _omitted(clause: Clause, other: Clause) -> int:
+    """1 when ``clause`` says with a verb that a thing is not given ("is omitted", "was
+    withheld") where ``other`` negates ("no timeout is supplied") and has no such verb."""
+    return int(bool(negations(other)) and any(t.lemma in OMISSION and not t.forms & other.forms for t in clause.tokens))
 
 
 # Universal words that say the same ("each server", "every server", "all servers").

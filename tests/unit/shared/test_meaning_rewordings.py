@@ -598,3 +598,24 @@ def test_nautical_miles_are_a_unit_of_their_own() -> None:
     assert check_grounding("The vessel's engine failed 9 nautical miles from the harbour entrance.", [quote]).ok
     g = check_grounding("The vessel's engine failed 9 kilometres from the harbour entrance.", [quote])
     assert not g.ok and g.category == "number"
+
+
+def test_before_and_after_may_order_the_same_two_things() -> None:
+    quote = "The jury deliberated for nine hours before returning a unanimous verdict."
+    assert _ok("After nine hours of deliberation, the jury reached a unanimous verdict.", quote)
+    assert _ok("The client raises an error after waiting 30 seconds for a response.",
+               "The client waits 30 seconds for a response before raising an error.")
+    assert not _ok("The jury returned a unanimous verdict before deliberating for nine hours.", quote)
+    g = check_grounding("A value can be moved to a new owner, before which the old owner can no longer use it.",
+                        ["A value can be moved to a new owner, after which the old owner can no longer use it."])
+    assert not g.ok and g.category == "comparative"
+
+
+def test_a_thing_omitted_or_withheld_is_one_not_given() -> None:
+    assert _ok("In the trial plots, winter wheat yielded 12% less where nitrogen fertiliser was withheld.",
+               "Yields of winter wheat in the trial plots were 12% lower where no nitrogen fertiliser was applied.")
+    assert _ok("If no timeout parameter is supplied, the client uses its default.",
+               "If the timeout parameter is omitted, the client uses its default.")
+    g = check_grounding("Yields were 12% lower where nitrogen fertiliser was withheld.",
+                        ["Yields were 12% lower where nitrogen fertiliser was not withheld."])
+    assert not g.ok and g.category == "negation"
