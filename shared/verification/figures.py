@@ -115,7 +115,8 @@ _CENTURY = re.compile(r"\b((?:twenty-)?[a-z]+th|(?:twenty-)?(?:first|second|thir
 _HUNDREDS = re.compile(r"\b(\d{1,2})00s\b")
 _NEXT_WORD = re.compile(r"\s+([A-Za-z][\w-]*)")
 _SCALE_AFTER = re.compile(r"\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
-_DIGIT_WORD = re.compile(r"[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
+# (not from inside a figure's groups: "41,000-capacity" holds no name "000-capacity")
+_DIGIT_WORD = re.compile(r"(?<![^\W_])(?<!\d[,.])[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
 
 
 @dataclass(frozen=True)
@@ -334,7 +335,14 @@ def _periods(text: str, found: list[Figure]) -> tuple[Figure, ...]:
     one of that unit, on both sides alike, so "267 Gt a year" restates "267 Gt per year"
     and "a month" does not."""
     return tuple(Figure(1.0, m.group(1).lower(), m.group(), m.start(), m.end()) for m in _PERIOD.finditer(text)
-                 if not any(g.start <= m.start() < g.end for g in found))
+                 if not any(g.start <= m.start() < g.end for g in found)
+                 and not (m.group(1).lower() == "second" and _ORDINAL_AFTER.match(text, m.end())))
+
+
+# "a second run", "a second opinion": the ordinal before its noun, not a period ("1,000
+# requests a second and 50 a minute", "a second apart" are).
+_ORDINAL_AFTER = re.compile(r"\s+(?!(?:and|or|but|to|in|on|at|for|per|of|with|from|than|as|by|across|apart|"
+                            r"faster|slower|longer|shorter|sooner)\b)[a-z]{2,}\b")
 
 
 def period_named(fig: Figure, text: str) -> bool:

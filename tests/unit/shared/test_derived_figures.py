@@ -190,3 +190,16 @@ def test_a_century_of_the_era_in_words_ordinals_or_hundreds() -> None:
     assert check_grounding("A single scribe produced the manuscript in the late 12th century.", [quote]).ok
     g = check_grounding("The manuscript was copied by a single scribe in the late thirteenth century.", [quote])
     assert not g.ok and g.category == "number"
+
+
+def test_a_second_before_its_noun_is_an_ordinal_not_a_period() -> None:
+    assert figures("A second run leaves things as they were.") == ()
+    assert [(f.value, f.unit) for f in figures("It answers 1,000 requests a second and 50 a minute.")][1] == (1.0, "second")
+
+
+def test_a_figure_with_a_hyphened_word_holds_no_name() -> None:
+    assert check_grounding("Saturday's match was a sell-out at the 41,000-capacity stadium.",
+                           ["The stadium holds 41,000 spectators.", "Saturday's match was a sell-out."]).ok
+    g = check_grounding("The match was a sell-out at the 51,000-capacity stadium.",
+                        ["The stadium holds 41,000 spectators.", "The match was a sell-out."])
+    assert not g.ok and g.category == "number"
