@@ -52,7 +52,9 @@ _SCALES: dict[str, tuple[str, float]] = {
     "tonne": ("mass", 1e6), "megaton": ("mass", 1e12), "gigaton": ("mass", 1e15),
     "nanometre": ("length", 1e-9), "micrometre": ("length", 1e-6), "millimetre": ("length", 1e-3),
     "centimetre": ("length", 1e-2), "metre": ("length", 1.0), "kilometre": ("length", 1e3),
-    "millilitre": ("volume", 1e-3), "litre": ("volume", 1.0),
+    "millilitre": ("volume", 1e-3), "litre": ("volume", 1.0), "cubic centimetre": ("volume", 1e-3),
+    "cubic metre": ("volume", 1e3),
+    "square metre": ("area", 1.0), "square kilometre": ("area", 1e6), "hectare": ("area", 1e4),
     "watt": ("power", 1.0), "kilowatt": ("power", 1e3), "megawatt": ("power", 1e6), "gigawatt": ("power", 1e9),
     "hertz": ("frequency", 1.0), "kilohertz": ("frequency", 1e3), "megahertz": ("frequency", 1e6),
     "gigahertz": ("frequency", 1e9),
@@ -67,16 +69,20 @@ _APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bapproximately|\bnearly|\b
                      r"\bclose to|\ban estimated|\bjust (?:under|over|below|above)|\bmore or less|~)\s*$", re.I)
 _POINTS = re.compile(r"(?:\s*percentage)?\s+points?\b", re.I)
 # Words that say a figure was computed: "by 20%", "in total", "four times", "3.6 months longer".
-# "a reduction of 20%", "grew by $1.4 billion, or 20%", "15% below its 2019 level".
-_COMPUTING = re.compile(r"(?:\b(?:by|total|totals|combined|together|altogether|in all|sum|difference|gap|(?:reduction|"
+# "a reduction of 20%", "grew by $1.4 billion, or 20%", "15% below its 2019 level", "lost 36
+# million cubic metres, a 30% decline".
+_COMPUTING = re.compile(r"(?:\b(?:by|total|totals|combined|together|altogether|in all|sum|difference|gap|lost|gained|"
+                        r"shed|(?:reduction|"
                         r"increase|decrease|rise|fall|drop|decline|growth|gain|cut)\s+of)\b|,\s*or\b)\W*(?:\S+\W*)?#"
                         r"|#\W*(?:\S+\s+){0,2}(?:times|fold|more|less|fewer|longer|shorter|higher|lower|larger|"
-                        r"smaller|greater|bigger|below|above|points?|in total|combined|together|altogether|in all)\b"
+                        r"smaller|greater|bigger|below|above|points?|in total|combined|together|altogether|in all|"
+                        r"declines?|drops?|falls?|rises?|increases?|decreases?|reductions?|cuts?|gains?)\b"
                         r"|-fold", re.I)
 _UP = re.compile(r"\b(?:r[io]se|risen|grew|grow[sn]?|growth|increase[sd]?|gain(?:ed|s)?|up|higher|more|above|"
                  r"jump(?:ed|s)?|climb(?:ed|s)?|raised?|expand(?:ed|s)?|larger)\b", re.I)
 _DOWN = re.compile(r"\b(?:f[ae]ll|fallen|falls|drop(?:ped|s)?|declin(?:e|ed|es)|decrease[sd]?|reduc(?:e|ed|es|tion)|"
-                   r"cut|lower|less|fewer|below|down|shr[au]nk|shrinks?|lost|smaller)\b", re.I)
+                   r"cut|lower|less|fewer|below|down|shr[au]nk|shrinks?|lost|smaller|trim(?:med|s)?|"
+                   r"slash(?:ed|es)?|shaved?)\b", re.I)
 # A share of a whole: "15% of the specimens", "about a third of whom".
 _SHARE_OF = re.compile(r"\s+of\b", re.I)
 # "over 10 years" is a span of time ("during"), not "more than 10 years".

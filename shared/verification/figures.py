@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 _UNIT_ALIASES = {"second of arc": "second", "minute of arc": "minute", "united states dollar": "dollar",
                  "standard litre": "litre"}
 # Units the parser does not know, read after a figure it leaves without one.
-_UNLISTED_UNIT = re.compile(r"\s+(nautical miles?)\b", re.IGNORECASE)
+_UNLISTED_UNIT = re.compile(r"\s+(nautical miles?|hectares?)\b", re.IGNORECASE)
 # A money figure with its scale abbreviated ("$45m", "€3.1bn", "£2.5 bn"), which the
 # parser reads as a currency times metres or barns.
 _MONEY_SCALE = re.compile(r"(?<![\w.])(US\$|[$€£¥])\s?(\d+(?:,\d{3})*(?:\.\d+)?)\s?(k|m|mn|bn|b|tn|trn)\b",

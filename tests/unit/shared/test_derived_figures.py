@@ -203,3 +203,26 @@ def test_a_figure_with_a_hyphened_word_holds_no_name() -> None:
     g = check_grounding("The match was a sell-out at the 51,000-capacity stadium.",
                         ["The stadium holds 41,000 spectators.", "The match was a sell-out."])
     assert not g.ok and g.category == "number"
+
+
+@pytest.mark.parametrize(("sentence", "quote"), [
+    ("The tank has a capacity of 5 cubic metres.", "The tank holds 5,000 litres."),
+    ("The farm covers 300 hectares.", "The farm covers 3 square kilometres."),
+    ("The upgrade trimmed median response time by 20%.",
+     "The server's median response time fell from 250 ms to 200 ms after the upgrade."),
+    ("Over the summer the reservoir lost 36 million cubic metres.",
+     "The reservoir held 120 million cubic metres at the start of summer and 84 million cubic metres at the end."),
+])
+def test_volumes_areas_and_changes_said_with_other_words(sentence: str, quote: str) -> None:
+    assert check_grounding(sentence, [quote]).ok
+
+
+@pytest.mark.parametrize(("sentence", "quote"), [
+    ("The tank has a capacity of 5 cubic metres.", "The tank holds 500 litres."),
+    ("The farm covers 300 hectares.", "The farm covers 300 acres."),
+    ("The upgrade trimmed median response time by 25%.",
+     "The server's median response time fell from 250 ms to 200 ms after the upgrade."),
+])
+def test_volumes_areas_and_changes_that_differ_are_refused(sentence: str, quote: str) -> None:
+    g = check_grounding(sentence, [quote])
+    assert not g.ok and g.category == "number"
