@@ -217,7 +217,12 @@ def _level(words: list[str], i: int) -> int | None:
         return None
     if w in FREQUENCY and prev in ("most", "more", "less", "least"):
         return None  # "the most commonly used": a superlative, not how often
+    if level == 4 and prev in _SHORT_OF:
+        return 3  # "nearly all glaciers": not every one
     return level
+
+
+_SHORT_OF = frozenset("nearly almost virtually practically".split())
 
 
 def certainty(clause: Clause, about: set[str] | None = None) -> int:

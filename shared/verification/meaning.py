@@ -34,6 +34,8 @@ its quotes (or a whole sentence of one) is ``quoted`` and needs no check.
 
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 
 from shared.verification.clause_reading import (
@@ -274,6 +276,15 @@ _ALL_OF = frozenset("entirely wholly purely".split())
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (mine, my_often, my_rare, my_only) = quantity(said)
     (theirs, their_often, their_rare, their_only) = quantity(source)
+    if theirs is None and _A_FEW_OF.search(source.text[source.start:source.end]):
+        theirs = 1  # "a small number of users", "a handful of": some, not most
+    if _NOT_ALL.search(source.text[source.start:source.end]) and not _NOT_ALL.search(said.text[said.start:said.end]) \
+            and _NONE & set(said.words()):
+        return "quantifier", 'it says none where its quote says "not all"'
+    one_of = _ONE_OF.search(source.text[source.start:source.end])
+    if one_of and not _AMONG.search(said.text[said.start:said.end]) and re.search(
+            rf"\bthe\s+{re.escape(one_of.group(1))}\b", said.text[said.start:said.end], re.I):
+        return "quantifier", f'it says "the {one_of.group(1)}" where its quote says "one of the {one_of.group(1)}"'
     if (their_rare and not my_rare) or (their_often is not None and my_often is None):
         # "rarely", "typically" of a part of the quote the clause does not restate
         _, part_often, part_rare, _ = quantity(parts_sharing(source, said))
@@ -310,6 +321,12 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
 
 
 _MOSTLY = frozenset("mostly mainly primarily largely chiefly predominantly".split())
+_A_FEW_OF = re.compile(r"\b(?:a\s+small\s+number|a\s+handful|a\s+minority)\s+of\b", re.I)
+_NOT_ALL = re.compile(r"\bnot\s+(?:all|every|everyone|everything|each)\b", re.I)
+_NONE = frozenset("none no nobody nothing never neither".split())
+# "one of the main causes": one among others, which "the main cause" is not
+_ONE_OF = re.compile(r"\bone\s+of\s+the\s+(\w+)", re.I)
+_AMONG = re.compile(r"\b(?:one\s+of|among)\s+the\b", re.I)
 
 
 def _says_most(clause: Clause) -> bool:

@@ -619,3 +619,22 @@ def test_a_thing_omitted_or_withheld_is_one_not_given() -> None:
     g = check_grounding("Yields were 12% lower where nitrogen fertiliser was withheld.",
                         ["Yields were 12% lower where nitrogen fertiliser was not withheld."])
     assert not g.ok and g.category == "negation"
+
+
+def test_quantifiers_said_with_phrases() -> None:
+    def refused(sentence: str, quote: str) -> bool:
+        g = check_grounding(sentence, [quote])
+        return not g.ok and g.category == "quantifier"
+
+    assert refused("Every glacier in the Alps has lost mass since 2000.",
+                   "Nearly all glaciers in the Alps have lost mass since 2000.")
+    assert refused("The bug affects most users running the beta build.",
+                   "The bug affects a small number of users running the beta build.")
+    assert refused("None of the branches will reopen after the refurbishment.",
+                   "Not all branches will reopen after the refurbishment.")
+    assert refused("Flooding is the main cause of crop loss in the delta.",
+                   "Flooding is one of the main causes of crop loss in the delta.")
+    assert _ok("Sue ranks among the most complete Tyrannosaurus specimens ever found.",
+               "Sue is one of the most complete Tyrannosaurus specimens ever found.")
+    assert _ok("Most glaciers in the Alps have lost mass since 2000.",
+               "Nearly all glaciers in the Alps have lost mass since 2000.")
