@@ -396,7 +396,8 @@ def bound_sign(said: Clause, i: int, axis: str, whole: Clause, *, weak: bool = T
     # (a directional word between it and its word is read on its own: "raise the minimum age")
     found = None if target is None else _bound_to(target, axis, whole, weak=weak, bounds=bounds, skip=between)
     if found is None:  # what it says of the word before it ("rainfall has fallen")
-        found = next((_bound_to(t, axis, whole, weak=weak, bounds=bounds) for t in _subject_before(said, i)), None)
+        found = next((sign for t in _subject_before(said, i)
+                      if (sign := _bound_to(t, axis, whole, weak=weak, bounds=bounds)) is not None), None)
     return found
 
 

@@ -56,6 +56,8 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
             continue  # "7,000 or more steps": a bound on the figure, read with the figure
         if _same_order(said, i, whole or source):
             continue  # "raises an error after waiting 30 seconds" for "waits 30 seconds before raising one"
+        if _same_phrase(said, i, whole or source):
+            continue  # "the risk of falls": the quote's own words, a thing named, not a change
         if said.tokens[i].low in _COMPARISON_WORDS and _comparative_of(
                 said, i, [(*h, source.tokens[h[0]].low) for h in theirs
                           if verbness(source, h[0]) >= 2 or source.tokens[h[0]].low.endswith("er")]):
@@ -195,6 +197,18 @@ def _reached(said: Clause, i: int, quote: Clause) -> bool:
     return any(t.lemma in _LEVEL_VERBS for t in quote.tokens) or any(
         t.low in ("high", "tall") and n and quote.tokens[n - 1].low.endswith(("metres", "meters", "feet", "m"))
         for n, t in enumerate(quote.tokens))
+
+
+def _same_phrase(said: Clause, i: int, quote: Clause) -> bool:
+    """The directional word at ``i`` stands in the quote after the same word as in the
+    sentence ("risk of falls", "a fall in"): the same reading of the same words."""
+    if i == 0:
+        return False
+    pair = (said.tokens[i - 1].low, said.tokens[i].low)
+    return pair[0] in _NAMING and any((a.low, b.low) == pair for a, b in zip(quote.tokens, quote.tokens[1:], strict=False))
+
+
+_NAMING = frozenset("of the a an in".split())  # words before a noun
 
 
 _ORDER_WORDS = frozenset(("before", "after"))

@@ -93,6 +93,9 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     lost = _lost_part(opening_qualifier(source), mine)
     if lost:
         return "scope", f'it drops part of its quote\'s condition ("{lost}")'
+    asserted = _asserted_condition(said, source, mine)
+    if asserted:
+        return "scope", f'it states its quote\'s condition ("{asserted}") as a fact'
     for condition in conditions(source):
         restated_at = _restated_figures(condition, source, said)
         kept = [t for t in condition if t.forms & mine or any(a <= t.start < b for a, b in restated_at)
@@ -100,6 +103,33 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
         if 2 * len(kept) < len(condition):  # most of it gone ("lowest income quintile" of "households in...")
             words = " ".join(t.text for t in condition)
             return "scope", f'it drops its quote\'s condition ("{words}")'
+    return None
+
+
+# Words that open a condition: the quote's "If the cache is cold, reads are slow" says
+# neither that the cache is cold nor that reads are.
+_IF = frozenset("if when whenever once".split())
+# Words by which a sentence keeps a condition (as a condition, a time or a cause).
+_CONDITIONAL = frozenset("""if when whenever once unless provided providing where whether after until while
+    during time times case assuming given long after upon lead leads led leading cause causes caused causing
+    result results resulted trigger triggers triggered means""".split())
+
+
+def _asserted_condition(said: Clause, source: Clause, mine: set[str]) -> str | None:
+    """The quote opens with a condition ("When a service rejects requests under load, …")
+    that the sentence restates with no word that keeps it one (nor as the act that
+    causes the rest, "Disabling retrieval cut accuracy…"): the condition, else None."""
+    toks = source.tokens
+    if not toks or toks[0].low not in _IF or set(said.words()) & _CONDITIONAL:
+        return None
+    if said.tokens and said.tokens[0].low.endswith("ing") and said.tokens[0].verb:
+        return None  # "Switching off the retrieval component dropped…": the condition as a cause
+    end = next((n for n in range(1, len(toks)) if source.pause_before(n)), None)
+    if end is None:
+        return None
+    words = [t for t in toks[1:end] if is_content(t)]
+    if words and 2 * len([t for t in words if covered(t, mine)]) > len(words):
+        return " ".join(t.text for t in toks[:end])
     return None
 
 

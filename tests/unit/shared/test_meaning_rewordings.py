@@ -638,3 +638,27 @@ def test_quantifiers_said_with_phrases() -> None:
                "Sue is one of the most complete Tyrannosaurus specimens ever found.")
     assert _ok("Most glaciers in the Alps have lost mass since 2000.",
                "Nearly all glaciers in the Alps have lost mass since 2000.")
+
+
+def test_a_change_is_bound_to_the_verb_before_it_past_a_place() -> None:
+    g = check_grounding("Ticket prices on the northern line rose more than inflation over the decade.",
+                        ["Ticket prices on the northern line rose less than inflation over the decade."])
+    assert not g.ok and g.category == "comparative"
+    assert _ok("Ticket prices on the northern line rose less than inflation over the decade.",
+               "Over the decade, ticket prices on the northern line rose less than inflation.")
+
+
+def test_a_directional_word_in_the_quotes_own_phrase_names_a_thing() -> None:
+    quote = "In patients over 75, the drug increased the risk of falls."
+    assert _ok("Among patients over 75, the drug raised the risk of falls.", quote)
+    g = check_grounding("Among patients over 75, the drug lowered the risk of falls.", [quote])
+    assert not g.ok and g.category == "comparative"
+
+
+def test_a_condition_stated_as_a_fact_is_refused() -> None:
+    quote = "If the cache is cold, reads are slow."
+    g = check_grounding("The cache is cold and reads are slow.", [quote])
+    assert not g.ok and g.category == "scope"
+    assert _ok("Reads are slow when the cache is cold.", quote)
+    assert _ok("Switching off the retrieval component dropped accuracy from 71% to 48%.",
+               "When the retrieval component was disabled, accuracy fell from 71% to 48%.")
