@@ -297,7 +297,7 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         after = clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else ""
         if prev == "as" and nxt == "as" and figure_word(after):
             continue  # "for as long as eight years": a bound on the figure, read with the figure
-        if t.low in ("up", "down") and (i and clause.tokens[i - 1].lemma == "go" or nxt == "from"):
+        if t.low in ("up", "down") and (i and clause.tokens[i - 1].lemma in _MOVES or nxt == "from"):
             hit = ("magnitude", hit[1])  # "visitor numbers went up", "58 percent, up from 49": a rise
         if t.low in ("after", "before") and nxt == "which":
             hit = (hit[0], -hit[1])  # "X, after which Y": X comes before Y
@@ -311,6 +311,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
     return out
 
 
+# Verbs whose "up" or "down" is a rise or a fall ("edged down", "ticked up").
+_MOVES = frozenset("go edge tick inch creep trend move drift".split())
 _TO_FIGURE = re.compile(r"\s+(?:(?:to|by)\s+)?(?:about\s+|some\s+|nearly\s+|almost\s+)?[$€£¥]?\d")
 _MONEY_AFTER = re.compile(r"\s+(?:(?:US)?\$|€|£|¥)\s?\d|\s+\d[\d,.]*\s*(?:million|billion)?\s*"
                           r"(?:dollars|euros|pounds)\b")

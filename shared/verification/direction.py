@@ -44,6 +44,9 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
     states none, nor more of them than it states, nor without the quote's "than"."""
     if _bound_flipped(said, whole or source):  # "more than €1 billion" for "under €1 billion"
         return "comparative", "it bounds a figure on the other side than its quote does"
+    flipped = _degree_flipped(said, whole or source)
+    if flipped:  # "stiffer" for "less stiff"
+        return "comparative", f'it says "{flipped[0]}" where its quote says "{flipped[1]}"'
     theirs, everywhere = hits(source), hits(whole) if whole is not None else hits(source)
     mine, absorbed = hits(said), set()
     if _than_mirrored(said, source) and any(
@@ -56,6 +59,11 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
             continue  # "7,000 or more steps": a bound on the figure, read with the figure
         if _same_order(said, i, whole or source):
             continue  # "raises an error after waiting 30 seconds" for "waits 30 seconds before raising one"
+        if said.tokens[i].low in ("more", "less") and i + 1 < len(said.tokens) \
+                and said.tokens[i + 1].low == said.tokens[i + 1].lemma and _degrees(whole or source).get(
+                said.tokens[i + 1].lemma, (0,))[0] == (1 if said.tokens[i].low == "more" else -1):
+            absorbed.add(i)
+            continue  # "more stiff" for "stiffer"
         if _same_phrase(said, i, whole or source):
             continue  # "the risk of falls": the quote's own words, a thing named, not a change
         if said.tokens[i].low in _COMPARISON_WORDS and _comparative_of(
@@ -197,6 +205,39 @@ def _reached(said: Clause, i: int, quote: Clause) -> bool:
     return any(t.lemma in _LEVEL_VERBS for t in quote.tokens) or any(
         t.low in ("high", "tall") and n and quote.tokens[n - 1].low.endswith(("metres", "meters", "feet", "m"))
         for n, t in enumerate(quote.tokens))
+
+
+def _degrees(clause: Clause) -> dict[str, tuple[int, str]]:
+    """The adjectives the clause compares, by lemma: +1 more ("stiffer", "more stiff"),
+    -1 less ("less stiff"), with the words that say so."""
+    out: dict[str, tuple[int, str]] = {}
+    toks = clause.tokens
+    for n, t in enumerate(toks):
+        if n and toks[n - 1].low in ("more", "less") and t.lemma == t.low and is_content(t) and _may_be_adjective(t.low):
+            out[t.lemma] = (1 if toks[n - 1].low == "more" else -1, f"{toks[n - 1].text} {t.text}")
+        elif t.low.endswith(("er", "ier")) and t.lemma != t.low and t.low.startswith(t.lemma[:3]) \
+                and not t.verb and t.lemma not in out:
+            out[t.lemma] = (1, t.text)
+    return out
+
+
+def _may_be_adjective(word: str) -> bool:
+    """lemminflect reads ``word`` as an adjective ("stiff", not "memory")."""
+    import lemminflect  # noqa: PLC0415 - its tables load on first use (clauses loads them first)
+
+    return "ADJ" in lemminflect.getAllLemmas(word)
+
+
+def _degree_flipped(said: Clause, quote: Clause) -> tuple[str, str] | None:
+    """An adjective the sentence compares one way and its quote the other ("stiffer" or
+    "more stiff" for "less stiff"): the two wordings, else None."""
+    if swapped(said, quote) or _than_mirrored(said, quote):
+        return None  # ("B is less stiff than A" restates "A is stiffer than B")
+    theirs = _degrees(quote)
+    for lemma, (sign, words) in _degrees(said).items():
+        if lemma in theirs and theirs[lemma][0] != sign:
+            return words, theirs[lemma][1]
+    return None
 
 
 def _same_phrase(said: Clause, i: int, quote: Clause) -> bool:

@@ -43,8 +43,8 @@ NEGATIVE_PREFIXES = ("non-", "non", "un", "in", "im", "il", "ir", "dis")
 # Quantifiers and frequency adverbs by strength: 1 some, 2 many/often, 3 most/usually,
 # 4 all/always. A sentence may say less than its quote, never more.
 QUANTIFIERS: dict[str, int] = {
-    **dict.fromkeys("some several certain sometimes occasionally partly partially".split(), 1),
-    **dict.fromkeys("many often frequently commonly numerous widely".split(), 2),
+    **dict.fromkeys("some several certain sometimes occasionally occasional partly partially".split(), 1),
+    **dict.fromkeys("many often frequently frequent commonly numerous widely".split(), 2),
     **dict.fromkeys("most usually typically generally mostly largely mainly normally majority "
                     "predominantly primarily".split(), 3),
     **dict.fromkeys("all every each always invariably universally everything everyone everybody".split(), 4),
@@ -91,7 +91,7 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
     **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen reinforce
         reinforcement benefit help outperform superior best""".split()},
     **{w: ("quality", _DOWN) for w in """worse worsen degrade deterioration impair weaken harm hurt hinder
-        underperform inferior worst""".split()},
+        underperform inferior worst trail lag""".split()},
     **{w: ("time", _UP) for w in "before earlier sooner prior precede preceded precedes previously".split()},
     **{w: ("time", _DOWN) for w in "after later afterwards subsequently subsequent".split()},
     **{w: ("cost", _UP) for w in "costlier costly pricier pricey expensive dearer".split()},

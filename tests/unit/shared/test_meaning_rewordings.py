@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from shared.verification.grounding import check_grounding
 
 
@@ -662,3 +664,25 @@ def test_a_condition_stated_as_a_fact_is_refused() -> None:
     assert _ok("Reads are slow when the cache is cold.", quote)
     assert _ok("Switching off the retrieval component dropped accuracy from 71% to 48%.",
                "When the retrieval component was disabled, accuracy fell from 71% to 48%.")
+
+
+@pytest.mark.parametrize(("sentence", "quote"), [
+    ("The new alloy is denser than titanium.", "The new alloy is less dense than titanium."),
+    ("The frame was less stiff in lateral tests.", "The frame was stiffer in lateral tests."),
+    ("Unemployment edged down slightly in the second quarter.", "Unemployment rose slightly in the second quarter."),
+    ("The smaller model trailed the larger one on the benchmark.",
+     "The smaller model outperformed the larger one on the benchmark."),
+])
+def test_comparisons_said_with_other_words_turned(sentence: str, quote: str) -> None:
+    g = check_grounding(sentence, [quote])
+    assert not g.ok and g.category == "comparative"
+
+
+def test_comparisons_said_with_other_words_kept() -> None:
+    assert _ok("Operating system threads use more memory per task than Go's goroutines.",
+               "Go's goroutines use less memory per task than operating system threads.")
+    assert _ok("The frame was more stiff in lateral tests than its predecessor.",
+               "The frame was stiffer in lateral tests than its predecessor.")
+    assert _ok("Unemployment ticked up slightly in the second quarter.", "Unemployment rose slightly in the second quarter.")
+    g = check_grounding("Frequent showers are expected in the north.", ["Occasional showers are expected in the north."])
+    assert not g.ok and g.category == "quantifier"
