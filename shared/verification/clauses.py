@@ -30,7 +30,7 @@ _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|n't")
 # or new clause. A plain comma does not (it may set off a condition of the clause).
 _CLAUSE_BREAK = re.compile(
     r"\s*(?:;|:\s|\s[–—-]\s|,\s*(?:but|while|whereas|although|though|yet|so|and|or|which|whilst)\b"
-    r"|\b(?:but|whereas|although|though|whilst)\b)\s*", re.IGNORECASE)
+    r"|\b(?:but|whereas|although|though|whilst|even\s+as)\b)\s*", re.IGNORECASE)
 _FEATURE_WORDS = NEGATORS | QUANTIFIERS.keys() | RARE | EXCLUSIVE | HEDGES | STRONG | DIRECTIONS.keys()
 BE = frozenset("is are was were be been being get gets got".split())
 AUX = BE | frozenset("has have had do does did will would shall should".split())
@@ -153,8 +153,8 @@ class Clause:
 
 def clauses(text: str) -> list[Clause]:
     """The clauses of ``text``: cut at the breaks above, before "without" and a gerund
-    (its own negated clause), and at "and" before a verb ("reduced latency and increased
-    throughput"). A piece with no content word of its own ("…, which is not slower",
+    (its own negated clause), at "and" before a verb ("reduced latency and increased
+    throughput"), and at "while" between two figures. A piece with no content word of its own ("…, which is not slower",
     "…, but not both") stays with the clause before it, whose words it turns."""
     tokens = _tokens(text)
     cuts = [0] + [m.start() for m in _CLAUSE_BREAK.finditer(text)] + [len(text) + 1]
@@ -165,6 +165,9 @@ def clauses(text: str) -> list[Clause]:
         # ("without increasing memory" is a clause; "those without a degree" a noun's qualifier)
         # ("wetting and drying": two gerunds, one thing)
         gerunds = nxt.low.endswith("ing") and tokens[i - 1].low.endswith("ing")
+        if t.low == "while" and any(u.low[:1].isdigit() for u in tokens[:i]) \
+                and any(u.low[:1].isdigit() for u in tokens[i + 1:]):
+            cuts.append(t.start)  # "grew 2.3 percent while receipts hit 25 billion euros": two facts
         if (t.low == "without" and nxt.low.endswith("ing")) or (
                 t.low == "and" and nxt.verb and nxt.low not in STOPWORDS and not noun and not gerunds):
             cuts.append(t.start)

@@ -118,3 +118,14 @@ def test_he_or_she_a_little_way_into_a_quote_points_back_to_a_person_named_befor
                          "Her label-mate's second album topped the charts in 14 countries but sold 310,000 copies in "
                          "its first week in the US."])
     assert not g.ok
+
+
+def test_two_facts_joined_by_while_or_even_as_each_rest_on_their_quote() -> None:
+    quotes = ["The national unemployment rate fell to 5.1%.", "Youth unemployment was unchanged at 14%."]
+    assert check_grounding("The unemployment rate dropped to 5.1 percent while youth unemployment stayed at 14 percent.",
+                           quotes).ok
+    assert check_grounding("The unemployment rate dropped to 5.1 percent even as youth unemployment stayed at 14 percent.",
+                           quotes).ok
+    g = check_grounding("The unemployment rate dropped to 14 percent while youth unemployment stayed at 5.1 percent.",
+                        quotes)
+    assert not g.ok
