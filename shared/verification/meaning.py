@@ -133,10 +133,23 @@ def _governed_flip(one: Clause, other: Clause) -> bool:
         contrast = one.text[:t.start].rstrip().endswith(",")  # "a warning, not an error"
         if _not_until(one, other) or contrast and any(_set_aside(other, j) for j in found):
             continue  # "not released until it commits" for "released only when"; "not an error" for "rather than"
+        if _not_without(one, other):
+            continue  # "cannot log in without a code" for "a code is required to log in"
         if found and not any(v.low in NEGATORS or v.low.endswith("n't") or v.low.startswith(("un", "non"))
                              for v in theirs[:max(found) + 1]):
             return True
     return False
+
+
+def _not_without(clause: Clause, other: Clause) -> bool:
+    """``clause`` negates with "without" or "unless" as well ("cannot log in without a
+    code", "Without a catalyst, the reaction does not proceed"): a thing needed, which
+    ``other`` says with "required", "needs", "must" or "only" and no negation."""
+    words = set(clause.words())
+    return bool(words & {"without", "unless"}) and bool(set(other.words()) & _NEEDED) and not negations(other)
+
+
+_NEEDED = frozenset("only require requires required requiring need needs needed must presence".split())
 
 
 # After "not": an addition ("not only"), a bound ("not more than"), an end ("no longer").
@@ -149,7 +162,8 @@ def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
     if not_only(said) != not_only(source):
         return "negation", "it negates what its quote affirms, or affirms what its quote negates"
     if (negations(said) + flips - negations(source)) % 2 == 0:
-        if _negated_both(said, source) or _negated_both(source, said):
+        if _negated_both(said, source) and not _not_without(source, said) \
+                or _negated_both(source, said) and not _not_without(said, source):
             return "negation", "it drops two negations of its quote (or adds two): not a double negative"
         return None
     if not flips and (negations(said) + _negated_words(said, source) + _ceased(said, source) + _contrasted(said, source)

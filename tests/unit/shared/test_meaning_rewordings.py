@@ -686,3 +686,12 @@ def test_comparisons_said_with_other_words_kept() -> None:
     assert _ok("Unemployment ticked up slightly in the second quarter.", "Unemployment rose slightly in the second quarter.")
     g = check_grounding("Frequent showers are expected in the north.", ["Occasional showers are expected in the north."])
     assert not g.ok and g.category == "quantifier"
+
+
+def test_cannot_without_is_a_thing_needed() -> None:
+    quote = "Once two-factor authentication is enabled, a code from the user's registered device is required to log in."
+    assert _ok("Users who enable two-factor authentication cannot log in without a code from their registered device.",
+               quote)
+    g = check_grounding("Users who enable two-factor authentication can log in without a code from their registered "
+                        "device.", [quote])
+    assert not g.ok and g.category == "negation"
