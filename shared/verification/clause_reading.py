@@ -345,13 +345,21 @@ def directions(clause: Clause) -> list[tuple[str, int]]:
 
 def direction_of(t: Token) -> tuple[str, int] | None:
     """(axis, sign) of a directional word, by its form, any of its lemmas ("fell": "fall")
-    or the head of a compound ("lower-priority")."""
+    or a part of a compound ("lower-priority", "cost-cutting")."""
     hit = DIRECTIONS.get(t.low)
     if hit is None:
         hit = next((DIRECTIONS[x] for x in t.lemmas if x in DIRECTIONS), None)
     if hit is None and "-" in t.low:
-        hit = next((DIRECTIONS[part] for part in t.low.split("-") if part in DIRECTIONS), None)
+        parts = t.low.split("-")
+        # (not a change it ends with, as a noun: "chair-rise times")
+        hit = next((DIRECTIONS[part] for n, part in enumerate(parts) if part in DIRECTIONS and (
+            n < len(parts) - 1 or part not in _CHANGE_NOUNS)), None)
     return hit
+
+
+# Changes named by a noun that may end a compound ("chair-rise times", "price-cut"):
+# the compound names a thing, not a change.
+_CHANGE_NOUNS = frozenset("rise fall drop cut increase decrease decline growth gain reduction".split())
 
 
 def direction_flipped(said: Clause, source: Clause) -> bool:

@@ -80,11 +80,11 @@ _UP, _DOWN = 1, -1
 DIRECTIONS: dict[str, tuple[str, int]] = {
     **{w: ("magnitude", _UP) for w in """increase raise rise grow boost gain expand exceed amplify elevate
         maximize maximise double triple more higher greater larger bigger longer heavier
-        wider taller above upward high large big long maximum increased lengthen widen deepen extend
+        wider taller above upward high large big long increased lengthen widen deepen extend
         growth""".split()},
     **{w: ("magnitude", _DOWN) for w in """decrease reduce lower cut decline drop fall shrink
         diminish lessen minimize minimise halve less fewer smaller shorter lighter narrower
-        below downward low small short minimum reduced decreased shorten narrow
+        below downward low small short reduced decreased shorten narrow
         reduction shrinkage""".split()},
     **{w: ("speed", _UP) for w in "faster quicker fast quick quickly rapidly swiftly speed accelerate".split()},
     **{w: ("speed", _DOWN) for w in "slower slow slowly decelerate delay".split()},
@@ -127,7 +127,7 @@ _PAIRS = """read/write reader/writer input/output client/server send/receive sen
     source/target sender/recipient donor/recipient employer/employee landlord/tenant
     plaintiff/defendant creditor/debtor predator/prey inflow/outflow incoming/outgoing
     numerator/denominator prefix/suffix forward/backward payer/payee supply/demand
-    teacher/student""".split()
+    teacher/student minimum/maximum""".split()
 CONVERSES: dict[str, frozenset[str]] = {}
 for _pair in _PAIRS:
     _a, _b = _pair.split("/")

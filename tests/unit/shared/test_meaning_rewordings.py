@@ -695,3 +695,13 @@ def test_cannot_without_is_a_thing_needed() -> None:
     g = check_grounding("Users who enable two-factor authentication can log in without a code from their registered "
                         "device.", [quote])
     assert not g.ok and g.category == "negation"
+
+
+def test_minimum_and_maximum_name_things_and_a_compound_ending_in_a_change_names_one() -> None:
+    assert _ok("The minimum wage increased to €12.41 an hour in January.",
+               "The statutory minimum wage rose to €12.41 per hour in January, up from €12.00.")
+    g = check_grounding("The maximum dose is 40 mg.", ["The minimum dose is 40 mg."])
+    assert not g.ok and g.category == "comparative"
+    g = check_grounding("Garbage collection removes use-before-free errors.",
+                        ["Garbage collection removes use-after-free errors."])
+    assert not g.ok
