@@ -307,7 +307,9 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         if t.lemma == "keep" and _keeps_from(clause, i):
             hit = ("presence", -1)  # "to keep dyes from fading": to prevent it
         head = t.low.split("-", 1)[0]
-        out.append((i, hit[0], hit[1], t.low in WEAK or head in WEAK))
+        # ("40% below the average": a comparison by a figure, not a plain adjective)
+        weak = (t.low in WEAK or head in WEAK) and not (t.low in ("below", "above") and figure_word(prev))
+        out.append((i, hit[0], hit[1], weak))
     return out
 
 

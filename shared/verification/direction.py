@@ -11,6 +11,8 @@ with the same one; a bound on a figure keeps the quote's side; and a converse te
 
 from __future__ import annotations
 
+import re
+
 from shared.verification.clause_reading import bound_sign, direction_of, hits, on_axis
 from shared.verification.clause_roles import phrase, swapped, verbness
 from shared.verification.clauses import Clause, Token, clauses, covered, is_content, token
@@ -163,9 +165,14 @@ def _figures_show(said: Clause, i: int, sign: int, quote: Clause) -> bool:
     after = [f for f in mine if f.start >= toks[i + 1].end]
     before = [f for f in mine if f.end <= toks[i].start]
     theirs = figures(quote.text[quote.start:quote.end])
+    # (not a whole a figure is a part of: "at just four of 23 sites, down from eleven")
+    before = [b for n, b in enumerate(before) if not (n and _OF_THE.fullmatch(text[before[n - 1].end:b.start]))]
     if not after or not before or not all(any(same_figure(f, q) for q in theirs) for f in (after[0], before[-1])):
         return False
     return (before[-1].value - after[0].value) * sign > 0 and before[-1].unit == after[0].unit
+
+
+_OF_THE = re.compile(r"\s+of\s+(?:the\s+)?", re.IGNORECASE)
 
 
 def _lemmas_in(t: Token) -> set[str]:
@@ -175,9 +182,11 @@ def _lemmas_in(t: Token) -> set[str]:
 
 
 def _compares(clause: Clause) -> bool:
-    """The clause says "than" of something other than a figure ("more than 30%" bounds a figure)."""
+    """The clause says "than" of something other than a figure ("more than 30%" bounds a
+    figure), or a figure "above" or "below" something ("6% above its 2019 ridership")."""
     words = clause.words()
-    return any(w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit()) for i, w in enumerate(words))
+    return any(w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit())
+               or w in ("above", "below") and i and figure_word(words[i - 1]) for i, w in enumerate(words))
 
 
 def _than_mirrored(said: Clause, source: Clause) -> bool:

@@ -705,3 +705,17 @@ def test_minimum_and_maximum_name_things_and_a_compound_ending_in_a_change_names
     g = check_grounding("Garbage collection removes use-before-free errors.",
                         ["Garbage collection removes use-after-free errors."])
     assert not g.ok
+
+
+def test_a_figure_above_or_below_a_thing_compares_with_it() -> None:
+    quote = "March sea-ice extent in the Barents Sea was 40% below the 1981-2010 average."
+    assert _ok("Sea ice in the Barents Sea covered 40 percent less area in March than the 1981-2010 average.", quote)
+    g = check_grounding("Sea ice in the Barents Sea covered 40 percent more area in March than the 1981-2010 average.",
+                        [quote])
+    assert not g.ok and g.category == "comparative"
+
+
+def test_down_from_a_figure_is_read_against_the_part_not_its_whole() -> None:
+    quote = "The survey recorded breeding pairs at only four of the 23 sites, compared with eleven sites in 1998."
+    assert _ok("Breeding pairs were found at just four of 23 sites, down from eleven sites in 1998.", quote)
+    assert not _ok("Breeding pairs were found at four of 23 sites, up from eleven sites in 1998.", quote)
