@@ -285,6 +285,10 @@ _UNIVERSAL = {"each": "every", "all": "every", "invariably": "always", "universa
 
 
 _ALL_OF = frozenset("entirely wholly purely".split())
+# A quote that restricts says "only" in other words ("Enrolment was restricted to adults",
+# "not completed until 1345").
+_RESTRICTS = frozenset("restricted restrict restricts limited confined reserved".split())
+_NOT_UNTIL = re.compile(r"\b(?:not|never|n't)\s+(?:\w+\s+){0,2}until\b", re.I)
 
 
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
@@ -304,7 +308,8 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         _, part_often, part_rare, _ = quantity(parts_sharing(source, said))
         their_rare = their_rare and part_rare
         their_often = part_often if my_often is None else their_often
-    if my_only and not their_only and not _ALL_OF & set(source.words()):
+    if my_only and not their_only and not (_ALL_OF | _RESTRICTS) & set(source.words()) \
+            and not _NOT_UNTIL.search(source.text[source.start:source.end]):
         # ("solely with its NNUE network" for "relies entirely on the NNUE network")
         return "quantifier", 'it says "only" where its quote does not'
     if their_only and not my_only and (mostly := _MOSTLY & set(said.words())) and not _MOSTLY & set(source.words()):

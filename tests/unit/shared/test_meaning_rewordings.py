@@ -719,3 +719,10 @@ def test_down_from_a_figure_is_read_against_the_part_not_its_whole() -> None:
     quote = "The survey recorded breeding pairs at only four of the 23 sites, compared with eleven sites in 1998."
     assert _ok("Breeding pairs were found at just four of 23 sites, down from eleven sites in 1998.", quote)
     assert not _ok("Breeding pairs were found at four of 23 sites, up from eleven sites in 1998.", quote)
+
+
+def test_only_restates_a_restriction_or_not_until() -> None:
+    assert _ok("Only adults aged 18 to 65 could join the study.", "Enrolment was restricted to adults aged 18 to 65.")
+    assert _ok("The west towers were only finished in 1345.", "The west towers were not completed until 1345.")
+    g = check_grounding("Only adults aged 18 to 65 could join the study.", ["Adults aged 18 to 65 joined the study."])
+    assert not g.ok and g.category == "quantifier"
