@@ -55,8 +55,8 @@ if str(ROOT) not in sys.path:  # run as `python bench/verification.py` from a ch
 # ninth, measured twice while held out, with the round's starting and a later code); the
 # eleventh by a tenth such author, measured once at the end of its round; the twelfth by
 # an eleventh, measured twice while held out (with its round's starting and final code);
-# the thirteenth to fifteenth by a twelfth to fourteenth such author, each measured the
-# same way; the sixteenth by a fifteenth such author, held out whole.
+# the thirteenth to sixteenth by a twelfth to fifteenth such author, each measured the
+# same way; the seventeenth by a sixteenth such author, held out whole.
 PAIRS_FILES = (ROOT / "bench" / "data" / "verification_pairs.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b2.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b3.jsonl",
