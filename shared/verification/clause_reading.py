@@ -231,13 +231,21 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
     that shares a word with it: "…, after which the dose can be adjusted" hedges the
     adjusting, not "the effect is achieved" before it."""
     for part in clause_parts(clause):
-        hedged = {t.low for n, t in enumerate(part) if t.low in HEDGES and not t.text.isupper()  # ("the CAN bus")
+        hedged = {t.low for n, t in enumerate(part) if (t.low in HEDGES or t.low in _EXPECTED and (
+                      n + 1 < len(part) and part[n + 1].low == "to" or n and part[n - 1].low in _ARTICLES))
+                  and not t.text.isupper()  # ("the CAN bus")
                   and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))
                   and not _limit_after(part, n)}
         if hedged and (about is None or any(
                 t.forms & about for t in part if is_content(t) and t.low not in HEDGES and not direction_of(t))):
             return 1
     return 3 if set(clause.words()) & STRONG else 2
+
+
+# Words that hedge what follows "to" ("is expected to return", "is thought to be a
+# factor") or the noun after them ("the projected cost"); not "lower than expected".
+_EXPECTED = frozenset("expected thought believed projected forecast predicted".split())
+_ARTICLES = frozenset("the a an its their this these those".split())
 
 
 def _limit_after(part: list[Token], n: int) -> bool:

@@ -72,7 +72,7 @@ STRONG = frozenset("""
 CAUSAL = frozenset("cause causes caused causing leads lead led result results resulted "
                    "because drives drove".split())
 CORRELATIONAL = frozenset("associated association correlated correlation correlates linked link "
-                          "related".split())
+                          "related consistent".split())
 
 # Directional words: lemma -> (axis, sign). Words on one axis agree or disagree; words
 # on different axes are not compared (that would need world knowledge).

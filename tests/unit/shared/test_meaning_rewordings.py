@@ -726,3 +726,19 @@ def test_only_restates_a_restriction_or_not_until() -> None:
     assert _ok("The west towers were only finished in 1345.", "The west towers were not completed until 1345.")
     g = check_grounding("Only adults aged 18 to 65 could join the study.", ["Adults aged 18 to 65 joined the study."])
     assert not g.ok and g.category == "quantifier"
+
+
+def test_expected_to_hedges_and_consistent_with_is_no_cause() -> None:
+    def modality(sentence: str, quote: str) -> bool:
+        g = check_grounding(sentence, [quote])
+        return not g.ok and g.category == "modality"
+
+    assert modality("The goalkeeper will return from injury before the cup final.",
+                    "The goalkeeper is expected to return from injury before the cup final.")
+    assert modality("Loss of sea ice is the cause of the bears' declining body condition.",
+                    "Loss of sea ice is thought to be a factor in the bears' declining body condition.")
+    assert modality("Elevated nitrate levels in the streams are caused by runoff from cornfields.",
+                    "Elevated nitrate levels in the streams are consistent with runoff from cornfields.")
+    assert _ok("The projected cost of the mission has climbed to as much as $11 billion.",
+               "The mission is now projected to cost up to $11 billion.")
+    assert _ok("Sales were lower than expected in March.", "Sales were lower than expected in March.")
