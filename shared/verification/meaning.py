@@ -348,6 +348,9 @@ _ONE_OF = re.compile(r"\bone\s+of\s+the\s+(\w+)", re.I)
 _AMONG = re.compile(r"\b(?:one\s+of|among)\s+the\b", re.I)
 
 
+_PERMITS = frozenset("may can might could".split())
+
+
 def _says_most(clause: Clause) -> bool:
     """"most of the states", "the majority of", "nearly all": more than half (not the
     superlative "the most common")."""
@@ -365,6 +368,8 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     if certainty(said) > theirs and not obliged:
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
     mine, theirs = set(said.words()), set(source.words())
+    if "must" in theirs and mine & _PERMITS and not theirs & _PERMITS and "must" not in mine:
+        return "modality", f'it says "{min(mine & _PERMITS)}" where its quote says "must"'  # leave, not duty
     changes = any(direction_of(t) and verbness(said, i) >= 2 for i, t in enumerate(said.tokens))
     if (mine & CAUSAL or changes) and not theirs & CAUSAL and theirs & CORRELATIONAL and not mine & CORRELATIONAL:
         return "modality", "it states as cause what its quote states as association"

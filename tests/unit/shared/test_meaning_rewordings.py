@@ -742,3 +742,11 @@ def test_expected_to_hedges_and_consistent_with_is_no_cause() -> None:
     assert _ok("The projected cost of the mission has climbed to as much as $11 billion.",
                "The mission is now projected to cost up to $11 billion.")
     assert _ok("Sales were lower than expected in March.", "Sales were lower than expected in March.")
+
+
+def test_may_is_leave_where_its_quote_says_must() -> None:
+    g = check_grounding("Tenants may give two months' notice before terminating the lease.",
+                        ["Tenants must give two months' notice before terminating the lease."])
+    assert not g.ok and g.category == "modality"
+    assert _ok("Tenants are required to give two months' notice before terminating the lease.",
+               "Tenants must give two months' notice before terminating the lease.")
