@@ -9,7 +9,7 @@ that keeps its quote's roles from one that turns them round ("A acquired B" agai
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import PHRASE_STOPS, WEAK, direction_of
+from shared.verification.clause_reading import ARTICLES, PHRASE_STOPS, WEAK, direction_of
 from shared.verification.condition_reading import FRONTING
 from shared.verification.clauses import AUX, BE, Clause, Token, is_content, lemmas_of
 from shared.verification.figure_words import bounds_figure, figure_word, order_word_at
@@ -52,8 +52,7 @@ def passive(clause: Clause, pivot: int) -> bool:
 NOT_PARTICIPLES = frozenset("often even open seen then when been".split())
 
 
-DETERMINERS = frozenset("the a an its their this these those our your his her each every some many any no most all "
-                        "both few several such".split())
+DETERMINERS = ARTICLES | frozenset("our your his her each every some many any no most all both few several such".split())
 
 
 LEADS_VERB = AUX | frozenset("can cannot could may might must will would should to not n't never also often "

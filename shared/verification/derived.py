@@ -101,7 +101,8 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
     careful writer derives from them (see the module doc)."""
     before = sentence[:said.start] if sentence else ""
     # "more than 1,000" is not said of a plain 1,000 ("over" and "under" may be places and spans)
-    strict = _THAN.search(before) is not None and bound(before) in ((1, False), (-1, False))
+    found = bound(before)  # (side, inclusive) of a bound just before the figure, or None
+    strict = _THAN.search(before) is not None and found in ((1, False), (-1, False))
     if any((same_figure(said, s) and not (strict and not s.bounded)) or converted(said, s) for s in sources):
         return True  # ("1,500 metres" for "1.5 kilometres", "30 seconds" for "half a minute")
     mine = _readings(said, sentence[said.end:] if sentence else "")
@@ -117,7 +118,7 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
         # not said of "an HTTP 429 response")
         plain = [s for s in sources if not _year(s) and not s.bounded
                  and (said.unit or s.unit or not said.counts or not s.counts or _same_thing(said.counts, s.counts))]
-        return _bounded(before, mine, [r for s in plain for r in _readings(s)])
+        return _bounded(found, mine, [r for s in plain for r in _readings(s)])
     loose = bool(_APPROX.search(before))
     counted = [s for s in sources if not _year(s)]
     derived = theirs + (list(_computed(counted, _change(said, sentence))) if _computable(said, sentence) else [])
@@ -137,10 +138,9 @@ def converted(said: Figure, source: Figure) -> bool:
         d == e and d and math.isclose(v, w, rel_tol=1e-9) for d, v in _readings(said) for e, w in _readings(source))
 
 
-def _bounded(before: str, mine: list[Reading], theirs: list[Reading]) -> bool:
+def _bounded(found: tuple[int, bool] | None, mine: list[Reading], theirs: list[Reading]) -> bool:
     """"more than 1,000" is said of a quote's 1,214: some quote figure of the same
-    dimension lies on the side the bound says."""
-    found = bound(before)
+    dimension lies on the side the bound (``found``, as ``bound`` reads it) says."""
     if found is None:
         return False
     side, inclusive = found

@@ -46,7 +46,8 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
     states none, nor more of them than it states, nor without the quote's "than"."""
     if _bound_flipped(said, whole or source):  # "more than €1 billion" for "under €1 billion"
         return "comparative", "it bounds a figure on the other side than its quote does"
-    flipped = _degree_flipped(said, whole or source)
+    degrees = _degrees(whole or source)  # the quote's compared adjectives, read once
+    flipped = _degree_flipped(said, whole or source, degrees)
     if flipped:  # "stiffer" for "less stiff"
         return "comparative", f'it says "{flipped[0]}" where its quote says "{flipped[1]}"'
     theirs, everywhere = hits(source), hits(whole) if whole is not None else hits(source)
@@ -62,7 +63,7 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
         if _same_order(said, i, whole or source):
             continue  # "raises an error after waiting 30 seconds" for "waits 30 seconds before raising one"
         if said.tokens[i].low in ("more", "less") and i + 1 < len(said.tokens) \
-                and said.tokens[i + 1].low == said.tokens[i + 1].lemma and _degrees(whole or source).get(
+                and said.tokens[i + 1].low == said.tokens[i + 1].lemma and degrees.get(
                 said.tokens[i + 1].lemma, (0,))[0] == (1 if said.tokens[i].low == "more" else -1):
             absorbed.add(i)
             continue  # "more stiff" for "stiffer"
@@ -237,12 +238,12 @@ def _may_be_adjective(word: str) -> bool:
     return "ADJ" in lemminflect.getAllLemmas(word)
 
 
-def _degree_flipped(said: Clause, quote: Clause) -> tuple[str, str] | None:
-    """An adjective the sentence compares one way and its quote the other ("stiffer" or
-    "more stiff" for "less stiff"): the two wordings, else None."""
+def _degree_flipped(said: Clause, quote: Clause, theirs: dict[str, tuple[int, str]]) -> tuple[str, str] | None:
+    """An adjective the sentence compares one way and its quote (whose ``_degrees`` are
+    ``theirs``) the other ("stiffer" or "more stiff" for "less stiff"): the two
+    wordings, else None."""
     if swapped(said, quote) or _than_mirrored(said, quote):
         return None  # ("B is less stiff than A" restates "A is stiffer than B")
-    theirs = _degrees(quote)
     for lemma, (sign, words) in _degrees(said).items():
         if lemma in theirs and theirs[lemma][0] != sign:
             return words, theirs[lemma][1]

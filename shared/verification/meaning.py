@@ -184,9 +184,9 @@ def _not_until(clause: Clause, other: Clause) -> int:
     """1 when ``clause`` says "not … until" where ``other`` says "only when" (or "only
     after", "only once"): "is not released until the transaction commits" is "is released
     only when it commits"."""
-    words, theirs = clause.words(), other.words()
-    negation = next((i for i, w in enumerate(words) if w in ("not", "never", "cannot") or w.endswith("n't")), None)
-    if negation is None or "until" not in words[negation + 1:]:
+    theirs = other.words()
+    until = _until_after_negation(clause)
+    if until is None:
         return 0
     if any(a == "only" and b in ("when", "after", "once", "if", "until")
            for a, b in zip(theirs, theirs[1:], strict=False)):
@@ -194,7 +194,6 @@ def _not_until(clause: Clause, other: Clause) -> int:
     # Or ``other`` states the time "until" names, with no negation and not as a bound
     # before it: "was not finished until twelve years after he died" for "was completed
     # twelve years after his death"; "not approved until 2019" for "approved in 2019".
-    until = words.index("until", negation + 1)
     when = [t for t in clause.tokens[until + 1:until + 7] if is_content(t) or t.low[:1].isdigit()]
     if not when or "before" in theirs or "until" in theirs or negations(other):
         return 0
@@ -280,6 +279,13 @@ def _omitted(clause: Clause, other: Clause) -> int:
     return int(bool(negations(other)) and any(t.lemma in OMISSION and not t.forms & other.forms for t in clause.tokens))
 
 
+def _until_after_negation(clause: Clause) -> int | None:
+    """Where ``clause`` says "until" after a negation ("not … until"), or None."""
+    words = clause.words()
+    negation = next((i for i, w in enumerate(words) if w in ("not", "never", "cannot") or w.endswith("n't")), None)
+    return None if negation is None or "until" not in words[negation + 1:] else words.index("until", negation + 1)
+
+
 # Universal words that say the same ("each server", "every server", "all servers").
 _UNIVERSAL = {"each": "every", "all": "every", "invariably": "always", "universally": "always"}
 
@@ -288,7 +294,6 @@ _ALL_OF = frozenset("entirely wholly purely".split())
 # A quote that restricts says "only" in other words ("Enrolment was restricted to adults",
 # "not completed until 1345").
 _RESTRICTS = frozenset("restricted restrict restricts limited confined reserved".split())
-_NOT_UNTIL = re.compile(r"\b(?:not|never|n't)\s+(?:\w+\s+){0,2}until\b", re.I)
 
 
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
@@ -309,7 +314,7 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         their_rare = their_rare and part_rare
         their_often = part_often if my_often is None else their_often
     if my_only and not their_only and not (_ALL_OF | _RESTRICTS) & set(source.words()) \
-            and not _NOT_UNTIL.search(source.text[source.start:source.end]):
+            and _until_after_negation(source) is None:
         # ("solely with its NNUE network" for "relies entirely on the NNUE network")
         return "quantifier", 'it says "only" where its quote does not'
     if their_only and not my_only and (mostly := _MOSTLY & set(said.words())) and not _MOSTLY & set(source.words()):

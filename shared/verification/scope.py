@@ -111,7 +111,7 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
 _IF = frozenset("if when whenever once".split())
 # Words by which a sentence keeps a condition (as a condition, a time or a cause).
 _CONDITIONAL = frozenset("""if when whenever once unless provided providing where whether after until while
-    during time times case assuming given long after upon lead leads led leading cause causes caused causing
+    during time times case assuming given long upon lead leads led leading cause causes caused causing
     result results resulted trigger triggers triggered means who whose""".split())
 
 
