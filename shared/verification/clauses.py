@@ -189,7 +189,10 @@ def clauses(text: str) -> list[Clause]:
 
 def _normal(text: str) -> str:
     text = _FOOTNOTE.sub("", text).replace("“", '"').replace("”", '"').replace("’", "'").replace("–", "-")
-    return " ".join(text.split()).strip().rstrip(".!;:").strip().casefold()
+    text = " ".join(text.split()).strip().rstrip(".!;:").strip()
+    # Case is kept but for the first letter (a sentence may open where its quote did not):
+    # "7,000 Mb/s" is not "7,000 MB/s", nor "2 mW" "2 MW".
+    return text[:1].casefold() + text[1:]
 
 
 def is_quoted(sentence: str, quotes: Sequence[str]) -> bool:

@@ -64,6 +64,14 @@ def test_a_sentence_that_is_its_quote_is_quoted() -> None:
     assert check_grounding("VACUUM runs.", ["Deleted rows stay. VACUUM runs."]).level == "quoted"
 
 
+def test_a_quote_in_other_letter_case_is_not_quoted() -> None:
+    """Case tells units apart (megabits from megabytes, milliwatts from megawatts)."""
+    assert not check_grounding("The drive reads at up to 7,000 Mb/s.", ["The drive reads at up to 7,000 MB/s."]).ok
+    assert not check_grounding("Each cell draws 2 MW.", ["Each cell draws 2 mW."]).ok
+    assert check_grounding("the drive reads at up to 7,000 MB/s.", ["The drive reads at up to 7,000 MB/s."]).level \
+        == "quoted"
+
+
 def test_contradictions_are_told_from_agreement_and_from_unrelated_text() -> None:
     assert contradicts("Threads share memory.", "Threads do not share memory.") == "negation"
     assert contradicts("Latency increases under load.", "Latency decreases under load.") == "comparative"
