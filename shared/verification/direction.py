@@ -50,6 +50,9 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
     flipped = _degree_flipped(said, whole or source, degrees)
     if flipped:  # "stiffer" for "less stiff"
         return "comparative", f'it says "{flipped[0]}" where its quote says "{flipped[1]}"'
+    flipped = _prefix_flipped(said, whole or source)
+    if flipped:  # "underperformed" for "outperformed"
+        return "comparative", f'it says "{flipped[0]}" where its quote says "{flipped[1]}"'
     theirs, everywhere = hits(source), hits(whole) if whole is not None else hits(source)
     mine, absorbed = hits(said), set()
     if _than_mirrored(said, source) and any(
@@ -247,6 +250,38 @@ def _degree_flipped(said: Clause, quote: Clause, theirs: dict[str, tuple[int, st
     for lemma, (sign, words) in _degrees(said).items():
         if lemma in theirs and theirs[lemma][0] != sign:
             return words, theirs[lemma][1]
+    return None
+
+
+# Prefixes that say more or less of the same stem: "outperformed" and "underperformed",
+# "overestimate" and "underestimate".
+_ABOVE_PREFIXES = ("over", "out")
+_BELOW_PREFIXES = ("under",)
+
+
+def _prefix_flipped(said: Clause, quote: Clause) -> tuple[str, str] | None:
+    """A word of the sentence whose stem its quote has with a prefix of the other side
+    ("underperformed" for "outperformed"), said of the same thing (the content word
+    before each, adverbs aside): the two words, else None."""
+    if swapped(said, quote) or _than_mirrored(said, quote):
+        return None
+
+    def stems(clause: Clause) -> dict[tuple[int, str], tuple[str, frozenset[str]]]:
+        out = {}
+        for n, t in enumerate(clause.tokens):
+            for side, prefixes in ((1, _ABOVE_PREFIXES), (-1, _BELOW_PREFIXES)):
+                prefix = next((p for p in prefixes if t.low.startswith(p) and len(t.low) - len(p) >= 4), None)
+                if prefix:  # (the stem's lemma: "performed" in "underperformed" is "perform")
+                    of = next((u.forms for u in reversed(clause.tokens[:n])
+                               if is_content(u) and not u.low.endswith("ly")), frozenset())
+                    out[(side, token(t.low[len(prefix):], 0, 0).lemma)] = (t.text, frozenset(of))
+        return out
+
+    theirs = stems(quote)
+    for (side, stem), (word, of) in stems(said).items():
+        other = theirs.get((-side, stem))
+        if other and (side, stem) not in theirs and of & other[1]:
+            return word, other[0]  # ("the benchmark outperformed the fund" for "the fund underperformed it")
     return None
 
 

@@ -672,6 +672,9 @@ def test_a_condition_stated_as_a_fact_is_refused() -> None:
     ("Unemployment edged down slightly in the second quarter.", "Unemployment rose slightly in the second quarter."),
     ("The smaller model trailed the larger one on the benchmark.",
      "The smaller model outperformed the larger one on the benchmark."),
+    ("Since its launch, the index fund has consistently underperformed its benchmark.",
+     "The index fund has consistently outperformed its benchmark since launch."),
+    ("Analysts say the stock is undervalued.", "Analysts say the stock is overvalued."),
 ])
 def test_comparisons_said_with_other_words_turned(sentence: str, quote: str) -> None:
     g = check_grounding(sentence, [quote])
