@@ -120,10 +120,13 @@ _UNITS = frozenset("""year month week day hour minute second night season quarte
     pound litre liter metre meter kilometre kilometer mile hectare acre unit dose person head""".split())
 
 
-def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None, int | None, bool, bool]:
+def quantity(clause: Clause, *, subject_only: bool = False,
+             about: frozenset[str] | set[str] = frozenset()) -> tuple[int | None, int | None, bool, bool]:
     """(strongest quantifier of a noun, strongest frequency adverb, says "rarely"/"few",
     says "only"). With ``subject_only``, only quantifiers among the clause's first three
-    words count (what "some" says of an object, "trading some throughput", limits nothing).
+    words count (what "some" says of an object, "trading some throughput", limits nothing),
+    or after a preposition, of a word in ``about`` (the forms of a clause read against
+    this one: "in some mice" limits what it says of mice).
     The parts of a compound count as words ("at-most-once")."""
     words = parts(clause)
     strength: int | None = None
@@ -132,7 +135,7 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
     for i, w in enumerate(words):
         prev = words[i - 1] if i else ""
         nxt = words[i + 1] if i + 1 < len(words) else ""
-        if w in RARE and not (w == "few" and prev == "a"):
+        if w in RARE and not (w == "few" and prev == "a") or _little(prev, w, nxt):
             rare = True
         elif w == "few":  # "a few"
             strength = max(strength or 0, 1)
@@ -147,9 +150,19 @@ def quantity(clause: Clause, *, subject_only: bool = False) -> tuple[int | None,
             continue
         if w in FREQUENCY:
             frequency = max(frequency or 0, level)
-        elif not subject_only or i <= 2:
-            strength = max(strength or 0, level)
+        elif not subject_only or i <= 2 or prev in _PLACING and bool(token(nxt, 0, 0).forms & about):
+            strength = max(strength or 0, level)  # ("in some mice", "to certain imports": limiting too)
     return strength, frequency, rare, exclusive
+
+
+# Prepositions after which a quantifier limits what the clause says ("in some mice").
+_PLACING = frozenset("in for on among to at from with across within".split())
+
+
+def _little(prev: str, w: str, nxt: str) -> bool:
+    """"little evidence", "very little change": hardly any (not "a little", "the little
+    town", "little more than", "little-known")."""
+    return w == "little" and prev not in ARTICLES and nxt not in ("more", "less", "known", "by", "")
 
 
 _BOUNDS = frozenset("up to at below above under over about around roughly approximately some".split())
@@ -211,7 +224,7 @@ def _a_share(word: str) -> bool:
 def _level(words: list[str], i: int) -> int | None:
     """The strength of ``words[i]`` as a quantifier or frequency (``QUANTIFIERS``), or None."""
     w, prev = words[i], words[i - 1] if i else ""
-    level = QUANTIFIERS.get(w)
+    level = QUANTIFIERS.get(w, 1 if w == "subset" and words[i + 1:i + 2] == ["of"] else None)  # "a subset of mice"
     if level is None or (w == "all" and prev == "at") or (w == "most" and prev in ("the", "at")):
         return None
     if _per(words, i):

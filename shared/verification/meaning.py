@@ -336,7 +336,7 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         return "quantifier", f'it says "{min(extra)}" more often than its quote does'
     if my_often is not None and my_often > (their_often if their_often is not None else 3):
         return "quantifier", "it says this happens more often than its quote does"
-    limiting, _, _, _ = quantity(source, subject_only=True)
+    limiting, _, _, _ = quantity(source, subject_only=True, about=said.forms)
     if mine is None and limiting is not None and limiting < 4:
         return "quantifier", "it drops the quote's limiting quantifier (some, many, most...)"
     if my_often is None and their_often is not None and their_often < 4:

@@ -642,6 +642,26 @@ def test_quantifiers_said_with_phrases() -> None:
                "Nearly all glaciers in the Alps have lost mass since 2000.")
 
 
+def test_a_quantifier_after_a_preposition_limits_what_it_is_said_of() -> None:
+    def refused(sentence: str, quote: str) -> bool:
+        g = check_grounding(sentence, [quote])
+        return not g.ok and g.category == "quantifier"
+
+    assert refused("The tariff applies to steel imports from the region.",
+                   "The tariff applies to certain steel imports from the region.")
+    assert refused("In mice, the knockout led to early-onset obesity.",
+                   "In a subset of mice, the knockout led to early-onset obesity.")
+    assert refused("Hypertension is a side effect in patients taking the medication.",
+                   "Hypertension has been reported as a side effect in some patients taking the medication.")
+    assert refused("The moon's surface shows evidence of recent geological activity.",
+                   "The moon's surface shows little evidence of recent geological activity.")
+    # a quantifier in a part the sentence does not restate limits nothing it says
+    assert _ok("Battery storage capacity on the grid grew from 1.1 GW in 2020 to 6.4 GW in 2024.",
+               "Battery storage capacity on the grid grew from 1.1 GW in 2020 to 6.4 GW in 2024, with most new "
+               "projects located in the south-west.")
+    assert _ok("A little rain fell overnight.", "A little rain fell overnight in the valley.")
+
+
 def test_a_change_is_bound_to_the_verb_before_it_past_a_place() -> None:
     g = check_grounding("Ticket prices on the northern line rose more than inflation over the decade.",
                         ["Ticket prices on the northern line rose less than inflation over the decade."])
