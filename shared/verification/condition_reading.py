@@ -62,7 +62,8 @@ def conditions(clause: Clause) -> list[list[Token]]:
         out.append(opening)
     for i, t in enumerate(toks):
         nxt = toks[i + 1] if i + 1 < len(toks) else None
-        opens = t.low in CONDITION_OPENERS
+        opens = t.low in CONDITION_OPENERS and not (t.low == "where" and clause.pause_before(i))
+        # (", where it remained": a relative clause on the word before, not a condition)
         if t.low == "by" and nxt is not None and nxt.low == "default":
             out.append([nxt])
             continue
@@ -98,4 +99,10 @@ def _argument(toks: list[Token], i: int) -> bool:
     """The preposition at ``i`` follows a participle whose argument it opens ("an opera
     based on Prejean's memoir", "published in Nature"): what it names is no condition."""
     # ("approved for adults", "licensed for use in the EU": "for" names whom it holds for, a condition)
+    if i > 1 and toks[i - 1].low in _PARTICLES and (toks[i - 2].verb or toks[i - 2].low.endswith("ed")) \
+            and toks[i].low != "for":
+        return True  # "as set out in Section 4", "laid down in the treaty"
     return i > 0 and toks[i - 1].low.endswith("ed") and toks[i - 1].low != "need" and toks[i].low != "for"
+
+
+_PARTICLES = frozenset("out down forth up".split())

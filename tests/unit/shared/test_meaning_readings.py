@@ -351,6 +351,14 @@ def test_what_dates_or_is_the_argument_of_a_participle_is_no_condition() -> None
     assert not _ok("The central bank kept its main rate at 2.5% and said it would act again if needed.", quote)
     opera = clauses("Dead Man Walking, the opera based on Sister Helen Prejean's memoir, opened the season.")[0]
     assert not [c for c in conditions(opera) if any(t.low == "prejean's" for t in c)]
+    # an attribution set out in a section, and a relative clause after a comma, hold no condition
+    assert _ok("Tenants must give at least two months' written notice before ending the lease.",
+               "Tenants must give at least two months' written notice before ending the lease, as set out in "
+               "Section 4.")
+    assert _ok("In 1911, the company moved its headquarters to Chicago.",
+               "In 1911, the company moved its headquarters to Chicago, where it remained for more than half a "
+               "century.")
+    assert not _ok("Yields fell by a third.", "Yields fell by a third where fertiliser was withheld.")
 
 
 def test_an_opening_that_points_back_to_another_quotes_time_is_no_condition() -> None:
