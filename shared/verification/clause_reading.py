@@ -404,7 +404,13 @@ def not_only(clause: Clause) -> int:
 
 
 def parts(clause: Clause) -> list[str]:
-    return [part for w in clause.words() for part in (w.split("-") if "-" in w else (w,))]
+    """The clause's words, a compound's parts as words, "in general" read as "generally"."""
+    words = [part for w in clause.words() for part in (w.split("-") if "-" in w else (w,))]
+    return [_PHRASED.get((words[n - 1] if n else "", w), w) for n, w in enumerate(words)]
+
+
+# Quantifiers said as phrases, by their last two words.
+_PHRASED = {("in", "general"): "generally"}
 
 
 # Plain adjectives of direction: they agree or disagree on their axis, but compare nothing.

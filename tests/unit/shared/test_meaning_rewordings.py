@@ -641,6 +641,11 @@ def test_quantifiers_said_with_phrases() -> None:
     assert _ok("Most glaciers in the Alps have lost mass since 2000.",
                "Nearly all glaciers in the Alps have lost mass since 2000.")
 
+    assert _ok("While 12% of participants reported nausea, the drug was, in general, well tolerated.",
+               "The drug was generally well tolerated, although nausea was reported in 12% of participants.")
+    g = check_grounding("In general, the drug was always well tolerated.", ["The drug was, in general, well tolerated."])
+    assert not g.ok and g.category == "quantifier"
+
 
 def test_a_quantifier_after_a_preposition_limits_what_it_is_said_of() -> None:
     def refused(sentence: str, quote: str) -> bool:
