@@ -219,11 +219,17 @@ def salient_tokens(sentence: str) -> list[str]:
     starts = {m.end() for m in _CLAUSE_START.finditer(sentence)}
     out: list[str] = []
     for m in _NAME_TOKEN.finditer(sentence):
-        word = m.group()
+        word, start = m.group(), m.start()
+        pieces = word.split("-")
+        while len(pieces) > 1 and pieces[-1].islower():
+            pieces.pop()  # "Lyon-based", "US-led": the name is "Lyon", "US"
+        while len(pieces) > 1 and pieces[0].islower():
+            start += len(pieces.pop(0)) + 1  # "mid-March", "anti-EU"
+        word = "-".join(pieces)
         if len(word) < 2 or not any(c.isalpha() for c in word):
             continue
         inner_capital = any(c.isupper() for c in word[1:])
-        if inner_capital or (word[0].isupper() and m.start() not in starts):
+        if inner_capital or (word[0].isupper() and start not in starts):
             out.append(word)
     return list(dict.fromkeys(out))
 

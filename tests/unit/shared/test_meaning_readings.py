@@ -416,6 +416,11 @@ def test_a_name_is_found_as_a_word_of_its_own() -> None:
     assert not _ok("The survey near the harbour found 31 graves dating to the second century CE.", quote)
     quote = "Germany's labour force participation rate for women aged 15 to 64 reached 74.1% in 2022."
     assert _ok("In 2022, 74.1% of German women aged 15 to 64 participated in the labour force.", quote)
+    # a name joined by a hyphen to a word ("Lyon-based") is the name alone
+    quote = "The painting was acquired by the museum in 1962 from a private collector in Lyon."
+    assert _ok("In 1962 the museum obtained the painting from a Lyon-based private collector.", quote)
+    g = check_grounding("In 1962 the museum obtained the painting from a Paris-based private collector.", [quote])
+    assert not g.ok and g.category == "name"
 
 
 def test_most_is_more_than_the_share_the_quote_gives() -> None:
