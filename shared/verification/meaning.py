@@ -222,9 +222,11 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
     for t in said.content:
         if t.forms & source.forms or direction_of(t):
             continue  # (a directional word, "fell" against "rise", is read bound to its thing by direction)
+        inflected_verb = t.verb and t.low.endswith(("ed", "ing"))  # ("topped" is no top of a thing)
         for lemma in {*t.lemmas, t.low}:
             # (a converse, "borrow from" for "lend to", is read with its sides by converse)
-            opposite = antonyms(lemma) - CONVERSES.get(lemma, frozenset())
+            opposite = antonyms(lemma, "verb" if inflected_verb and lemma != t.low else None) \
+                - CONVERSES.get(lemma, frozenset())
             against = [u for u in source.tokens if u.low.isalpha() and not u.forms & said.forms
                        and {*u.lemmas, u.low} & opposite]  # (its words of certainty too: "established")
             if against:

@@ -147,12 +147,15 @@ def broader(word: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=16384)
-def antonyms(word: str) -> frozenset[str]:
+def antonyms(word: str, part_of_speech: str | None = None) -> frozenset[str]:
     """The one-word opposites WordNet gives ``word`` in its most common senses
-    ("reject" for "accept", "establish" for "abolish"), lower case."""
+    ("reject" for "accept", "establish" for "abolish"), lower case; of its senses as
+    ``part_of_speech`` ("noun", "verb", "adj", "adv") alone when given."""
     low = word.lower()
     found: set[str] = set()
     for part, offsets in _index().get(low, []):
+        if part_of_speech is not None and part != part_of_speech:
+            continue
         for offset in offsets[:SENSES]:
             try:
                 words, links = _synset(part, offset)
