@@ -45,6 +45,7 @@ def opening_qualifier(clause: Clause, reach: int = 16) -> list[Token]:
 
 
 _POINTING = frozenset("same that this these those".split())
+_SPANS = frozenset("period time span year month week day decade century interval window stretch era season".split())
 
 
 def fronted(clause: Clause) -> list[Token]:
@@ -90,6 +91,8 @@ def conditions(clause: Clause) -> list[list[Token]]:
                 break
             phrase.append(u)
         content = [u for u in phrase if is_content(u) or u.low.isdigit()]
+        if any(u.low in _POINTING for u in phrase[:2]) and any(u.lemma in _SPANS for u in phrase):
+            continue  # "during the same period": the time another quote gives ("if this flag is set" is a condition)
         if content:
             out.append(content)
     return out

@@ -368,6 +368,11 @@ def test_an_opening_that_points_back_to_another_quotes_time_is_no_condition() ->
                "demand fell by about a fifth.", *quotes)
     assert not _ok("Between 2019 and 2023, rooftop solar capacity in the state grew from 2 GW to 7 GW, and daytime "
                    "grid demand fell by about a third.", *quotes)
+    # "during the same period" inside the quote too; "if this flag is set" is a condition all the same
+    assert _ok("Between 2015 and 2022 the city built 45 km of protected bike lanes, and daily cycling trips rose "
+               "twofold.", "The city added 45 kilometres of protected bike lanes between 2015 and 2022.",
+               "Daily cycling trips doubled during the same period.")
+    assert not _ok("Writes are batched.", "Writes are batched if this flag is set.")
 
 
 def test_a_rise_to_the_level_the_quote_says_was_reached_and_twice_as_much() -> None:
