@@ -202,8 +202,10 @@ def _than_mirrored(said: Clause, source: Clause) -> bool:
         if at is None:
             return set(), set(), set()
         after = [t for t in c.tokens[at + 1:] if is_content(t)]
+        # (what it names first, past a participle: "than among those using flood irrigation")
+        named = [t for t in after if not t.low.endswith(("ing", "ed"))] or after
         return ({f for t in c.tokens[:at] if is_content(t) for f in t.forms},
-                {f for t in after for f in t.forms}, set(after[0].forms) if after else set())
+                {f for t in after for f in t.forms}, set(named[0].forms) if named else set())
     (mine_before, mine_after, my_first), (theirs_before, theirs_after, their_first) = around(said), around(source)
     return bool(my_first & theirs_before - theirs_after) and bool(their_first & mine_before - mine_after)
 

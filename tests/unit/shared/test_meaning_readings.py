@@ -404,6 +404,12 @@ def test_a_comparison_turned_round_its_than_restates_and_one_with_its_sides_exch
                "reoperations within two years than volar plate fixation did.", quote)
     assert not _ok("For displaced wrist fractures in patients older than 65, cast immobilisation led to fewer "
                    "reoperations within two years than volar plate fixation did.", quote)
+    # what "than" names is read past a participle ("than among those using flood irrigation")
+    quote = "Farmers who adopted drip irrigation used about 30% less water than those relying on flood irrigation."
+    assert _ok("Water use among farmers relying on drip irrigation was roughly 30% lower than among those using "
+               "flood irrigation.", quote)
+    assert not _ok("Water use among farmers relying on drip irrigation was roughly 30% higher than among those using "
+                   "flood irrigation.", quote)
 
 
 def test_the_two_of_them_is_no_figure_and_one_in_two_million_is_a_rate() -> None:
