@@ -219,6 +219,8 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
     """A word of the clause its quote lacks whose opposite (its antonym in WordNet:
     "rejects" for "accepts", "abolished" for "established") the quote has where the
     clause has not."""
+    # (the quote's word is one the clause does not say itself: "fitness" beside "unfit" is another word)
+    said_lemmas = {w for u in said.tokens for w in (*u.lemmas, u.low)}
     for t in said.content:
         if t.forms & source.forms or direction_of(t):
             continue  # (a directional word, "fell" against "rise", is read bound to its thing by direction)
@@ -227,7 +229,7 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
             # (a converse, "borrow from" for "lend to", is read with its sides by converse)
             opposite = antonyms(lemma, "verb" if inflected_verb and lemma != t.low else None) \
                 - CONVERSES.get(lemma, frozenset())
-            against = [u for u in source.tokens if u.low.isalpha() and not u.forms & said.forms
+            against = [u for u in source.tokens if u.low.isalpha() and not {*u.lemmas, u.low} & said_lemmas
                        and {*u.lemmas, u.low} & opposite]  # (its words of certainty too: "established")
             if against:
                 return "negation", f'it says "{t.text}" where its quote says the opposite, "{against[0].text}"'

@@ -609,6 +609,10 @@ def test_opposites_broadenings_and_conditions_of_whom_are_read() -> None:
     # a synonym is no opposite, and dropping "only" says no more than the quote
     assert check_grounding("The committee approved the proposal.", ["The committee accepted the proposal."]).ok
     assert check_grounding("The species is found in Madagascar.", ["The species is found only in Madagascar."]).ok
+    # an opposite against a word the sentence has a relative of ("fitness" beside "unfit") is still one
+    g = check_grounding("The midfielder was declared unfit for the final after a late fitness test.",
+                        ["The midfielder was declared fit for the final after a late fitness test."])
+    assert not g.ok and g.category == "negation"
     # a verb's opposite is a verb's: "topped" (exceeded) is no top against the quote's "sides"
     assert check_grounding("Over four days of fighting, combined casualties topped 20,000.",
                            ["The battle lasted four days.", "Combined casualties on both sides exceeded 20,000."]).ok
