@@ -256,9 +256,23 @@ def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_claus
             continue
         rest = parts[1]
         own = max(range(len(quotes)), key=lambda i: (len([t for t in rest.content if covered(t, cover[i])]), -i))
+        if holds is _opening_holds and _participle(parts[0]):
+            # "Launched in 2018, the Kepler mission …": the participle is said of the clause's
+            # subject, so its quote must be about that subject too (not "TESS, launched in 2018")
+            opener = max(range(len(quotes)),
+                         key=lambda i: (len([t for t in parts[0].content if covered(t, cover[i])]), -i))
+            if opener != own and not anaphoric(quotes[opener]) and not keeps_subject(rest, quote_clauses[opener]):
+                continue
         if holds(clause, parts, quotes[own], quote_clauses[own], quote_forms):
             return each  # type: ignore[return-value]
     return None
+
+
+def _participle(opening: Clause) -> bool:
+    """The opening clause starts with a participle ("Launched in 2018", "Having won"): it
+    has no subject of its own."""
+    first = opening.tokens[0] if opening.tokens else None
+    return first is not None and first.verb and first.low != first.lemma and first.low.endswith(("ed", "ing", "en"))
 
 
 def _opening_holds(clause: Clause, parts: tuple[Clause, Clause], quote: str, quote_clauses: Sequence[Clause],

@@ -20,6 +20,15 @@ def test_an_opening_clause_may_rest_on_a_quote_of_its_own() -> None:
     assert not g.ok
 
 
+def test_an_opening_participle_is_said_of_the_clauses_subject() -> None:
+    kepler = "The Kepler mission discovered more than 2,600 confirmed exoplanets."
+    g = check_grounding("Launched in 2018, the Kepler mission discovered more than 2,600 confirmed exoplanets.",
+                        [kepler, "TESS, launched in 2018, surveys nearly the entire sky."])
+    assert not g.ok and g.category == "merge"
+    assert _ok("Launched in 2009, the Kepler mission discovered more than 2,600 confirmed exoplanets.",
+               kepler, "The Kepler mission was launched in 2009.")
+
+
 def test_an_opening_setting_is_not_a_clause_of_its_own() -> None:
     # "In Parkinson's disease" scopes the clause: it may not come from another quote
     g = check_grounding(
