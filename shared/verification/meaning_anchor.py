@@ -73,6 +73,21 @@ class Anchored:
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
 
 
+# Words that rank a thing against every other: a record, a first, a unanimous vote.
+_EXTREMES = frozenset("record unanimous unanimously unprecedented ever all-time first-ever".split())
+
+
+def _extreme(t: Token) -> bool:
+    """``t`` claims a record or a superlative ("record", "unanimously", "lowest")."""
+    return t.low in _EXTREMES or any(p in _EXTREMES for p in t.low.split("-")[1:]) or _superlative(t)
+
+
+def _superlative(t: Token) -> bool:
+    """"lowest", "best-performing", "worst"."""
+    head = t.low.split("-")[0]
+    return head in ("best", "worst") or head.endswith("est") and t.lemma != t.low and t.low.startswith(t.lemma[:3])
+
+
 def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int, int]],
              acronyms: frozenset[str] = frozenset()) -> list[Token]:
     """The longest run of content words in a row (function words between them aside)
@@ -141,6 +156,12 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         if isinstance(problem, Failure):
             return problem
         pairs.append(problem)
+    ranked = any(_superlative(u) or u.low == "most" for qc in quote_clauses for c in qc for u in c.tokens)
+    extreme = next((t for c in said for t in c.tokens if _extreme(t) and not covered(t, every)
+                    and not (ranked and _superlative(t))), None)  # ("the lowest area" for "the smallest")
+    if extreme is not None:  # "a club record", "the lowest on record", "unanimously", "first-ever"
+        return _fail("terms", f'it says "{extreme.text}", a record or superlative none of its quotes states',
+                     support, [extreme.text])
     if support < min_support:
         return _fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
                               f" not found: {', '.join(unsupported[:8])}", support, unsupported)

@@ -187,6 +187,26 @@ def test_a_phrase_of_new_matter_is_unsupported() -> None:
     assert _ok("In March the central bank lifted its policy rate by 50 basis points.", quote)
 
 
+
+@pytest.mark.parametrize(("sentence", "quote"), [
+    ("The port of Velsund handled a record 4.3 million containers in 2023.",
+     "The port of Velsund handled 4.3 million containers in 2023."),
+    ("Rainfall in the region was 40% below average last year, the lowest total on record.",
+     "Rainfall in the region was 40% below average last year."),
+    ("The court ruled unanimously that the contract was void.", "The court ruled that the contract was void."),
+    ("The telescope captured the first-ever images of the galaxy cluster in infrared light.",
+     "The telescope captured images of the galaxy cluster in infrared light."),
+])
+def test_a_record_or_superlative_its_quotes_do_not_state_is_unsupported(sentence: str, quote: str) -> None:
+    g = check_grounding(sentence, [quote])
+    assert not g.ok and g.category == "terms" and "record or superlative" in (g.reason or "")
+
+
+def test_a_superlative_may_reword_the_quotes_superlative() -> None:
+    assert _ok("This season's wheat plantings in the province totalled 3.4 million hectares, the lowest area since "
+               "2009.", "Farmers in the province planted 3.4 million hectares of wheat this season, the smallest area "
+               "since 2009.")
+
 def test_an_acronym_stands_for_the_name_it_abbreviates() -> None:
     assert _ok("The ECB cut its deposit rate to 3.75% in June 2024.",
                "The European Central Bank cut its deposit rate to 3.75% in June 2024.")
