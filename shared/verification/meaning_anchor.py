@@ -112,6 +112,26 @@ def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int,
     return list(best)
 
 
+# Words that open a cause or an antecedent event ("after repeated raids", "due to heavy rain").
+_CAUSES = frozenset("after because due owing following amid thanks".split())
+# (quotes that give a cause or a sequence of their own may be reworded round it: "…, so the
+# dosing interval should be extended" for "Because the kidneys eliminate it …")
+_CAUSAL_LINKS = _CAUSES | frozenset("so since therefore thus hence as when once after before led caused".split())
+
+
+def _gives_cause(first: Token, said: Sequence[Clause]) -> bool:
+    """The run of new words that starts at ``first`` follows a word that opens a cause
+    or an earlier event (an article between them aside): a reason the quotes do not give."""
+    for clause in said:
+        toks = clause.tokens
+        i = next((n for n, u in enumerate(toks) if u is first), None)
+        if i is None:
+            continue
+        before = [u.low for u in toks[max(0, i - 3):i] if u.low not in ("a", "an", "the", "to", "of")]
+        return bool(before) and before[-1] in _CAUSES
+    return False
+
+
 def _coordinated(clause: Clause, t: Token) -> bool:
     """``t`` is a member of a list in the clause ("X and Y", "X, Y or Z", "both X and Y")."""
     words = clause.words()
@@ -166,7 +186,8 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         return _fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
                               f" not found: {', '.join(unsupported[:8])}", support, unsupported)
     run = _new_run(said, every, spans, frozenset(_ACRONYM.findall(" ".join(quotes))))
-    if len(run) >= MAX_NEW_RUN:
+    if len(run) >= MAX_NEW_RUN or len(run) >= 2 and _gives_cause(run[0], said) \
+            and not any(w in _CAUSAL_LINKS for q in quotes for w in re.findall(r"[a-z]+", q.lower())):
         return _fail("terms", f"it adds what none of its quotes says: {' '.join(t.text for t in run)}", support,
                      unsupported)
     things = [w for w in unsupported if only_a_thing(w)]

@@ -185,6 +185,14 @@ def test_a_phrase_of_new_matter_is_unsupported() -> None:
                         "prices.", [quote])
     assert not g.ok and g.category == "terms" and "counter food prices" in (g.reason or "")
     assert _ok("In March the central bank lifted its policy rate by 50 basis points.", quote)
+    # two new words after "after" or "because" give a cause the quotes do not
+    g = check_grounding("The fort was abandoned in the late 3rd century after repeated raids.",
+                        ["The fort was abandoned in the late 3rd century."])
+    assert not g.ok and g.category == "terms" and "repeated raids" in (g.reason or "")
+    assert _ok("Because the kidneys eliminate amoxicillin largely in unchanged form, patients with severe renal "
+               "impairment should receive it at longer intervals.",
+               "Amoxicillin is excreted mainly unchanged in the urine, so the dosing interval should be extended in "
+               "patients with severe renal impairment.")
 
 
 
