@@ -263,9 +263,17 @@ ARTICLES = frozenset("the a an its their this these those".split())
 
 
 def _limit_after(part: list[Token], n: int) -> bool:
-    """"may not exceed 10 cents": a limit (a rule), not a hedge."""
+    """"may not exceed 10 cents", "may not come off until the concrete has cured", "before
+    they can be merged": a limit or a rule's order, not a hedge."""
     words = [t.low for t in part[n + 1:n + 5]]
+    if any(t.low in _ORDERS for t in part[max(0, n - 2):n]):
+        return True  # "before they can be merged"
+    if words[:1] == ["not"] and any(t.low in _ORDERS for t in part[n + 2:n + 9]):
+        return True  # "may not be merged until two maintainers approve"
     return words[:1] == ["not"] and words[1:2] != [] and words[1] in EXCEED and any(figure_word(w) for w in words[2:])
+
+
+_ORDERS = frozenset("until before unless".split())
 
 
 _PART_OPENERS = frozenset("but which whereas while though although yet".split())

@@ -191,6 +191,8 @@ def _not_until(clause: Clause, other: Clause) -> int:
     if any(a == "only" and b in ("when", "after", "once", "if", "until")
            for a, b in zip(theirs, theirs[1:], strict=False)):
         return 1
+    if "before" in theirs and set(theirs) & _NEEDED and not negations(other):
+        return 1  # "cannot be merged until two maintainers approve" for "must be approved before it is merged"
     # Or ``other`` states the time "until" names, with no negation and not as a bound
     # before it: "was not finished until twelve years after he died" for "was completed
     # twelve years after his death"; "not approved until 2019" for "approved in 2019".
@@ -377,8 +379,10 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     if certainty(said) > theirs and not obliged:
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
     mine, theirs = set(said.words()), set(source.words())
-    if "must" in theirs and mine & _PERMITS and not theirs & _PERMITS and "must" not in mine:
-        return "modality", f'it says "{min(mine & _PERMITS)}" where its quote says "must"'  # leave, not duty
+    words = said.words()
+    granted = {w for n, w in enumerate(words) if w in _PERMITS and words[n + 1:n + 2] != ["not"]}  # ("may not": a ban)
+    if "must" in theirs and granted and not theirs & _PERMITS and "must" not in mine:
+        return "modality", f'it says "{min(granted)}" where its quote says "must"'  # leave, not duty
     changes = any(direction_of(t) and verbness(said, i) >= 2 for i, t in enumerate(said.tokens))
     if (mine & CAUSAL or changes) and not theirs & CAUSAL and theirs & CORRELATIONAL and not mine & CORRELATIONAL:
         return "modality", "it states as cause what its quote states as association"

@@ -176,7 +176,7 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         if isinstance(problem, Failure):
             return problem
         pairs.append(problem)
-    ranked = any(_superlative(u) or u.low == "most" for qc in quote_clauses for c in qc for u in c.tokens)
+    ranked = any(_superlative(u) or u.low in ("most", "least") for qc in quote_clauses for c in qc for u in c.tokens)
     extreme = next((t for c in said for t in c.tokens if _extreme(t) and not covered(t, every)
                     and not (ranked and _superlative(t))), None)  # ("the lowest area" for "the smallest")
     if extreme is not None:  # "a club record", "the lowest on record", "unanimously", "first-ever"

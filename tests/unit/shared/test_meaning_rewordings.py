@@ -457,6 +457,14 @@ def test_not_until_is_only_when_and_rather_than_is_not() -> None:
     warning = "Unused variables trigger a compiler warning, not an error."
     assert _ok("The compiler emits a warning, rather than an error, for unused variables.", warning)
     assert not _ok("The compiler emits an error, rather than a warning, for unused variables.", warning)
+    # "may not / cannot … until" is "must … before": a rule, neither a hedge nor leave
+    merge = "Pull requests must be approved by at least two maintainers before they can be merged."
+    assert _ok("A pull request cannot be merged until a minimum of two maintainers have approved it.", merge)
+    assert not _ok("A pull request cannot be merged after two maintainers have approved it.", merge)
+    assert _ok("Formwork may not come off until the concrete has cured for a minimum of seven days.",
+               "The concrete must cure for at least seven days before the formwork is removed.")
+    g = check_grounding("Tenants may give two months' notice.", ["Tenants must give two months' notice."])
+    assert not g.ok and g.category == "modality"
 
 
 def test_limits_said_as_negated_excess_or_as_maximum_and_larger_than_are_bounds() -> None:
