@@ -9,7 +9,7 @@ that keeps its quote's roles from one that turns them round ("A acquired B" agai
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import ARTICLES, PHRASE_STOPS, WEAK, direction_of
+from shared.verification.clause_reading import ARTICLES, DATES, PHRASE_STOPS, WEAK, direction_of
 from shared.verification.condition_reading import FRONTING
 from shared.verification.clauses import AUX, BE, Clause, Token, is_content, lemmas_of
 from shared.verification.figure_words import bounds_figure, figure_word, order_word_at
@@ -17,6 +17,7 @@ from shared.research.text import STOPWORDS
 
 __all__ = [
     "DETERMINERS",
+    "dated",
     "LEADS_VERB",
     "NOT_PARTICIPLES",
     "ORDER_WORDS",
@@ -369,12 +370,23 @@ def fronted_parts(clause: Clause, reach: int = 32) -> tuple[Clause, Clause] | No
     if not end and len(toks) > 2 and (toks[0].low == "to" and toks[1].verb and toks[1].low == toks[1].lemma
                                       or toks[0].low == "by" and toks[1].verb and toks[1].low.endswith("ing")):
         end = next((n for n in range(2, min(len(toks), reach)) if clause.pause_before(n)), 0)
+    if not end:  # "From September 1972, …": a time alone
+        end = next((n for n in range(2, min(len(toks), 6)) if clause.pause_before(n)), 0)
+        end = end if dated(toks[:end]) else 0
     rest = toks[end:]
     if not end or len(rest) < 3 or not any(u.verb or u.low in AUX for u in rest[1:]):
         return None
-    if not any(u.verb and not modifier(clause, n) for n, u in enumerate(toks[:end])):
+    if not any(u.verb and not modifier(clause, n) for n, u in enumerate(toks[:end])) and not dated(toks[:end]):
         return None  # "In Parkinson's disease, …": a setting, which scopes its clause, not a clause of its own
     return clause.cut(end)
+
+
+def dated(opening: list[Token]) -> bool:
+    """The opening is a time alone ("From September 1972", "In August 2019"): its words
+    after the preposition are months, days and figures."""
+    words = [u.low for u in opening[1:] if u.low not in ARTICLES]
+    return bool(words) and opening[0].low in ("from", "in", "since", "on", "by", "until") \
+        and all(w in DATES or w[:1].isdigit() for w in words)
 
 
 # Words that open an apposition or an absolute phrase at a clause's end (", a rise that

@@ -18,7 +18,7 @@ from shared.verification.derived import restated
 from shared.verification.figures import Figure, figures, period_named, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
 from shared.verification.clause_roles import (
-    fronted_parts, passive, pivots, relative_parts, subject, trailing_parts, verbness,
+    dated, fronted_parts, passive, pivots, relative_parts, subject, trailing_parts, verbness,
 )
 from shared.verification.quote_subjects import (
     CARRIERS, aligned_clause, alignment, gives_predicate, grafted_subject, keeps_subject, other_setting, own_subject,
@@ -88,6 +88,16 @@ def _superlative(t: Token) -> bool:
     return head in ("best", "worst") or head.endswith("est") and t.lemma != t.low and t.low.startswith(t.lemma[:3])
 
 
+def _compound_parts(t: Token, sentence_forms: set[str]) -> set[str]:
+    """The forms of the parts of a compound of two words ("school-leaving"), when the
+    sentence says both (a "write fault" is no "copy-on-write fault")."""
+    words = t.low.split("-")
+    parts = [token(p, 0, 0).forms for p in words] if len(words) == 2 and min(map(len, words)) > 2 else []
+    if not parts or not all(p & sentence_forms for p in parts):
+        return set()
+    return {f for p in parts for f in p}
+
+
 def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int, int]],
              acronyms: frozenset[str] = frozenset()) -> list[Token]:
     """The longest run of content words in a row (function words between them aside)
@@ -148,7 +158,10 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     quote_clauses = [clauses(q) for q in quotes]
     quote_forms = [forms_of(c) for c in quote_clauses]
     # What a quote covers: its words and the broader names of its nouns ("birds" for "eagles").
+    # And the parts of a compound the sentence says all of ("leave school" for "school-leaving").
+    sentence_forms = forms_of(clauses(sentence))
     cover = [forms | {f for c in cs for t in c.content for f in broader_forms(t.low)}
+             | {f for c in cs for t in c.content for f in _compound_parts(t, sentence_forms)}
              for forms, cs in zip(quote_forms, quote_clauses, strict=True)]
     every = set().union(*cover)
     said = [c for c in clauses(sentence) if c.content]
@@ -298,9 +311,10 @@ def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_claus
             continue
         rest = parts[1]
         own = max(range(len(quotes)), key=lambda i: (len([t for t in rest.content if covered(t, cover[i])]), -i))
-        if holds is _opening_holds and _participle(parts[0]):
-            # "Launched in 2018, the Kepler mission …": the participle is said of the clause's
-            # subject, so its quote must be about that subject too (not "TESS, launched in 2018")
+        if holds is _opening_holds and (_participle(parts[0]) or dated(parts[0].tokens)):
+            # "Launched in 2018, the Kepler mission …": the participle (or a time alone, "From
+            # September 1972, …") is said of the clause's subject, so its quote must be about that
+            # subject too (not "TESS, launched in 2018") or point back to it
             opener = max(range(len(quotes)),
                          key=lambda i: (len([t for t in parts[0].content if covered(t, cover[i])]), -i))
             if opener != own and not anaphoric(quotes[opener]) and not keeps_subject(rest, quote_clauses[opener]):

@@ -28,6 +28,14 @@ def test_an_opening_participle_is_said_of_the_clauses_subject() -> None:
     assert _ok("Launched in 2009, the Kepler mission discovered more than 2,600 confirmed exoplanets.",
                kepler, "The Kepler mission was launched in 2009.")
 
+    # a time alone may open the clause from a quote that points back to its subject
+    reform = "The reform raised the minimum school-leaving age to 16."
+    assert _ok("From September 1972, the reform set 16 as the minimum age at which pupils could leave school.",
+               reform, "It took effect in September 1972.")
+    g = check_grounding("From September 1972, the reform raised the minimum school-leaving age to 16.",
+                        [reform, "The curriculum change took effect in September 1972."])
+    assert not g.ok
+
 
 def test_an_opening_setting_is_not_a_clause_of_its_own() -> None:
     # "In Parkinson's disease" scopes the clause: it may not come from another quote
