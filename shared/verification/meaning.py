@@ -167,9 +167,10 @@ def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
             return "negation", "it drops two negations of its quote (or adds two): not a double negative"
         return None
     if not flips and (negations(said) + _negated_words(said, source) + _ceased(said, source) + _contrasted(said, source)
-                      + _not_until(said, source) + _omitted(said, source) - negations(source)
-                      - _negated_words(source, said) - _ceased(source, said) - _contrasted(source, said)
-                      - _not_until(source, said) - _omitted(source, said)) % 2 == 0:
+                      + _not_until(said, source) + _omitted(said, source) + _automatic(said, source)
+                      - negations(source) - _negated_words(source, said) - _ceased(source, said)
+                      - _contrasted(source, said) - _not_until(source, said) - _omitted(source, said)
+                      - _automatic(source, said)) % 2 == 0:
         return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
     return "negation", "it negates what its quote affirms, or affirms what its quote negates"
 
@@ -283,6 +284,17 @@ def _omitted(clause: Clause, other: Clause) -> int:
     """1 when ``clause`` says with a verb that a thing is not given ("is omitted", "was
     withheld") where ``other`` negates ("no timeout is supplied") and has no such verb."""
     return int(bool(negations(other)) and any(t.lemma in OMISSION and not t.forms & other.forms for t in clause.tokens))
+
+
+def _automatic(clause: Clause, other: Clause) -> int:
+    """1 when ``clause`` says "automatically" (or "automatic") where ``other`` says
+    "without manual intervention" ("without human input", "without user action")."""
+    words, theirs = clause.words(), other.words()
+    return int(any(w.startswith("automatic") for w in words) and any(
+        w == "without" and set(theirs[n + 1:n + 3]) & _HANDS for n, w in enumerate(theirs)))
+
+
+_HANDS = frozenset("manual manually human user operator".split())
 
 
 def _until_after_negation(clause: Clause) -> int | None:

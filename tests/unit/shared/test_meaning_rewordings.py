@@ -752,6 +752,15 @@ def test_comparisons_said_with_other_words_kept() -> None:
     assert not g.ok and g.category == "quantifier"
 
 
+def test_without_manual_intervention_is_automatically() -> None:
+    quote = "The index is rebuilt automatically whenever more than 20% of rows change."
+    assert _ok("Once over a fifth of the rows have been modified, the index gets rebuilt without manual intervention.",
+               quote)
+    g = check_grounding("The index is not rebuilt automatically when rows change.",
+                        ["The index is rebuilt without manual intervention when rows change."])
+    assert not g.ok and g.category == "negation"
+
+
 def test_cannot_without_is_a_thing_needed() -> None:
     quote = "Once two-factor authentication is enabled, a code from the user's registered device is required to log in."
     assert _ok("Users who enable two-factor authentication cannot log in without a code from their registered device.",
