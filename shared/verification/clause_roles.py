@@ -76,8 +76,8 @@ def verbness(clause: Clause, i: int) -> int:
         return 3
     if prev[:1].isdigit() and _inflected(t, "ed"):
         return 3  # "from 2010 to 2020 lowered": a verb after a figure
-    if t.low.endswith("ing") or prev in DETERMINERS or figure_word(prev):
-        return 0  # "the fire", "most cases", "four days", "25 eagles": a noun
+    if t.low.endswith("ing") or prev in DETERMINERS or figure_word(prev) or prev in ("percentage", "basis"):
+        return 0  # "the fire", "most cases", "four days", "25 eagles", "3 percentage points": a noun
     if _inflected(t, "ed"):
         after = clause.tokens[i + 1].low if i + 1 < len(clause.tokens) else ""
         if after == "by" and i and prev not in STOPWORDS and not clause.pause_before(i) \

@@ -488,6 +488,9 @@ def test_sides_of_a_shared_noun_are_no_role_swap() -> None:
                "A reduced rate of 13.5% applies in Ireland to services such as building work and fuel.")
     assert not _ok("Ilse Marković beat Rosa Delgado in five sets to win the final.",
                    "Rosa Delgado beat Ilse Marković in five sets to win the final.")
+    # "points" after "percentage" is a noun, not a verb with sides
+    assert _ok("Attendance was 3 percentage points higher the next year.",
+               "Attendance rose by 3 percentage points the following year.")
 
 
 def test_a_condition_s_figure_may_be_restated_in_another_unit() -> None:
