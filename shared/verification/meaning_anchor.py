@@ -436,6 +436,8 @@ def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_c
             continue
         if any(period_named(fig, quotes[i]) for i in helpers):
             continue  # "in a day" for "daily fluctuations"
+        if _next_year(fig, quotes):
+            continue  # "in 1998 and 1999" from "won in 1998" and "retained the title the following year"
         found = [(i, q) for i, quote in enumerate(quotes) if i not in helpers for q in figures(quote)
                  if same_figure(fig, q)]
         if any(_same_figure_of(sentence, fig, quotes[i], q) for i, q in found):
@@ -453,6 +455,23 @@ def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_c
         if t.low.isdigit() and not any(a <= t.start < b for a, b in spans) and t.low not in own:
             return _fail("number", f"the figure {t.text} is not in its quotes", support, [t.text])
     return None
+
+
+_FOLLOWING_YEAR = re.compile(r"\b(?:the\s+(?:following|next|subsequent)\s+year|a\s+year\s+later|the\s+year\s+after)\b",
+                             re.I)
+_YEAR_BEFORE = re.compile(r"\b(?:the\s+(?:previous|preceding|prior)\s+year|a\s+year\s+(?:earlier|before))\b", re.I)
+
+
+def _next_year(fig: Figure, quotes: Sequence[str]) -> bool:
+    """A year the quotes give as "the following year" (or "a year earlier") of a year
+    one of them states."""
+    if fig.unit or not re.fullmatch(r"1[5-9]\d\d|20\d\d", fig.surface.strip()):
+        return False
+    years = {q.value for quote in quotes for q in figures(quote)
+             if not q.unit and re.fullmatch(r"1[5-9]\d\d|20\d\d", q.surface.strip())}
+    text = " ".join(quotes)
+    return bool(_FOLLOWING_YEAR.search(text) and fig.value - 1 in years
+                or _YEAR_BEFORE.search(text) and fig.value + 1 in years)
 
 
 def _subject_figure_lost(clause: Clause, quote: Sequence[Clause]) -> bool:

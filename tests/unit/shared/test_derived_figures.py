@@ -226,3 +226,12 @@ def test_volumes_areas_and_changes_said_with_other_words(sentence: str, quote: s
 def test_volumes_areas_and_changes_that_differ_are_refused(sentence: str, quote: str) -> None:
     g = check_grounding(sentence, [quote])
     assert not g.ok and g.category == "number"
+
+
+def test_the_following_year_of_a_stated_year_is_that_year_and_one() -> None:
+    quotes = ["The team won the championship in 1998.", "They retained the title the following year."]
+    assert check_grounding("The team won back-to-back championships in 1998 and 1999.", quotes).ok
+    g = check_grounding("The team won back-to-back championships in 1998 and 2000.", quotes)
+    assert not g.ok and g.category == "number"
+    assert check_grounding("The plant closed in 2021, and it had been sold in 2020.",
+                           ["The plant closed in 2021.", "It had been sold the previous year."]).ok
