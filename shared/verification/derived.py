@@ -34,7 +34,7 @@ from itertools import combinations
 
 from shared.verification.figures import Figure, bound, bound_side, same_figure
 
-__all__ = ["converted", "restated"]
+__all__ = ["converted", "is_year", "restated"]
 
 # Units by dimension, as multiples of the dimension's base unit (quantulum3's names).
 _SCALES: dict[str, tuple[str, float]] = {
@@ -106,21 +106,21 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
     if any((same_figure(said, s) and not (strict and not s.bounded)) or converted(said, s) for s in sources):
         return True  # ("1,500 metres" for "1.5 kilometres", "30 seconds" for "half a minute")
     mine = _readings(said, sentence[said.end:] if sentence else "")
-    if _year(said):
+    if is_year(said):
         return False
     if said.unit == "year" and _years_apart(said, sources, loose=bool(_APPROX.search(before))):
         return True  # "took 182 years to build" from "began in 1248" and "completed in 1430"
-    theirs = [r for s in sources if not _year(s) for r in _readings(s)]
+    theirs = [r for s in sources if not is_year(s) for r in _readings(s)]
     if bound_side(before) is not None and not _DURING.match(sentence[said.end:]):
         # A bound holds of a figure its quote states plainly ("1,214 patients"), not of
         # one the quote bounds itself ("more than 1,200"): that bound is its figure.
         # (a bare number bounds one that counts the same thing: "exceeds 10 requests" is
         # not said of "an HTTP 429 response")
-        plain = [s for s in sources if not _year(s) and not s.bounded
+        plain = [s for s in sources if not is_year(s) and not s.bounded
                  and (said.unit or s.unit or not said.counts or not s.counts or _same_thing(said.counts, s.counts))]
         return _bounded(found, mine, [r for s in plain for r in _readings(s)])
     loose = bool(_APPROX.search(before))
-    counted = [s for s in sources if not _year(s)]
+    counted = [s for s in sources if not is_year(s)]
     derived = theirs + (list(_computed(counted, _change(said, sentence))) if _computable(said, sentence) else [])
     if any(d == "fraction" for d, _ in mine) and _SHARE_OF.match(sentence, said.end):
         derived += _shares(counted)
@@ -257,8 +257,8 @@ def _precision(said: Figure) -> float:
 
 
 def _count(fig: Figure) -> bool:
-    return not fig.unit and fig.value == int(fig.value) and 2 <= fig.value <= 100_000 and not _year(fig)
+    return not fig.unit and fig.value == int(fig.value) and 2 <= fig.value <= 100_000 and not is_year(fig)
 
 
-def _year(fig: Figure) -> bool:
+def is_year(fig: Figure) -> bool:
     return not fig.unit and re.fullmatch(r"1[5-9]\d\d|20\d\d", fig.surface.strip()) is not None

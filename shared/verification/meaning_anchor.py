@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shared.verification.derived import restated
+from shared.verification.derived import is_year, restated
 from shared.verification.figures import Figure, figures, period_named, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
 from shared.verification.clause_roles import (
@@ -126,7 +126,7 @@ def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int,
 _CAUSES = frozenset("after because due owing following amid thanks".split())
 # (quotes that give a cause or a sequence of their own may be reworded round it: "…, so the
 # dosing interval should be extended" for "Because the kidneys eliminate it …")
-_CAUSAL_LINKS = _CAUSES | frozenset("so since therefore thus hence as when once after before led caused".split())
+_CAUSAL_LINKS = _CAUSES | frozenset("so since therefore thus hence as when once before led caused".split())
 
 
 def _gives_cause(first: Token, said: Sequence[Clause]) -> bool:
@@ -159,12 +159,13 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     quote_forms = [forms_of(c) for c in quote_clauses]
     # What a quote covers: its words and the broader names of its nouns ("birds" for "eagles").
     # And the parts of a compound the sentence says all of ("leave school" for "school-leaving").
-    sentence_forms = forms_of(clauses(sentence))
+    sentence_clauses = clauses(sentence)
+    sentence_forms = forms_of(sentence_clauses)
     cover = [forms | {f for c in cs for t in c.content for f in broader_forms(t.low)}
              | {f for c in cs for t in c.content for f in _compound_parts(t, sentence_forms)}
              for forms, cs in zip(quote_forms, quote_clauses, strict=True)]
     every = set().union(*cover)
-    said = [c for c in clauses(sentence) if c.content]
+    said = [c for c in sentence_clauses if c.content]
     if not said:
         return _fail("empty", "no content words to check")
     sentence_figures = figures(sentence)
@@ -326,7 +327,8 @@ def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_claus
 
 def _participle(opening: Clause) -> bool:
     """The opening clause starts with a participle ("Launched in 2018", "Having won"): it
-    has no subject of its own."""
+    has no subject of its own. (Wider than the participles that may open a qualifier in
+    ``clause_roles``: "Written in 1820, …" too.)"""
     first = opening.tokens[0] if opening.tokens else None
     return first is not None and first.verb and first.low != first.lemma and first.low.endswith(("ed", "ing", "en"))
 
@@ -465,10 +467,9 @@ _YEAR_BEFORE = re.compile(r"\b(?:the\s+(?:previous|preceding|prior)\s+year|a\s+y
 def _next_year(fig: Figure, quotes: Sequence[str]) -> bool:
     """A year the quotes give as "the following year" (or "a year earlier") of a year
     one of them states."""
-    if fig.unit or not re.fullmatch(r"1[5-9]\d\d|20\d\d", fig.surface.strip()):
+    if not is_year(fig):
         return False
-    years = {q.value for quote in quotes for q in figures(quote)
-             if not q.unit and re.fullmatch(r"1[5-9]\d\d|20\d\d", q.surface.strip())}
+    years = {q.value for quote in quotes for q in figures(quote) if is_year(q)}
     text = " ".join(quotes)
     return bool(_FOLLOWING_YEAR.search(text) and fig.value - 1 in years
                 or _YEAR_BEFORE.search(text) and fig.value + 1 in years)
