@@ -47,12 +47,11 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
     if _bound_flipped(said, whole or source):  # "more than €1 billion" for "under €1 billion"
         return "comparative", "it bounds a figure on the other side than its quote does"
     degrees = _degrees(whole or source)  # the quote's compared adjectives, read once
-    flipped = _degree_flipped(said, whole or source, degrees)
-    if flipped:  # "stiffer" for "less stiff"
-        return "comparative", f'it says "{flipped[0]}" where its quote says "{flipped[1]}"'
-    flipped = _prefix_flipped(said, whole or source)
-    if flipped:  # "underperformed" for "outperformed"
-        return "comparative", f'it says "{flipped[0]}" where its quote says "{flipped[1]}"'
+    # ("B is less stiff than A" restates "A is stiffer than B": no word of it is flipped)
+    if not (swapped(said, whole or source) or _than_mirrored(said, whole or source)):
+        flipped = _degree_flipped(said, degrees) or _prefix_flipped(said, whole or source)
+        if flipped:  # "stiffer" for "less stiff"; "underperformed" for "outperformed"
+            return "comparative", f'it says "{flipped[0]}" where its quote says "{flipped[1]}"'
     theirs, everywhere = hits(source), hits(whole) if whole is not None else hits(source)
     mine, absorbed = hits(said), set()
     if _than_mirrored(said, source) and any(
@@ -243,12 +242,10 @@ def _may_be_adjective(word: str) -> bool:
     return "ADJ" in lemminflect.getAllLemmas(word)
 
 
-def _degree_flipped(said: Clause, quote: Clause, theirs: dict[str, tuple[int, str]]) -> tuple[str, str] | None:
+def _degree_flipped(said: Clause, theirs: dict[str, tuple[int, str]]) -> tuple[str, str] | None:
     """An adjective the sentence compares one way and its quote (whose ``_degrees`` are
     ``theirs``) the other ("stiffer" or "more stiff" for "less stiff"): the two
-    wordings, else None."""
-    if swapped(said, quote) or _than_mirrored(said, quote):
-        return None  # ("B is less stiff than A" restates "A is stiffer than B")
+    wordings, else None. The caller has ruled out a mirrored comparison."""
     for lemma, (sign, words) in _degrees(said).items():
         if lemma in theirs and theirs[lemma][0] != sign:
             return words, theirs[lemma][1]
@@ -264,9 +261,8 @@ _BELOW_PREFIXES = ("under",)
 def _prefix_flipped(said: Clause, quote: Clause) -> tuple[str, str] | None:
     """A word of the sentence whose stem its quote has with a prefix of the other side
     ("underperformed" for "outperformed"), said of the same thing (the content word
-    before each, adverbs aside): the two words, else None."""
-    if swapped(said, quote) or _than_mirrored(said, quote):
-        return None
+    before each, adverbs aside): the two words, else None. The caller has ruled out a
+    mirrored comparison."""
 
     def stems(clause: Clause) -> dict[tuple[int, str], tuple[str, frozenset[str]]]:
         out = {}

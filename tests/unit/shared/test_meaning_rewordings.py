@@ -11,6 +11,12 @@ def _ok(sentence: str, *quotes: str) -> bool:
     return check_grounding(sentence, list(quotes)).ok
 
 
+def _refused_as(category: str, sentence: str, quote: str) -> bool:
+    """The sentence is refused against its one quote, for the reason ``category``."""
+    g = check_grounding(sentence, [quote])
+    return not g.ok and g.category == category
+
+
 def test_new_verbs_reword_but_new_nouns_are_new_matter() -> None:
     quote = "git stash saves your uncommitted changes and reverts the working directory to match the HEAD commit."
     assert _ok("git stash records your uncommitted changes and resets the working directory to match the HEAD commit.",
@@ -663,18 +669,14 @@ def test_a_thing_omitted_or_withheld_is_one_not_given() -> None:
 
 
 def test_quantifiers_said_with_phrases() -> None:
-    def refused(sentence: str, quote: str) -> bool:
-        g = check_grounding(sentence, [quote])
-        return not g.ok and g.category == "quantifier"
-
-    assert refused("Every glacier in the Alps has lost mass since 2000.",
-                   "Nearly all glaciers in the Alps have lost mass since 2000.")
-    assert refused("The bug affects most users running the beta build.",
-                   "The bug affects a small number of users running the beta build.")
-    assert refused("None of the branches will reopen after the refurbishment.",
-                   "Not all branches will reopen after the refurbishment.")
-    assert refused("Flooding is the main cause of crop loss in the delta.",
-                   "Flooding is one of the main causes of crop loss in the delta.")
+    assert _refused_as("quantifier", "Every glacier in the Alps has lost mass since 2000.",
+                                     "Nearly all glaciers in the Alps have lost mass since 2000.")
+    assert _refused_as("quantifier", "The bug affects most users running the beta build.",
+                                     "The bug affects a small number of users running the beta build.")
+    assert _refused_as("quantifier", "None of the branches will reopen after the refurbishment.",
+                                     "Not all branches will reopen after the refurbishment.")
+    assert _refused_as("quantifier", "Flooding is the main cause of crop loss in the delta.",
+                                     "Flooding is one of the main causes of crop loss in the delta.")
     assert _ok("Sue ranks among the most complete Tyrannosaurus specimens ever found.",
                "Sue is one of the most complete Tyrannosaurus specimens ever found.")
     assert _ok("Most glaciers in the Alps have lost mass since 2000.",
@@ -687,18 +689,14 @@ def test_quantifiers_said_with_phrases() -> None:
 
 
 def test_a_quantifier_after_a_preposition_limits_what_it_is_said_of() -> None:
-    def refused(sentence: str, quote: str) -> bool:
-        g = check_grounding(sentence, [quote])
-        return not g.ok and g.category == "quantifier"
-
-    assert refused("The tariff applies to steel imports from the region.",
-                   "The tariff applies to certain steel imports from the region.")
-    assert refused("In mice, the knockout led to early-onset obesity.",
-                   "In a subset of mice, the knockout led to early-onset obesity.")
-    assert refused("Hypertension is a side effect in patients taking the medication.",
-                   "Hypertension has been reported as a side effect in some patients taking the medication.")
-    assert refused("The moon's surface shows evidence of recent geological activity.",
-                   "The moon's surface shows little evidence of recent geological activity.")
+    assert _refused_as("quantifier", "The tariff applies to steel imports from the region.",
+                                     "The tariff applies to certain steel imports from the region.")
+    assert _refused_as("quantifier", "In mice, the knockout led to early-onset obesity.",
+                                     "In a subset of mice, the knockout led to early-onset obesity.")
+    assert _refused_as("quantifier", "Hypertension is a side effect in patients taking the medication.",
+                       "Hypertension has been reported as a side effect in some patients taking the medication.")
+    assert _refused_as("quantifier", "The moon's surface shows evidence of recent geological activity.",
+                                     "The moon's surface shows little evidence of recent geological activity.")
     # a quantifier in a part the sentence does not restate limits nothing it says
     assert _ok("Battery storage capacity on the grid grew from 1.1 GW in 2020 to 6.4 GW in 2024.",
                "Battery storage capacity on the grid grew from 1.1 GW in 2020 to 6.4 GW in 2024, with most new "
@@ -805,16 +803,12 @@ def test_only_restates_a_restriction_or_not_until() -> None:
 
 
 def test_expected_to_hedges_and_consistent_with_is_no_cause() -> None:
-    def modality(sentence: str, quote: str) -> bool:
-        g = check_grounding(sentence, [quote])
-        return not g.ok and g.category == "modality"
-
-    assert modality("The goalkeeper will return from injury before the cup final.",
-                    "The goalkeeper is expected to return from injury before the cup final.")
-    assert modality("Loss of sea ice is the cause of the bears' declining body condition.",
-                    "Loss of sea ice is thought to be a factor in the bears' declining body condition.")
-    assert modality("Elevated nitrate levels in the streams are caused by runoff from cornfields.",
-                    "Elevated nitrate levels in the streams are consistent with runoff from cornfields.")
+    assert _refused_as("modality", "The goalkeeper will return from injury before the cup final.",
+                                   "The goalkeeper is expected to return from injury before the cup final.")
+    assert _refused_as("modality", "Loss of sea ice is the cause of the bears' declining body condition.",
+                                   "Loss of sea ice is thought to be a factor in the bears' declining body condition.")
+    assert _refused_as("modality", "Elevated nitrate levels in the streams are caused by runoff from cornfields.",
+                                   "Elevated nitrate levels in the streams are consistent with runoff from cornfields.")
     assert _ok("The projected cost of the mission has climbed to as much as $11 billion.",
                "The mission is now projected to cost up to $11 billion.")
     assert _ok("Sales were lower than expected in March.", "Sales were lower than expected in March.")
