@@ -2,9 +2,10 @@
 
 ``grounding`` is the entry point (a quote at its locator; a sentence against its quotes);
 ``clauses`` splits a sentence into clauses (``anaphora``: quotes that point back), ``clause_reading`` reads what each states
-and ``clause_roles`` who does what in it, ``meaning_anchor``
+(``quantity_reading`` its quantifiers and frequency) and ``clause_roles`` who does what in it, ``meaning_anchor``
 pairs each clause with the quote clause it restates (``quote_subjects``: whose subject it
-keeps, and one grafted from another quote), ``meaning`` compares them (polarity,
+keeps, and one grafted from another quote; ``added_matter``: words and causes no quote
+gives; ``figure_binding``: each figure and name from the quote it belongs to), ``meaning`` compares them (polarity,
 quantifiers, certainty, direction, figures; ``roles`` who does what to whom, ``scope``
 the conditions) and decides contradictions;
 ``figures`` reads numbers with units and ``lexicon`` holds the word lists. ``judge`` asks a

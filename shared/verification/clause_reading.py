@@ -1,10 +1,11 @@
 """What a clause says, read word by word, for the meaning checks (``shared.verification.meaning``).
 
 Each reader looks at one clause (``shared.verification.clauses.Clause``) and returns what it
-states: its negations, quantifiers and frequency, certainty, directional words (with
+states: its negations, certainty, directional words (with
 their axis and sign, and whether they compare or merely describe), its
 verb and the subject and object phrases around it. The checks compare what two clauses
-say; these functions only read. A clause's conditions are read by
+say; these functions only read. A clause's quantifiers and frequency are read by
+:mod:`shared.verification.quantity_reading`, its conditions by
 :mod:`shared.verification.condition_reading`.
 """
 
@@ -14,15 +15,11 @@ import re
 
 from shared.verification.clauses import AUX, Clause, Token, is_content, token
 from shared.verification.figure_words import EXCEED, bounds_figure, figure_word
-from shared.verification.lexicon import (
-    DIRECTIONS, EXCLUSIVE, HEDGES, NEGATIVE_PREFIXES, NEGATORS, QUANTIFIERS, RARE, STRONG,
-)
+from shared.verification.lexicon import DIRECTIONS, HEDGES, NEGATIVE_PREFIXES, NEGATORS, STRONG
 
 __all__ = [
-    "a_few",
     "ARTICLES",
     "BINDING_STOPS",
-    "FREQUENCY",
     "DATES",
     "MONTHS",
     "PHRASE_STOPS",
@@ -33,19 +30,14 @@ __all__ = [
     "direction_flipped",
     "direction_of",
     "directions",
-    "every_unit",
     "hits",
     "negations",
     "not_only",
     "on_axis",
     "only_a_thing",
     "adjective",
-    "parts",
     "parts_sharing",
     "prefix_flips",
-    "quantified_units",
-    "quantity",
-    "universals",
     "unknown_word",
 ]
 
@@ -108,135 +100,6 @@ def prefix_flips(said: Clause, source: Clause) -> int:
                     flips += 1
                     break
     return flips
-
-
-FREQUENCY = frozenset("sometimes occasionally often frequently commonly usually typically generally normally "
-                       "always invariably never".split())
-
-
-_WHEN = frozenset("after once when if until".split())
-# What "each" measures by: "each year" is per year.
-_UNITS = frozenset("""year month week day hour minute second night season quarter decade kilogram kg gram tonne ton
-    pound litre liter metre meter kilometre kilometer mile hectare acre unit dose person head""".split())
-
-
-def quantity(clause: Clause, *, subject_only: bool = False,
-             about: frozenset[str] | set[str] = frozenset()) -> tuple[int | None, int | None, bool, bool]:
-    """(strongest quantifier of a noun, strongest frequency adverb, says "rarely"/"few",
-    says "only"). With ``subject_only``, only quantifiers among the clause's first three
-    words count (what "some" says of an object, "trading some throughput", limits nothing),
-    or after a preposition, of a word in ``about`` (the forms of a clause read against
-    this one: "in some mice" limits what it says of mice).
-    The parts of a compound count as words ("at-most-once")."""
-    words = parts(clause)
-    strength: int | None = None
-    frequency: int | None = None
-    rare = exclusive = False
-    for i, w in enumerate(words):
-        prev = words[i - 1] if i else ""
-        nxt = words[i + 1] if i + 1 < len(words) else ""
-        if w in RARE and not (w == "few" and prev == "a") or _little(prev, w, nxt):
-            rare = True
-        elif w == "few":  # "a few"
-            strength = max(strength or 0, 1)
-        if w in EXCLUSIVE and prev not in ("not", "n't") and not (w == "alone" and prev != "alone") \
-                and not (w == "only" and figure_word(nxt)) \
-                and not (w == "only" and nxt in _WHEN) and not (w == "only" and _bound_follows(words, i)):
-            # ("grew by only 4%", "in only half", "only up to 0.006 tesla": merely; "only after a
-            # replica confirms": not before it)
-            exclusive = exclusive or w != "alone"
-        level = _level(words, i)
-        if level is None:
-            continue
-        if w in FREQUENCY:
-            frequency = max(frequency or 0, level)
-        elif not subject_only or i <= 2 or prev in _PLACING and bool(token(nxt, 0, 0).forms & about):
-            strength = max(strength or 0, level)  # ("in some mice", "to certain imports": limiting too)
-    return strength, frequency, rare, exclusive
-
-
-# Prepositions after which a quantifier limits what the clause says ("in some mice").
-_PLACING = frozenset("in for on among to at from with across within".split())
-
-
-def _little(prev: str, w: str, nxt: str) -> bool:
-    """"little evidence", "very little change": hardly any (not "a little", "the little
-    town", "little more than", "little-known")."""
-    return w == "little" and prev not in ARTICLES and nxt not in ("more", "less", "known", "by", "")
-
-
-_BOUNDS = frozenset("up to at below above under over about around roughly approximately some".split())
-
-
-def _bound_follows(words: list[str], i: int) -> bool:
-    """The word after ``i`` bounds a figure that follows within four words ("only up to
-    roughly 0.006 tesla", "only about 40 of them")."""
-    after = words[i + 1:i + 5]
-    return bool(after) and after[0] in _BOUNDS and any(figure_word(w) for w in after[1:])
-
-
-def a_few(clause: Clause) -> bool:
-    """The clause says "a few" (a small number, where "few" alone is rare)."""
-    words = clause.words()
-    return any(a == "a" and b == "few" for a, b in zip(words, words[1:], strict=False))
-
-
-def universals(clause: Clause) -> list[str]:
-    """The words of the clause that say all or always ("every", "each", "always"; "at
-    all" too, and "each year" not)."""
-    words = parts(clause)
-    return [w for i, w in enumerate(words) if QUANTIFIERS.get(w) == 4 and not _per(words, i)]
-
-
-def _per(words: list[str], i: int) -> bool:
-    """"each year", "each kilogram", "on each platter", "every year": per one, not all of
-    them; "27% of all retail spending", "three-quarters of everything": a share of a
-    whole, not all of it."""
-    prev, nxt = words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else ""
-    if words[i] in ("all", "everything") and prev == "of" and i >= 2 and _a_share(words[i - 2]):
-        return True
-    return words[i] == "each" and (nxt in ("other", "time") or nxt in _UNITS or prev in ("on", "per", "within")) \
-        or words[i] == "every" and nxt.rstrip("s") in _UNITS - {"person", "head", "unit", "dose"}
-
-
-def every_unit(clause: Clause) -> set[str]:
-    """The units of time or measure the clause says "every" of ("every day": daily)."""
-    words = parts(clause)
-    return {words[i + 1].rstrip("s") for i, w in enumerate(words[:-1]) if w == "every" and _per(words, i)}
-
-
-def quantified_units(clause: Clause) -> set[str]:
-    """The units the clause gives a quantifier short of all ("on some days", "most years")."""
-    words = parts(clause)
-    return {words[i + 1].rstrip("s") for i, w in enumerate(words[:-1])
-            if (QUANTIFIERS.get(w) or 4) < 4 and words[i + 1].rstrip("s") in _UNITS}
-
-
-_SHARES = frozenset("half halves third thirds quarter quarters fifth fifths tenth tenths percent per cent "
-                    "proportion share fraction".split())
-
-
-def _a_share(word: str) -> bool:
-    """A word that ends a share ("27%", "three-quarters", "half", "a fifth")."""
-    return word[:1].isdigit() or word in _SHARES or word.split("-")[-1] in _SHARES
-
-
-def _level(words: list[str], i: int) -> int | None:
-    """The strength of ``words[i]`` as a quantifier or frequency (``QUANTIFIERS``), or None."""
-    w, prev = words[i], words[i - 1] if i else ""
-    level = QUANTIFIERS.get(w, 1 if w == "subset" and words[i + 1:i + 2] == ["of"] else None)  # "a subset of mice"
-    if level is None or (w == "all" and prev == "at") or (w == "most" and prev in ("the", "at")):
-        return None
-    if _per(words, i):
-        return None
-    if w in FREQUENCY and prev in ("most", "more", "less", "least"):
-        return None  # "the most commonly used": a superlative, not how often
-    if level == 4 and prev in _SHORT_OF:
-        return 3  # "nearly all glaciers": not every one
-    return level
-
-
-_SHORT_OF = frozenset("nearly almost virtually practically".split())
 
 
 def certainty(clause: Clause, about: set[str] | None = None) -> int:
@@ -409,16 +272,6 @@ def not_only(clause: Clause) -> int:
     return sum(1 for i, (w, nxt) in enumerate(zip(words, words[1:], strict=False))
                if nxt in ("only", "just", "merely") and (w in ("not", "n't") or i and (words[i - 1], w) in (
                    ("rather", "than"), ("instead", "of"))))
-
-
-def parts(clause: Clause) -> list[str]:
-    """The clause's words, a compound's parts as words, "in general" read as "generally"."""
-    words = [part for w in clause.words() for part in (w.split("-") if "-" in w else (w,))]
-    return [_PHRASED.get((words[n - 1] if n else "", w), w) for n, w in enumerate(words)]
-
-
-# Quantifiers said as phrases, by their last two words.
-_PHRASED = {("in", "general"): "generally"}
 
 
 # Plain adjectives of direction: they agree or disagree on their axis, but compare nothing.

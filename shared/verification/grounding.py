@@ -32,7 +32,8 @@ from typing import Literal
 from shared.research.locators import locate as locate_span
 from shared.verification.clauses import is_quoted
 from shared.verification.meaning import compare
-from shared.verification.meaning_anchor import Failure, anchor_all
+from shared.verification.figure_binding import Failure
+from shared.verification.meaning_anchor import anchor_all
 from shared.research.locators import page_of, parse_locator
 from shared.research.relocate import Match
 from shared.research.relocate import locate as relocate

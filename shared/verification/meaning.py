@@ -39,22 +39,18 @@ import re
 from collections import Counter
 
 from shared.verification.clause_reading import (
-    a_few,
     adjective,
     certainty,
     clause_parts,
     direction_of,
     directions,
-    every_unit,
     negations,
     not_only,
     parts_sharing,
     prefix_flips,
-    quantified_units,
-    quantity,
-    universals,
     unknown_word,
 )
+from shared.verification.quantity_reading import a_few, every_unit, quantified_units, quantity, universals
 from shared.verification.clause_roles import same_verb, subject, verbness
 from shared.verification.clauses import (
     AUX, Clause, aligned_pair, covered, forms_of, is_content,

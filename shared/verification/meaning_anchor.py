@@ -14,24 +14,22 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shared.verification.derived import is_year, restated
-from shared.verification.figures import Figure, figures, period_named, same_figure
+from shared.verification.added_matter import CAUSAL_LINKS, compound_parts, extreme, gives_cause, new_run, superlative
+from shared.verification.figure_binding import Failure, fail, figures_bound, names_bound
+from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
 from shared.verification.clause_roles import (
-    dated, fronted_parts, passive, pivots, relative_parts, subject, trailing_parts, verbness,
+    dated, fronted_parts, passive, pivots, relative_parts, subject, trailing_parts,
 )
 from shared.verification.quote_subjects import (
-    CARRIERS, aligned_clause, alignment, gives_predicate, grafted_subject, keeps_subject, other_setting, own_subject,
+    CARRIERS, alignment, gives_predicate, grafted_subject, keeps_subject, other_setting, own_subject,
     stands_in, subject_of,
 )
 from shared.verification.anaphora import anaphoric
 from shared.verification.lexicon import CONDITION_OPENERS
-from shared.verification.clauses import (
-    Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of, is_content, names, token,
-)
-from shared.verification.figure_words import NUMBER_WORDS
+from shared.verification.clauses import Clause, Token, broader_forms, clauses, covered, forms_of
 
-__all__ = ["Anchored", "Failure", "anchor_all"]
+__all__ = ["Anchored", "anchor_all"]
 
 # Nouns a sentence may bring that none of its quotes has: room for rewording ("its
 # prevalence shows no known variation" for "affects … with no known differences"), not
@@ -48,18 +46,6 @@ MERGE_PART = 2
 _COORDINATORS = frozenset({"and", "or", "both", "either", "nor", "as", "well", "plus"})
 
 
-@dataclass(frozen=True)
-class Failure:
-    category: str  # "empty", "terms", "number", "name", "merge"
-    reason: str
-    support: float = 0.0
-    missing: tuple[str, ...] = ()
-
-
-def _fail(category: str, reason: str, support: float = 0.0, missing: Sequence[str] = ()) -> Failure:
-    return Failure(category, reason, support, tuple(missing))
-
-
 @dataclass
 class Anchored:
     # For each of the sentence's clauses, the readings it may have: (the clause, the
@@ -71,75 +57,6 @@ class Anchored:
 
 
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
-
-
-# Words that rank a thing against every other: a record, a first, a unanimous vote.
-_EXTREMES = frozenset("record unanimous unanimously unprecedented ever all-time first-ever".split())
-
-
-def _extreme(t: Token) -> bool:
-    """``t`` claims a record or a superlative ("record", "unanimously", "lowest")."""
-    return t.low in _EXTREMES or any(p in _EXTREMES for p in t.low.split("-")[1:]) or _superlative(t)
-
-
-def _superlative(t: Token) -> bool:
-    """"lowest", "best-performing", "worst"."""
-    head = t.low.split("-")[0]
-    return head in ("best", "worst") or head.endswith("est") and t.lemma != t.low and t.low.startswith(t.lemma[:3])
-
-
-def _compound_parts(t: Token, sentence_forms: set[str]) -> set[str]:
-    """The forms of the parts of a compound of two words ("school-leaving"), when the
-    sentence says both (a "write fault" is no "copy-on-write fault")."""
-    words = t.low.split("-")
-    parts = [token(p, 0, 0).forms for p in words] if len(words) == 2 and min(map(len, words)) > 2 else []
-    if not parts or not all(p & sentence_forms for p in parts):
-        return set()
-    return {f for p in parts for f in p}
-
-
-def _new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int, int]],
-             acronyms: frozenset[str] = frozenset()) -> list[Token]:
-    """The longest run of content words in a row (function words between them aside)
-    that none of the quotes has: a phrase of new matter ("to counter rising food
-    prices", "driven mainly by customs backlogs"), where a rewording changes a word here
-    and there. Figures are read as figures, not as words, and words that spell out an
-    acronym of the quotes ("tunnel boring machine" for "TBM") as that acronym."""
-    best: list[Token] = []
-    for clause in said:
-        run: list[Token] = []
-        for t in clause.tokens:
-            if t.low in NUMBER_WORDS or t.low == "one":
-                continue  # "from one to two years": a figure's word, checked as a figure
-            if any(a <= t.start < b for a, b in spans) or (is_content(t) and covered(t, every)):
-                run = []
-            elif is_content(t):
-                run.append(t)
-                spelled = next((len(a) for a in acronyms if len(a) <= len(run)
-                                and "".join(u.low[0] for u in run[-len(a):]).upper() == a), 0)
-                run = run[:len(run) - spelled]
-                best = max(best, run, key=len)
-    return list(best)
-
-
-# Words that open a cause or an antecedent event ("after repeated raids", "due to heavy rain").
-_CAUSES = frozenset("after because due owing following amid thanks".split())
-# (quotes that give a cause or a sequence of their own may be reworded round it: "…, so the
-# dosing interval should be extended" for "Because the kidneys eliminate it …")
-_CAUSAL_LINKS = _CAUSES | frozenset("so since therefore thus hence as when once before led caused".split())
-
-
-def _gives_cause(first: Token, said: Sequence[Clause]) -> bool:
-    """The run of new words that starts at ``first`` follows a word that opens a cause
-    or an earlier event (an article between them aside): a reason the quotes do not give."""
-    for clause in said:
-        toks = clause.tokens
-        i = next((n for n, u in enumerate(toks) if u is first), None)
-        if i is None:
-            continue
-        before = [u.low for u in toks[max(0, i - 3):i] if u.low not in ("a", "an", "the", "to", "of")]
-        return bool(before) and before[-1] in _CAUSES
-    return False
 
 
 def _coordinated(clause: Clause, t: Token) -> bool:
@@ -162,12 +79,12 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     sentence_clauses = clauses(sentence)
     sentence_forms = forms_of(sentence_clauses)
     cover = [forms | {f for c in cs for t in c.content for f in broader_forms(t.low)}
-             | {f for c in cs for t in c.content for f in _compound_parts(t, sentence_forms)}
+             | {f for c in cs for t in c.content for f in compound_parts(t, sentence_forms)}
              for forms, cs in zip(quote_forms, quote_clauses, strict=True)]
     every = set().union(*cover)
     said = [c for c in sentence_clauses if c.content]
     if not said:
-        return _fail("empty", "no content words to check")
+        return fail("empty", "no content words to check")
     sentence_figures = figures(sentence)
     # The words of a figure ("four times", "a third", "1 TB") are checked as figures.
     spans = [(f.start, f.end) for f in sentence_figures]
@@ -190,27 +107,27 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         if isinstance(problem, Failure):
             return problem
         pairs.append(problem)
-    ranked = any(_superlative(u) or u.low in ("most", "least") for qc in quote_clauses for c in qc for u in c.tokens)
-    extreme = next((t for c in said for t in c.tokens if _extreme(t) and not covered(t, every)
-                    and not (ranked and _superlative(t))), None)  # ("the lowest area" for "the smallest")
-    if extreme is not None:  # "a club record", "the lowest on record", "unanimously", "first-ever"
-        return _fail("terms", f'it says "{extreme.text}", a record or superlative none of its quotes states',
-                     support, [extreme.text])
+    ranked = any(superlative(u) or u.low in ("most", "least") for qc in quote_clauses for c in qc for u in c.tokens)
+    claimed = next((t for c in said for t in c.tokens if extreme(t) and not covered(t, every)
+                    and not (ranked and superlative(t))), None)  # ("the lowest area" for "the smallest")
+    if claimed is not None:  # "a club record", "the lowest on record", "unanimously", "first-ever"
+        return fail("terms", f'it says "{claimed.text}", a record or superlative none of its quotes states',
+                    support, [claimed.text])
     if support < min_support:
-        return _fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
-                              f" not found: {', '.join(unsupported[:8])}", support, unsupported)
-    run = _new_run(said, every, spans, frozenset(_ACRONYM.findall(" ".join(quotes))))
-    if len(run) >= MAX_NEW_RUN or len(run) >= 2 and _gives_cause(run[0], said) \
-            and not any(w in _CAUSAL_LINKS for q in quotes for w in re.findall(r"[a-z]+", q.lower())):
-        return _fail("terms", f"it adds what none of its quotes says: {' '.join(t.text for t in run)}", support,
-                     unsupported)
+        return fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
+                             f" not found: {', '.join(unsupported[:8])}", support, unsupported)
+    run = new_run(said, every, spans, frozenset(_ACRONYM.findall(" ".join(quotes))))
+    if len(run) >= MAX_NEW_RUN or len(run) >= 2 and gives_cause(run[0], said) \
+            and not any(w in CAUSAL_LINKS for q in quotes for w in re.findall(r"[a-z]+", q.lower())):
+        return fail("terms", f"it adds what none of its quotes says: {' '.join(t.text for t in run)}", support,
+                    unsupported)
     things = [w for w in unsupported if only_a_thing(w)]
     if len(things) > MAX_NEW_TERMS:
-        return _fail("terms", f"{len(things)} of its nouns are in none of its quotes (at most {MAX_NEW_TERMS}"
-                              f" may reword them): {', '.join(things[:8])}", support, unsupported)
+        return fail("terms", f"{len(things)} of its nouns are in none of its quotes (at most {MAX_NEW_TERMS}"
+                             f" may reword them): {', '.join(things[:8])}", support, unsupported)
     if len(unsupported) > max(MAX_NEW_WORDS, MAX_NEW_SHARE * len(content)):
-        return _fail("terms", f"{len(unsupported)} of its terms are in none of its quotes: "
-                              f"{', '.join(unsupported[:8])}", support, unsupported)
+        return fail("terms", f"{len(unsupported)} of its terms are in none of its quotes: "
+                             f"{', '.join(unsupported[:8])}", support, unsupported)
     return Anchored(pairs, support)
 
 
@@ -232,7 +149,7 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     helpers = {best}
     grafted = grafted_subject(clause, quotes, quote_clauses, quote_forms, best)
     if grafted:
-        return _fail("merge", f'it gives "{grafted}" what another quote says of something else', support, [grafted])
+        return fail("merge", f'it gives "{grafted}" what another quote says of something else', support, [grafted])
     for t in keys:
         if covered(t, cover[best]) or direction_of(t) or t.low == "much":
             continue  # (a direction, "more", "as much", "rose", is the direction check's to read)
@@ -265,16 +182,16 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
                              and gives_predicate(clause, own, covers[j], covers[best], quotes[j], quotes[best],
                                                   sentence_figures)]
         if not parallel:
-            return _fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
+            return fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
         helpers.add(parallel[0])
     lending = [j for j in sorted(helpers - {best}) if not anaphoric(quotes[j]) and any(
         same_figure(f, q) for f in mine for q in figures(quotes[j]))]  # (a figure it lends is said of its setting)
     other = other_setting(clause, [quote_clauses[j] for j in lending])
     if other:
-        return _fail("merge", f'it gives its clause what another quote says of "{other}"', support, [other])
-    problem = _figures_bound(sentence, clause, quotes, quote_clauses, helpers, sentence_figures, support)
+        return fail("merge", f'it gives its clause what another quote says of "{other}"', support, [other])
+    problem = figures_bound(sentence, clause, quotes, quote_clauses, helpers, sentence_figures, support)
     if problem is None:
-        problem = _names_bound(sentence, clause, quotes, quote_forms, helpers, support)
+        problem = names_bound(sentence, clause, quotes, quote_forms, helpers, support)
     if problem is not None:
         return problem
     tied = [best, *(i for i in range(len(quotes)) if i != best and len(covers[i]) == len(covers[best]))]
@@ -415,8 +332,8 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
         if not own or own & carried or anaphoric(whole.text[whole.start:whole.end]) or _agentless(clause, aligned):
             return None
     said = " ".join(t.text for t in before.tokens if min(t.forms) in carried)
-    return _fail("merge", f'it gives "{said}" what another quote says of something else',
-                 missing=[t.text for t in clause.content[:1]])
+    return fail("merge", f'it gives "{said}" what another quote says of something else',
+                missing=[t.text for t in clause.content[:1]])
 
 
 def _agentless(clause: Clause, aligned: Clause) -> bool:
@@ -427,96 +344,3 @@ def _agentless(clause: Clause, aligned: Clause) -> bool:
     if found is None or not passive(aligned, found[1]) or passive(clause, found[0]):
         return False  # ("…, but they should be used to limit…": both passive, of two things)
     return all(u.low != "by" for u in aligned.tokens[found[1] + 1:])
-
-
-def _figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
-                   helpers: set[int], sentence_figures: Sequence[Figure], support: float) -> Failure | None:
-    for fig in sentence_figures:
-        if not clause.start <= fig.start < clause.end + 1:
-            continue
-        if restated(fig, [q for i in sorted(helpers) for q in figures(quotes[i])], sentence):
-            continue
-        if any(period_named(fig, quotes[i]) for i in helpers):
-            continue  # "in a day" for "daily fluctuations"
-        if _next_year(fig, quotes):
-            continue  # "in 1998 and 1999" from "won in 1998" and "retained the title the following year"
-        found = [(i, q) for i, quote in enumerate(quotes) if i not in helpers for q in figures(quote)
-                 if same_figure(fig, q)]
-        if any(_same_figure_of(sentence, fig, quotes[i], q) for i, q in found):
-            continue  # "India, which supplies about 40% of global rice exports": what that quote says 40% of
-        if any(keeps_subject(clause, quote_clauses[i], whole=True) for i, _ in found) and not any(
-                _subject_figure_lost(clause, quote_clauses[i]) for i in helpers):
-            continue  # "The 22.5-gigawatt Three Gorges Dam generated…": a figure of the same subject
-        why = "comes from another quote than the rest of its clause" if found else "is not in its quotes"
-        return _fail("number", f"the figure {fig.surface} {why}", support, [fig.surface])
-    # Digits the quantity parser did not read as a figure ("C++17", "version 3 of"):
-    # each must stand in the clause's own quotes as written.
-    spans = [(f.start, f.end) for f in sentence_figures]
-    own = {t.low for i in helpers for c in quote_clauses[i] for t in c.tokens}
-    for t in clause.tokens:
-        if t.low.isdigit() and not any(a <= t.start < b for a, b in spans) and t.low not in own:
-            return _fail("number", f"the figure {t.text} is not in its quotes", support, [t.text])
-    return None
-
-
-_FOLLOWING_YEAR = re.compile(r"\b(?:the\s+(?:following|next|subsequent)\s+year|a\s+year\s+later|the\s+year\s+after)\b",
-                             re.I)
-_YEAR_BEFORE = re.compile(r"\b(?:the\s+(?:previous|preceding|prior)\s+year|a\s+year\s+(?:earlier|before))\b", re.I)
-
-
-def _next_year(fig: Figure, quotes: Sequence[str]) -> bool:
-    """A year the quotes give as "the following year" (or "a year earlier") of a year
-    one of them states."""
-    if not is_year(fig):
-        return False
-    years = {q.value for quote in quotes for q in figures(quote) if is_year(q)}
-    text = " ".join(quotes)
-    return bool(_FOLLOWING_YEAR.search(text) and fig.value - 1 in years
-                or _YEAR_BEFORE.search(text) and fig.value + 1 in years)
-
-
-def _subject_figure_lost(clause: Clause, quote: Sequence[Clause]) -> bool:
-    """A figure in the subject of the quote's clause the clause restates ("PostgreSQL 15
-    introduced…") that the clause does not have: another figure stands in for it."""
-    words = {t.low for t in clause.tokens}
-    aligned = aligned_clause(clause, quote)
-    verb = next((n for n in range(1, len(aligned.tokens)) if verbness(aligned, n) >= 2), len(aligned.tokens))
-    return any(t.low[:1].isdigit() and t.low not in words for t in aligned.tokens[:verb])
-
-
-def _figure_of(text: str, end: int) -> set[str]:
-    """The first three content words after a figure ending at ``end``: what it is a figure of."""
-    rest = text[end:]
-    if not rest.strip() or not re.match(r"\s+of\b", rest):
-        return set()
-    return {min(t.forms) for t in [t for t in clauses(rest)[0].tokens if is_content(t)][:3]}
-
-
-def _same_figure_of(sentence: str, fig: Figure, quote: str, theirs: Figure) -> bool:
-    """The sentence and the quote give the figure "of" the same thing, two content words
-    or more ("about 40% of global rice exports", "about 40% of world rice exports")."""
-    return len(_figure_of(sentence, fig.end) & _figure_of(quote, theirs.end)) >= 2
-
-
-def _names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_forms: Sequence[set[str]],
-                 helpers: set[int], support: float) -> Failure | None:
-    inside = sentence[clause.start:clause.end]
-    units = " ".join(f.surface for f in figures(sentence))  # "TB" in "1 TB": a unit, checked with its figure
-    for name in names(sentence):
-        if name not in inside or re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", units):
-            continue
-        word = token(name.lower(), 0, 0)
-        # (as a word of its own, "CE" is not in "4th century BCE"; a longer one maybe with an
-        # ending, "German" in "Germany's")
-        ending = r"\w{0,3}" if len(name) > 3 else ""
-        written = re.compile(rf"(?<!\w){re.escape(name.lower())}{ending}(?!\w)")
-        own = any(covered(word, quote_forms[i]) or written.search(quotes[i].lower())
-                  or abbreviated(name, sentence, quotes[i]) for i in helpers)
-        if own:
-            continue
-        elsewhere = any(covered(word, f) or abbreviated(name, sentence, q) for f, q in zip(quote_forms, quotes,
-                                                                                             strict=True))
-        why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
-        return _fail("merge" if elsewhere else "name", f"the name {name} {why}", support, [name])
-    return None
-

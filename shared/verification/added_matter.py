@@ -1,0 +1,87 @@
+"""New matter: what a sentence adds that none of its quotes says.
+
+A faithful restatement rewords its quotes a word here and there; a phrase of content
+words none of them has ("to counter rising food prices"), a reason they do not give
+("after repeated raids") or a record or superlative they do not state ("a club record",
+"unanimously", "the lowest") is new matter. These readers find such words in the
+clauses of a sentence for the anchoring (``shared.verification.meaning_anchor``), and
+the parts of a compound the sentence says both of ("leave school" for "school-leaving").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from shared.verification.clauses import Clause, Token, covered, is_content, token
+from shared.verification.figure_words import NUMBER_WORDS
+
+__all__ = ["CAUSAL_LINKS", "compound_parts", "extreme", "gives_cause", "new_run", "superlative"]
+
+
+# Words that rank a thing against every other: a record, a first, a unanimous vote.
+_EXTREMES = frozenset("record unanimous unanimously unprecedented ever all-time first-ever".split())
+
+
+def extreme(t: Token) -> bool:
+    """``t`` claims a record or a superlative ("record", "unanimously", "lowest")."""
+    return t.low in _EXTREMES or any(p in _EXTREMES for p in t.low.split("-")[1:]) or superlative(t)
+
+
+def superlative(t: Token) -> bool:
+    """"lowest", "best-performing", "worst"."""
+    head = t.low.split("-")[0]
+    return head in ("best", "worst") or head.endswith("est") and t.lemma != t.low and t.low.startswith(t.lemma[:3])
+
+
+def compound_parts(t: Token, sentence_forms: set[str]) -> set[str]:
+    """The forms of the parts of a compound of two words ("school-leaving"), when the
+    sentence says both (a "write fault" is no "copy-on-write fault")."""
+    words = t.low.split("-")
+    parts = [token(p, 0, 0).forms for p in words] if len(words) == 2 and min(map(len, words)) > 2 else []
+    if not parts or not all(p & sentence_forms for p in parts):
+        return set()
+    return {f for p in parts for f in p}
+
+
+def new_run(said: Sequence[Clause], every: set[str], spans: Sequence[tuple[int, int]],
+            acronyms: frozenset[str] = frozenset()) -> list[Token]:
+    """The longest run of content words in a row (function words between them aside)
+    that none of the quotes has: a phrase of new matter ("to counter rising food
+    prices", "driven mainly by customs backlogs"), where a rewording changes a word here
+    and there. Figures are read as figures, not as words, and words that spell out an
+    acronym of the quotes ("tunnel boring machine" for "TBM") as that acronym."""
+    best: list[Token] = []
+    for clause in said:
+        run: list[Token] = []
+        for t in clause.tokens:
+            if t.low in NUMBER_WORDS or t.low == "one":
+                continue  # "from one to two years": a figure's word, checked as a figure
+            if any(a <= t.start < b for a, b in spans) or (is_content(t) and covered(t, every)):
+                run = []
+            elif is_content(t):
+                run.append(t)
+                spelled = next((len(a) for a in acronyms if len(a) <= len(run)
+                                and "".join(u.low[0] for u in run[-len(a):]).upper() == a), 0)
+                run = run[:len(run) - spelled]
+                best = max(best, run, key=len)
+    return list(best)
+
+
+# Words that open a cause or an antecedent event ("after repeated raids", "due to heavy rain").
+_CAUSES = frozenset("after because due owing following amid thanks".split())
+# (quotes that give a cause or a sequence of their own may be reworded round it: "…, so the
+# dosing interval should be extended" for "Because the kidneys eliminate it …")
+CAUSAL_LINKS = _CAUSES | frozenset("so since therefore thus hence as when once before led caused".split())
+
+
+def gives_cause(first: Token, said: Sequence[Clause]) -> bool:
+    """The run of new words that starts at ``first`` follows a word that opens a cause
+    or an earlier event (an article between them aside): a reason the quotes do not give."""
+    for clause in said:
+        toks = clause.tokens
+        i = next((n for n, u in enumerate(toks) if u is first), None)
+        if i is None:
+            continue
+        before = [u.low for u in toks[max(0, i - 3):i] if u.low not in ("a", "an", "the", "to", "of")]
+        return bool(before) and before[-1] in _CAUSES
+    return False

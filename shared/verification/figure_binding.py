@@ -1,0 +1,127 @@
+"""Figures and names bound to a clause's quotes, for the anchoring (``shared.verification.meaning_anchor``).
+
+A clause's figures must come from the quotes it rests on: the same value, or one a
+careful writer derives from theirs (``shared.verification.derived``), a period a quote
+names ("in a day" for "daily"), or the year after one it states ("the following year").
+A figure only another quote has is a sign of a merge, unless that quote gives it of
+the same thing or of the clause's own subject. Its names must come from those quotes
+too, as written or abbreviated. A clause that fails is reported as a :class:`Failure`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shared.verification.derived import is_year, restated
+from shared.verification.figures import Figure, figures, period_named, same_figure
+from shared.verification.clause_roles import verbness
+from shared.verification.quote_subjects import aligned_clause, keeps_subject
+from shared.verification.clauses import Clause, abbreviated, clauses, covered, is_content, names, token
+
+__all__ = ["Failure", "fail", "figures_bound", "names_bound"]
+
+
+@dataclass(frozen=True)
+class Failure:
+    category: str  # "empty", "terms", "number", "name", "merge"
+    reason: str
+    support: float = 0.0
+    missing: tuple[str, ...] = ()
+
+
+def fail(category: str, reason: str, support: float = 0.0, missing: Sequence[str] = ()) -> Failure:
+    return Failure(category, reason, support, tuple(missing))
+
+
+def figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],
+                  helpers: set[int], sentence_figures: Sequence[Figure], support: float) -> Failure | None:
+    for fig in sentence_figures:
+        if not clause.start <= fig.start < clause.end + 1:
+            continue
+        if restated(fig, [q for i in sorted(helpers) for q in figures(quotes[i])], sentence):
+            continue
+        if any(period_named(fig, quotes[i]) for i in helpers):
+            continue  # "in a day" for "daily fluctuations"
+        if _next_year(fig, quotes):
+            continue  # "in 1998 and 1999" from "won in 1998" and "retained the title the following year"
+        found = [(i, q) for i, quote in enumerate(quotes) if i not in helpers for q in figures(quote)
+                 if same_figure(fig, q)]
+        if any(_same_figure_of(sentence, fig, quotes[i], q) for i, q in found):
+            continue  # "India, which supplies about 40% of global rice exports": what that quote says 40% of
+        if any(keeps_subject(clause, quote_clauses[i], whole=True) for i, _ in found) and not any(
+                _subject_figure_lost(clause, quote_clauses[i]) for i in helpers):
+            continue  # "The 22.5-gigawatt Three Gorges Dam generated…": a figure of the same subject
+        why = "comes from another quote than the rest of its clause" if found else "is not in its quotes"
+        return fail("number", f"the figure {fig.surface} {why}", support, [fig.surface])
+    # Digits the quantity parser did not read as a figure ("C++17", "version 3 of"):
+    # each must stand in the clause's own quotes as written.
+    spans = [(f.start, f.end) for f in sentence_figures]
+    own = {t.low for i in helpers for c in quote_clauses[i] for t in c.tokens}
+    for t in clause.tokens:
+        if t.low.isdigit() and not any(a <= t.start < b for a, b in spans) and t.low not in own:
+            return fail("number", f"the figure {t.text} is not in its quotes", support, [t.text])
+    return None
+
+
+_FOLLOWING_YEAR = re.compile(r"\b(?:the\s+(?:following|next|subsequent)\s+year|a\s+year\s+later|the\s+year\s+after)\b",
+                             re.I)
+_YEAR_BEFORE = re.compile(r"\b(?:the\s+(?:previous|preceding|prior)\s+year|a\s+year\s+(?:earlier|before))\b", re.I)
+
+
+def _next_year(fig: Figure, quotes: Sequence[str]) -> bool:
+    """A year the quotes give as "the following year" (or "a year earlier") of a year
+    one of them states."""
+    if not is_year(fig):
+        return False
+    years = {q.value for quote in quotes for q in figures(quote) if is_year(q)}
+    text = " ".join(quotes)
+    return bool(_FOLLOWING_YEAR.search(text) and fig.value - 1 in years
+                or _YEAR_BEFORE.search(text) and fig.value + 1 in years)
+
+
+def _subject_figure_lost(clause: Clause, quote: Sequence[Clause]) -> bool:
+    """A figure in the subject of the quote's clause the clause restates ("PostgreSQL 15
+    introduced…") that the clause does not have: another figure stands in for it."""
+    words = {t.low for t in clause.tokens}
+    aligned = aligned_clause(clause, quote)
+    verb = next((n for n in range(1, len(aligned.tokens)) if verbness(aligned, n) >= 2), len(aligned.tokens))
+    return any(t.low[:1].isdigit() and t.low not in words for t in aligned.tokens[:verb])
+
+
+def _figure_of(text: str, end: int) -> set[str]:
+    """The first three content words after a figure ending at ``end``: what it is a figure of."""
+    rest = text[end:]
+    if not rest.strip() or not re.match(r"\s+of\b", rest):
+        return set()
+    return {min(t.forms) for t in [t for t in clauses(rest)[0].tokens if is_content(t)][:3]}
+
+
+def _same_figure_of(sentence: str, fig: Figure, quote: str, theirs: Figure) -> bool:
+    """The sentence and the quote give the figure "of" the same thing, two content words
+    or more ("about 40% of global rice exports", "about 40% of world rice exports")."""
+    return len(_figure_of(sentence, fig.end) & _figure_of(quote, theirs.end)) >= 2
+
+
+def names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_forms: Sequence[set[str]],
+                helpers: set[int], support: float) -> Failure | None:
+    inside = sentence[clause.start:clause.end]
+    units = " ".join(f.surface for f in figures(sentence))  # "TB" in "1 TB": a unit, checked with its figure
+    for name in names(sentence):
+        if name not in inside or re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", units):
+            continue
+        word = token(name.lower(), 0, 0)
+        # (as a word of its own, "CE" is not in "4th century BCE"; a longer one maybe with an
+        # ending, "German" in "Germany's")
+        ending = r"\w{0,3}" if len(name) > 3 else ""
+        written = re.compile(rf"(?<!\w){re.escape(name.lower())}{ending}(?!\w)")
+        own = any(covered(word, quote_forms[i]) or written.search(quotes[i].lower())
+                  or abbreviated(name, sentence, quotes[i]) for i in helpers)
+        if own:
+            continue
+        elsewhere = any(covered(word, f) or abbreviated(name, sentence, q) for f, q in zip(quote_forms, quotes,
+                                                                                             strict=True))
+        why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
+        return fail("merge" if elsewhere else "name", f"the name {name} {why}", support, [name])
+    return None
