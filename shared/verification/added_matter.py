@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shared.verification.clauses import Clause, Token, covered, is_content, token
+from shared.verification.clause_roles import REPORTING
 from shared.verification.figure_words import NUMBER_WORDS
 
-__all__ = ["CAUSAL_LINKS", "compound_parts", "extreme", "gives_cause", "new_run", "superlative"]
+__all__ = ["CAUSAL_LINKS", "added_part", "compound_parts", "extreme", "gives_cause", "new_run", "superlative"]
 
 
 # Words that rank a thing against every other: a record, a first, a unanimous vote.
@@ -84,4 +85,23 @@ def gives_cause(first: Token, said: Sequence[Clause]) -> bool:
             continue
         before = [u.low for u in toks[max(0, i - 3):i] if u.low not in ("a", "an", "the", "to", "of")]
         return bool(before) and before[-1] in _CAUSES
+    return False
+
+
+def added_part(first: Token, said: Sequence[Clause], every: set[str]) -> bool:
+    """The run of new words that starts at ``first`` lies in a part after a comma none of
+    whose content words the quotes have (``every``: their word forms): a detail added
+    whole (", most of them on residential streets"), not a rewording of theirs. Not an
+    attribution (", the researchers found"), nor a part with a figure, which is checked
+    as a figure (", including people older than 75")."""
+    for clause in said:
+        toks = clause.tokens
+        i = next((n for n, u in enumerate(toks) if u is first), None)
+        if i is None:
+            continue
+        start = next((n for n in range(i, 0, -1) if clause.pause_before(n)), 0)
+        end = next((n for n in range(i + 1, len(toks)) if clause.pause_before(n)), len(toks))
+        part = toks[start:end]
+        return start > 0 and not any(is_content(u) and covered(u, every) or u.low[:1].isdigit() for u in part) \
+            and part[-1].lemma not in REPORTING
     return False

@@ -109,7 +109,7 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
     adjusting, not "the effect is achieved" before it."""
     for part in clause_parts(clause):
         hedged = {t.low for n, t in enumerate(part) if (t.low in HEDGES or t.low in _EXPECTED and (
-                      n + 1 < len(part) and part[n + 1].low == "to" or n and part[n - 1].low in ARTICLES))
+                      n + 1 < len(part) and part[n + 1].low == "to" or n and part[n - 1].low in ARTICLES | _BE))
                   and not t.text.isupper()  # ("the CAN bus")
                   and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))
                   and not _limit_after(part, n)}
@@ -120,8 +120,10 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
 
 
 # Words that hedge what follows "to" ("is expected to return", "is thought to be a
-# factor") or the noun after them ("the projected cost"); not "lower than expected".
-_EXPECTED = frozenset("expected thought believed projected forecast predicted".split())
+# factor"), the noun after them ("the projected cost") or the subject they are said of
+# ("perihelion is anticipated in late November"); not "lower than expected".
+_EXPECTED = frozenset("expected anticipated thought believed projected forecast predicted".split())
+_BE = frozenset("is are was were be been being".split())
 ARTICLES = frozenset("the a an its their this these those".split())
 
 

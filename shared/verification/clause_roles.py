@@ -17,6 +17,7 @@ from shared.research.text import STOPWORDS
 
 __all__ = [
     "DETERMINERS",
+    "REPORTING",
     "dated",
     "LEADS_VERB",
     "NOT_PARTICIPLES",
@@ -317,12 +318,12 @@ def complement_subject(clause: Clause) -> set[str]:
     that the capsule contained…": the capsule), or nothing."""
     words = clause.words()
     for i, w in enumerate(words[1:-1], start=1):
-        if w == "that" and clause.tokens[i - 1].lemma in _REPORTING:
+        if w == "that" and clause.tokens[i - 1].lemma in REPORTING:
             return subject(clause.cut(i + 1)[1])
     return set()
 
 
-_REPORTING = frozenset("say find confirm report show note estimate conclude announce indicate reveal state "
+REPORTING = frozenset("say find confirm report show note estimate conclude announce indicate reveal state "
                        "argue believe suggest demonstrate determine".split())
 
 

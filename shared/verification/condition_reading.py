@@ -41,10 +41,13 @@ def opening_qualifier(clause: Clause, reach: int = 16) -> list[Token]:
     words = toks[1:end]
     if {u.lemma for u in words if is_content(u)} <= SETTINGS or any(u.low in _POINTING for u in words[:3]):
         return []
+    if len(words) == 1 and words[0].low in _LINKING:
+        return []  # ("In addition, …", "In fact, …": a link to what came before, no condition)
     return words
 
 
 _POINTING = frozenset("same that this these those".split())
+_LINKING = frozenset("addition fact turn short contrast comparison summary sum conclusion particular brief".split())
 _SPANS = frozenset("period time span year month week day decade century interval window stretch era season".split())
 
 

@@ -61,7 +61,7 @@ HEDGES = frozenset("""
     may might could can possibly perhaps likely probably potentially suggest suggests
     suggested suggesting appear appears appeared seem seems seemed unclear uncertain
     presumably plausibly tend tends tended possible possibly potential suspect suspects suspected
-    whether considering
+    whether considering believe believes
 """.split())
 STRONG = frozenset("""
     must definitely certainly conclusively conclusive undoubtedly unquestionably prove
@@ -137,7 +137,7 @@ for _pair in _PAIRS:
 # Relations that hold both ways ("X is linked to Y" says "Y is linked to X"): exchanging
 # their two sides swaps no roles.
 SYMMETRIC = frozenset("""link associate correlate connect relate coincide resemble equal match
-    intersect overlap collide interact coexist""".split())
+    intersect overlap collide interact coexist react compete collaborate cooperate merge""".split())
 # Verbs that end a state: "stopped recommending" says "no longer recommended".
 CESSATION = frozenset("""stop cease end remove drop discontinue abandon abolish scrap withdraw
     retire deprecate halt quit""".split())

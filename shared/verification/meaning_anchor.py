@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shared.verification.added_matter import CAUSAL_LINKS, compound_parts, extreme, gives_cause, new_run, superlative
+from shared.verification.added_matter import CAUSAL_LINKS, added_part, compound_parts, extreme, gives_cause, new_run, superlative
 from shared.verification.figure_binding import Failure, fail, figures_bound, names_bound
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
@@ -27,7 +27,7 @@ from shared.verification.quote_subjects import (
 )
 from shared.verification.anaphora import anaphoric
 from shared.verification.lexicon import CONDITION_OPENERS
-from shared.verification.clauses import Clause, Token, broader_forms, clauses, covered, forms_of
+from shared.verification.clauses import Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of
 
 __all__ = ["Anchored", "anchor_all"]
 
@@ -90,7 +90,9 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     spans = [(f.start, f.end) for f in sentence_figures]
     content = {min(t.forms): t for c in said for t in c.content
                if not any(a <= t.start < b for a, b in spans)} or {min(t.forms): t for c in said for t in c.content}
-    unsupported = sorted(t.low for t in content.values() if not covered(t, every))
+    # (an acronym the quotes spell out is theirs: "ECB", "Q2" for "the second quarter")
+    unsupported = sorted(t.low for t in content.values() if not covered(t, every) and not (
+        t.text[:1].isupper() and any(abbreviated(t.text, sentence, q) for q in quotes)))
     support = round(1 - len(unsupported) / len(content), 3)
     pairs: list[list[tuple[Clause, Clause, Clause]]] = []
     for n, clause in enumerate(said):
@@ -117,7 +119,8 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         return fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
                              f" not found: {', '.join(unsupported[:8])}", support, unsupported)
     run = new_run(said, every, spans, frozenset(_ACRONYM.findall(" ".join(quotes))))
-    if len(run) >= MAX_NEW_RUN or len(run) >= 2 and gives_cause(run[0], said) \
+    if len(run) >= MAX_NEW_RUN or len(run) >= 2 and added_part(run[0], said, every) or len(run) >= 2 \
+            and gives_cause(run[0], said) \
             and not any(w in CAUSAL_LINKS for q in quotes for w in re.findall(r"[a-z]+", q.lower())):
         return fail("terms", f"it adds what none of its quotes says: {' '.join(t.text for t in run)}", support,
                     unsupported)

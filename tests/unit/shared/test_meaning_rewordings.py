@@ -820,3 +820,41 @@ def test_may_is_leave_where_its_quote_says_must() -> None:
     assert not g.ok and g.category == "modality"
     assert _ok("Tenants are required to give two months' notice before terminating the lease.",
                "Tenants must give two months' notice before terminating the lease.")
+
+
+def test_anticipated_and_believe_hedge_and_a_hedged_quote_is_no_plain_fact() -> None:
+    assert _ok("The comet's perihelion is anticipated toward the end of November.",
+               "The comet is expected to make its closest approach to the Sun in late November.")
+    assert _ok("Scientists believe an ocean of liquid water lies under the icy crust of Europa.",
+               "Europa is thought to harbour a liquid water ocean beneath its icy crust.")
+    assert _refused_as("modality", "An ocean of liquid water lies under the icy crust of Europa.",
+                       "Scientists believe an ocean of liquid water lies under the icy crust of Europa.")
+
+
+def test_reacting_with_holds_both_ways() -> None:
+    assert _ok("Sodium and water react vigorously, forming sodium hydroxide.",
+               "Sodium reacts vigorously with water, producing sodium hydroxide.")
+
+
+def test_a_linking_opening_is_no_condition() -> None:
+    assert _ok("The library reads CSV files larger than memory.",
+               "In addition, the library reads CSV files larger than memory.")
+    assert _refused_as("scope", "The library reads CSV files larger than memory.",
+                       "In streaming mode, the library reads CSV files larger than memory.")
+
+
+def test_quarters_halves_and_two_letter_acronyms_are_spelled_out_in_the_quote() -> None:
+    assert _ok("In Q2, exports to Asia were roughly unchanged, whereas those to the EU dropped 12 percent.",
+               "Exports to the EU fell by 12% in the second quarter, while exports to Asia were broadly flat.")
+    assert not _ok("In Q3, exports to the EU dropped 12 percent.", "Exports to the EU fell by 12% in the second quarter.")
+    assert _ok("Few of the teachers surveyed had been trained in AI tools.",
+               "Few of the surveyed teachers had received training in artificial intelligence tools.")
+
+
+def test_a_part_after_a_comma_of_words_no_quote_has_is_added_matter() -> None:
+    g = check_grounding("The city installed 300 new EV charging points last year, most of them on residential streets.",
+                        ["The city installed 300 new electric vehicle charging points last year."])
+    assert not g.ok and g.category == "terms" and "residential streets" in (g.reason or "")
+    # an attribution, or a part whose figure is checked as a figure, is no added matter
+    assert _ok("Soil organic carbon increased in plots managed with cover crops, the researchers found.",
+               "Soil organic carbon increased in plots managed with cover crops.")
