@@ -38,13 +38,27 @@ def anaphoric(quote: str) -> bool:
         return True  # "With about 3.3 billion speakers, it is…", "Over the final 20 m, the same athletes…"
     if "also" in words[1:4]:
         return True  # "The release also introduces…", "Participants also improved…": it goes on from before
-    return (len(words) >= 3 and words[0] == "the" and words[2] in _BARE_NOUN_FOLLOWERS
-            and quote.split()[1].islower() and _an_act(words[1]))
+    if words[1:2] == ["of"] and words[2:3] and words[2] in _BACK and words[3:4] \
+            and (words[3] == "who" or words[3].endswith(("ed", "en"))):
+        # "Most of those infected…": people a quote told of (not "Each of these mechanisms",
+        # which names its own thing)
+        return True
+    if words[0] in _STUDY_ROLES or words[0] == "the" and words[1:2] and words[1] in _STUDY_ROLES:
+        return True  # "Participants on the new drug…": those of a study told of before
+    first = quote.split()
+    return words[0] == "the" and any(
+        len(words) > n + 1 and words[n + 1] in _BARE_NOUN_FOLLOWERS and first[n].islower() and _an_act(words[n])
+        and all(w.islower() for w in first[1:n]) for n in (1, 2))  # "The decline was…", "The root cause was…"
+
+
+# People a study or survey is made of: a quote that opens with them speaks of one told of before.
+_STUDY_ROLES = frozenset("participants respondents enrollees interviewees".split())
 
 
 # Shell nouns: words for an event or an act that stand for one a text has just told of.
 _EVENTS = frozenset("change changes conflict war crisis outbreak move decision ruling shift reform event loss "
-                    "surge slowdown slump jump decrease collapse recovery expansion contraction".split())
+                    "surge slowdown slump jump decrease collapse recovery expansion contraction "
+                    "cause reason outcome consequence".split())
 _BARE_NOUN_FOLLOWERS = frozenset("is was are were has had followed began came reflects reflected "
                                  "lasted spanned occurred happened".split())
 

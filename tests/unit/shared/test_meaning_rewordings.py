@@ -858,3 +858,15 @@ def test_a_part_after_a_comma_of_words_no_quote_has_is_added_matter() -> None:
     # an attribution, or a part whose figure is checked as a figure, is no added matter
     assert _ok("Soil organic carbon increased in plots managed with cover crops, the researchers found.",
                "Soil organic carbon increased in plots managed with cover crops.")
+
+
+def test_those_infected_participants_and_the_root_cause_point_back() -> None:
+    from shared.verification.anaphora import anaphoric
+
+    assert anaphoric("Most of those infected had not been vaccinated.")
+    assert anaphoric("Participants on the new drug lowered their HbA1c by 1.1 percentage points.")
+    assert anaphoric("The root cause was an expired TLS certificate.")
+    assert not anaphoric("Each of these mechanisms requires a system call.")
+    assert not anaphoric("The kernel was rebuilt.")
+    assert _ok("Last year the region recorded 842 measles cases, most of them in people who had not been vaccinated.",
+               "Measles cases in the region rose to 842 last year.", "Most of those infected had not been vaccinated.")
