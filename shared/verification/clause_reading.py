@@ -48,11 +48,18 @@ MONTHS = frozenset("january february march april may june july august september 
 DATES = MONTHS | frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 
 
+# Verbs of advice after which "against" advises not to ("advised against driving").
+_ADVISED = frozenset("advise advises advised advising recommend recommends recommended recommending warn warns "
+                     "warned warning caution cautions cautioned cautioning counsel counsels counselled".split())
+
+
 def negations(clause: Clause) -> int:
     words = clause.words()
     count = 0
     for i, w in enumerate(words):
         nxt = words[i + 1] if i + 1 < len(words) else ""
+        if w == "against" and i and words[i - 1] in _ADVISED:
+            count += 1  # "advised against driving": driving is not recommended
         if w in NEGATORS:
             if w in ("not", "n't") and nxt in ("only", "just", "merely"):
                 continue  # "not only": an addition, not a negation
@@ -202,11 +209,18 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         if t.lemma == "keep" and _keeps_from(clause, i):
             hit = ("presence", -1)  # "to keep dyes from fading": to prevent it
         head = t.low.split("-", 1)[0]
-        # ("40% below the average": a comparison by a figure, not a plain adjective)
-        weak = (t.low in WEAK or head in WEAK) and not (t.low in ("below", "above") and figure_word(prev))
+        # ("40% below the average", "1.45°C above the baseline": a comparison by a figure, its
+        # unit between them, not a plain adjective)
+        weak = (t.low in WEAK or head in WEAK) and not (t.low in ("below", "above") and any(
+            figure_word(clause.tokens[j].low) and all(u.low in _BY_UNITS for u in clause.tokens[j + 1:i])
+            and not any(clause.pause_before(k) for k in range(j + 1, i + 1)) for j in range(max(0, i - 3), i)))
         out.append((i, hit[0], hit[1], weak))
     return out
 
+
+# Units of a figure that compares by how much ("1.45°C above", "3 percentage points below"),
+# not where a thing is ("10 km below the surface").
+_BY_UNITS = frozenset("c f k degree degrees celsius fahrenheit kelvin percent per cent percentage point points".split())
 
 # Verbs whose "up" or "down" is a rise or a fall ("edged down", "ticked up").
 _MOVES = frozenset("go edge tick inch creep trend move drift".split())

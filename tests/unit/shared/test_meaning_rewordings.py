@@ -870,3 +870,21 @@ def test_those_infected_participants_and_the_root_cause_point_back() -> None:
     assert not anaphoric("The kernel was rebuilt.")
     assert _ok("Last year the region recorded 842 measles cases, most of them in people who had not been vaccinated.",
                "Measles cases in the region rose to 842 last year.", "Most of those infected had not been vaccinated.")
+
+
+def test_advised_against_is_not_recommended() -> None:
+    quote = "The drug may cause drowsiness in some patients, so driving is not recommended during the first week."
+    assert _ok("Because some patients might become drowsy, they are advised against driving in the first week.", quote)
+    assert _refused_as("negation", "Because some patients might become drowsy, they are advised to drive in the "
+                       "first week.", quote)
+
+
+def test_above_after_a_figure_and_its_unit_compares_by_that_figure() -> None:
+    quote = "Global average surface temperature in 2023 was about 1.45°C above the pre-industrial baseline."
+    assert _ok("In 2023 the mean surface temperature sat roughly 1.45 degrees Celsius higher than pre-industrial "
+               "levels.", quote)
+    assert _refused_as("comparative", "In 2023 the mean surface temperature sat roughly 1.45 degrees Celsius lower "
+                       "than pre-industrial levels.", quote)
+    # a place below a surface is no comparison
+    assert _ok("The quake occurred 10 km below the surface about 40 km south of the city.",
+               "The earthquake struck at a depth of 10 kilometres, about 40 kilometres south of the city.")
