@@ -59,7 +59,7 @@ from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
-    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, OMISSION, STRONG,
+    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, OMISSION, QUANTIFIERS, STRONG,
 )
 from shared.verification.roles import objects_swapped, roles, sides_swapped
 from shared.verification.scope import scope
@@ -310,6 +310,27 @@ _ALL_OF = frozenset("entirely wholly purely".split())
 _RESTRICTS = frozenset("restricted restrict restricts limited confined reserved".split())
 
 
+_GENERIC_VERBS = frozenset("is are does do has have can must".split())
+
+
+def _generic_plural(said: Clause, source: Clause) -> bool:
+    """The thing the sentence says "each", "every" or "any" of is, in its quote, a bare
+    plural, the subject of a clause stated in the present ("Reads are served from the
+    nearest replica"): a rule of every one, which "each" restates. Not a past finding
+    ("Patients improved")."""
+    words = said.tokens
+    things = {min(words[n + 1].forms) for n, t in enumerate(words[:-1]) if t.low in ("each", "every", "any")
+              and is_content(words[n + 1])}
+    present = any(u.low in _GENERIC_VERBS or u.verb and u.low.endswith("s") and u.low != u.lemma
+                  for u in source.tokens)
+    verb = next((n for n, u in enumerate(source.tokens) if n and (u.low in AUX or u.verb)), len(source.tokens))
+    return bool(things) and present and any(  # (the plural its subject, before its verb)
+        min(u.forms) in things and u.low != u.lemma and u.low.endswith("s")
+        and not (n and (source.tokens[n - 1].low in QUANTIFIERS or source.tokens[n - 1].low[:1].isdigit()
+                        or source.tokens[n - 1].low in ("the", "these", "those", "its", "their")))
+        for n, u in enumerate(source.tokens[:verb]))
+
+
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (mine, my_often, my_rare, my_only) = quantity(said)
     (theirs, their_often, their_rare, their_only) = quantity(source)
@@ -336,6 +357,9 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     small = any(" ".join(c.words()).count("small number") for c in (said, source))  # "few" or "a few", as read
     if my_rare != their_rare and not small:
         return "quantifier", "it changes how rare or common its quote says this is"
+    generic = mine == 4 and theirs is None and _generic_plural(said, source)
+    if generic:
+        theirs = 4  # "each read is served from …" for "Reads are served from …": a rule of every one
     if mine is not None and mine > (theirs if theirs is not None else 3) or every_unit(said) & quantified_units(source):
         return "quantifier", "it generalises beyond its quote's quantifier"  # ("every day" for "on some days")
     mostly = _says_most(source) or _MOSTLY & set(source.words())
@@ -346,7 +370,7 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         return "quantifier", 'it says "a few" where its quote says many or most'
     extra = Counter(_UNIVERSAL.get(w, w) for w in universals(said)) \
         - Counter(_UNIVERSAL.get(w, w) for w in universals(source))
-    if extra:
+    if extra and not (generic and len(universals(said)) == 1):
         return "quantifier", f'it says "{min(extra)}" more often than its quote does'
     if my_often is not None and my_often > (their_often if their_often is not None else 3):
         return "quantifier", "it says this happens more often than its quote does"

@@ -888,3 +888,12 @@ def test_above_after_a_figure_and_its_unit_compares_by_that_figure() -> None:
     # a place below a surface is no comparison
     assert _ok("The quake occurred 10 km below the surface about 40 km south of the city.",
                "The earthquake struck at a depth of 10 kilometres, about 40 kilometres south of the city.")
+
+
+def test_each_restates_a_bare_plural_stated_as_a_rule_in_the_present() -> None:
+    assert _ok("Each read is handled by the replica nearest the client.",
+               "Reads are served from whichever replica is closest to the client.")
+    # a past finding of a bare plural is no rule of every one
+    assert _refused_as("quantifier", "Each patient improved within a week.", "Patients improved within a week.")
+    assert _refused_as("quantifier", "Each read is handled by the replica nearest the client.",
+                       "Some reads are served from whichever replica is closest to the client.")
