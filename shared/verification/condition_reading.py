@@ -10,7 +10,7 @@ participle takes ("based on Prejean's memoir") are none.
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import DATES
+from shared.verification.clause_reading import ARTICLES, DATES
 from shared.verification.clauses import Clause, Token, is_content
 from shared.verification.figure_words import figure_word
 from shared.verification.lexicon import CONDITION_OPENERS
@@ -39,8 +39,10 @@ def opening_qualifier(clause: Clause, reach: int = 16) -> list[Token]:
         return []
     end = next((n for n in range(1, min(len(toks), reach)) if clause.pause_before(n)), 0)
     words = toks[1:end]
-    if {u.lemma for u in words if is_content(u)} <= SETTINGS or any(u.low in _POINTING for u in words[:3]):
-        return []
+    content = [u for u in words if is_content(u)]
+    if {u.lemma for u in content} <= SETTINGS or any(u.low in _POINTING for u in words[:3]) \
+            or len(words) <= 4 and content and content[-1].lemma in SETTINGS and words[0].low in ARTICLES:
+        return []  # (also "In its annual report, …": a setting named by its kind)
     if len(words) == 1 and words[0].low in _LINKING:
         return []  # ("In addition, …", "In fact, …": a link to what came before, no condition)
     return words

@@ -35,9 +35,17 @@ _NATIONAL = frozenset("country country's countries nation nation's national nati
 def _broadens(words: list[str], openers: tuple[tuple[str, ...], ...] = _BROADENERS) -> str | None:
     for opener in openers:
         n = len(opener)
-        if any(tuple(words[i:i + n]) == opener for i in range(len(words) - n + 1)):
+        if any(tuple(words[i:i + n]) == opener and not (opener == ("whichever",) and _ranked(words[i + 1:i + 7]))
+               for i in range(len(words) - n + 1)):
             return " ".join(opener)
     return None
+
+
+def _ranked(words: list[str]) -> bool:
+    """A superlative follows: "whichever entry was least recently used" names the one
+    entry that ranks so, as "the least recently used entry" does; it broadens nothing."""
+    return any(w in ("least", "most", "longest", "oldest", "newest", "fewest", "lowest", "highest", "closest",
+                     "nearest", "first", "last") for w in words)
 
 
 _EVERY = frozenset("all every each any".split())

@@ -897,3 +897,13 @@ def test_each_restates_a_bare_plural_stated_as_a_rule_in_the_present() -> None:
     assert _refused_as("quantifier", "Each patient improved within a week.", "Patients improved within a week.")
     assert _refused_as("quantifier", "Each read is handled by the replica nearest the client.",
                        "Some reads are served from whichever replica is closest to the client.")
+
+
+def test_whichever_before_a_superlative_names_one_and_a_report_is_a_setting() -> None:
+    assert _ok("When the cache reaches 10,000 items, it discards whichever entry was used least recently.",
+               "The cache evicts the least recently used entry once it holds 10,000 items.")
+    assert _refused_as("scope", "The cache evicts whichever entry it likes.",
+                       "The cache evicts an entry when it is full.")
+    assert _ok("Water leakage from the municipal network amounted to 23 percent of supplied volume.",
+               "In its annual report, the authority stated that water leakage from the municipal network amounted "
+               "to 23 percent of supplied volume.")
