@@ -237,13 +237,27 @@ def _computable(said: Figure, sentence: str) -> bool:
 
 
 def _close(v: float, w: float, said: Figure, *, loose: bool) -> bool:
-    if loose:
-        return math.isclose(v, w, rel_tol=0.1)
+    if loose:  # ("about 1,400" for 1,340; not "some 1,430", more precise than it is near)
+        return math.isclose(v, w, rel_tol=0.1) and abs(v - w) <= max(_last_digit(said) * abs(v), 0.02 * abs(w))
     if not any(c.isdigit() for c in said.surface):  # "a third": a word is read to two hundredths
         # (of a whole: "half a percentage point", a quantity of its own, to 2% of it)
         return abs(v - w) <= 0.02 * max(1.0, abs(w)) if abs(w) <= 1 and not said.unit \
             else math.isclose(v, w, rel_tol=0.02)
     return math.isclose(v, w, rel_tol=_precision(said), abs_tol=1e-12)
+
+
+def _last_digit(said: Figure) -> float:
+    """One in the last significant digit of the sentence's figure as written, relative to
+    the figure ("1,430": 10 of 1,430; "1,400": 100 of 1,400; "12.5": 0.1 of 12.5); 1 (any)
+    when it is written in words."""
+    m = re.search(r"\d+(?:,\d{3})*(?:\.\d+)?", said.surface)
+    number = float(m.group().replace(",", "")) if m else 0.0
+    if not number:
+        return 1.0
+    digits = m.group().replace(",", "")
+    if "." in digits:
+        return 10.0 ** -len(digits.split(".")[1]) / number
+    return 10.0 ** (len(digits) - len(digits.rstrip("0"))) / number
 
 
 def _precision(said: Figure) -> float:

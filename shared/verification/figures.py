@@ -406,7 +406,8 @@ def digit_words(text: str) -> set[str]:
 
 def same_figure(said: Figure, source: Figure) -> bool:
     """``said`` restates ``source``: the same value, and the same unit unless one of
-    them gives none (a bare "3,500" restates "3,500 MB/s"; "3,500 GB/s" does not)."""
+    them gives none (a bare "3,500" restates "3,500 MB/s"; "3,500 GB/s" does not), but
+    a percentage is not a bare count."""
     close = math.isclose(said.value, source.value, rel_tol=1e-9, abs_tol=1e-12)
     if said.value == 1 and source.unit.endswith(f" per {said.unit}") and not any(c.isdigit() for c in said.surface):
         return True  # "a week" said apart from its figure restates "100 million a week"
@@ -414,6 +415,8 @@ def same_figure(said: Figure, source: Figure) -> bool:
         fraction, percent = (said, source) if not said.unit else (source, said)
         return 0 < fraction.value < 1 and not any(c.isdigit() for c in fraction.surface) \
             and math.isclose(fraction.value * 100, percent.value, rel_tol=1e-9)
+    if said.unit == "percentage" and not source.unit and any(c.isdigit() for c in source.surface):
+        return False  # ("30% of the students" is no count of "30 failed")
     return close and (said.unit == source.unit or not said.unit or not source.unit
                       or _per_what(said.unit, source.unit) or _per_what(source.unit, said.unit))
 

@@ -402,6 +402,10 @@ def _says_most(clause: Clause) -> bool:
                or w == "all" and i and words[i - 1] in ("nearly", "almost") for i, w in enumerate(words))
 
 
+# Advice, weaker than a duty: "drivers are advised to carry chains" does not say they must.
+_ADVICE = re.compile(r"\b(?:advised|recommended|encouraged|urged)\s+to\b|\bshould\b", re.I)
+
+
 def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     # "must complete" restates "requires … to complete", "forcing … to rebuild" or a rule
     # stated plainly ("the limit … is three years"): an obligation, not certainty. A
@@ -410,6 +414,9 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     obliged = set(said.words()) & STRONG == {"must"} and theirs >= 2
     if certainty(said) > theirs and not obliged:
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
+    advice = _ADVICE.search(source.text[source.start:source.end])
+    if advice and "must" in said.words() and not _ADVICE.search(said.text[said.start:said.end]):
+        return "modality", f'it says "must" where its quote says "{advice.group()}"'  # advice, not a duty
     mine, theirs = set(said.words()), set(source.words())
     words = said.words()
     granted = {w for n, w in enumerate(words) if w in _PERMITS and words[n + 1:n + 2] != ["not"]}  # ("may not": a ban)

@@ -907,3 +907,20 @@ def test_whichever_before_a_superlative_names_one_and_a_report_is_a_setting() ->
     assert _ok("Water leakage from the municipal network amounted to 23 percent of supplied volume.",
                "In its annual report, the authority stated that water leakage from the municipal network amounted "
                "to 23 percent of supplied volume.")
+
+
+def test_advice_is_no_duty() -> None:
+    quote = "Drivers are advised to carry snow chains on the pass between November and April."
+    assert _refused_as("modality", "Drivers must carry snow chains on the pass between November and April.", quote)
+    assert _ok("Drivers are advised to carry snow chains on the pass between November and April.", quote)
+
+
+def test_an_approximate_figure_is_no_more_precise_than_it_is_near() -> None:
+    quote = "The outbreak infected 1,340 people across three provinces."
+    assert _ok("The outbreak infected about 1,300 people across three provinces.", quote)
+    assert _refused_as("number", "The outbreak infected some 1,430 people across three provinces.", quote)
+
+
+def test_a_percentage_is_no_bare_count() -> None:
+    assert _refused_as("number", "Some 30% of the students tested failed.", "Of the 200 students tested, 30 failed.")
+    assert _ok("About 15% of the 200 students tested failed.", "Of the 200 students tested, 30 failed.")
