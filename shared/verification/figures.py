@@ -40,7 +40,9 @@ _HAS_FIGURE = re.compile(
     r"dozen|decades?|century|centuries|millennium|millennia)\b",
     re.IGNORECASE,
 )
-_PER_CENT = re.compile(r"(\s)per cent\b", re.IGNORECASE)  # British "per cent", as "percent" of the same length
+# British "per cent", read as "percent " of the same length (one space before it: the parser
+# reads a figure and a unit two spaces apart as one only sometimes)
+_PER_CENT = re.compile(r"(\s)per cent\b", re.IGNORECASE)
 # Rewritten for the parser at the same length, so its spans stay the text's: hyphens
 # joining a figure to its unit ("a 410-million-cubic-metre reservoir", which it splits
 # into two figures), and a comma after a number word before "a" ("to zero, a hallmark",
@@ -173,6 +175,8 @@ def figures(text: str) -> tuple[Figure, ...]:
     out = []
     for q in found:
         start, end = q.span
+        if text[max(0, end - 7):end + 1].lower() == "per cent":
+            end += 1  # ("per cent" was read as "percent " of the same length: its span ends a letter short)
         if _inside_name(text, start, end) or _NO_NUMBER_WORD.search(text[:end]) and not any(
                 c.isdigit() for c in text[start:end]):
             continue
@@ -294,7 +298,7 @@ def figures(text: str) -> tuple[Figure, ...]:
 
 def _for_parser(text: str) -> str:
     """``text`` as the parser reads it best, at the same length (see _FIGURE_COMPOUND)."""
-    text = _FIGURE_COMPOUND.sub(lambda m: m.group().replace("-", " "), _PER_CENT.sub(r"\1 percent", text))
+    text = _FIGURE_COMPOUND.sub(lambda m: m.group().replace("-", " "), _PER_CENT.sub(r"\1percent ", text))
     return _WORD_COMMA_ARTICLE.sub(r"\1;", text)
 
 

@@ -84,6 +84,13 @@ def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
         if words and 2 * len([t for t in words if covered(t, mine)]) < len(words) \
                 and {t.lemma for t in words} - SETTINGS:
             return " ".join(t.text for t in part)
+        # a compound that narrows the noun after it, dropped where the noun is kept
+        # ("first-year students" said as "students", "first-time buyers" as "buyers")
+        narrowing = next((a for a, b in zip(words, words[1:]) if "-" in a.low and not covered(a, mine)
+                          and not any(covered(token(p, 0, 0), mine) for p in a.low.split("-") if p)
+                          and covered(b, mine)), None)
+        if narrowing is not None and not any(u.verb and u.low != u.lemma for u in part[1:]):  # (a clause of its own)
+            return narrowing.text
     return None
 
 

@@ -235,3 +235,28 @@ def test_the_following_year_of_a_stated_year_is_that_year_and_one() -> None:
     assert not g.ok and g.category == "number"
     assert check_grounding("The plant closed in 2021, and it had been sold in 2020.",
                            ["The plant closed in 2021.", "It had been sold the previous year."]).ok
+
+
+def test_per_cent_is_read_as_a_percentage_under_every_hash_seed() -> None:
+    # The quantity parser's reading of a figure and a unit two spaces apart varied with
+    # Python's string hashing; "per cent" is now rewritten so that it never meets that.
+    import os
+    import subprocess
+    import sys
+
+    probe = ("from shared.verification.figures import figures; "
+             "print([(f.surface, f.unit) for f in figures('Rates were held at 5.25 per cent for a third meeting.')])")
+    seen = set()
+    for seed in ("0", "1", "2"):
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+        seen.add(out)
+    assert seen == {"[('5.25 per cent', 'percentage'), ('a third', '')]"}
+
+
+def test_a_percentage_restates_a_british_per_cent() -> None:
+    from shared.verification.grounding import check_grounding
+
+    assert check_grounding("For a third meeting in a row, the central bank held rates at 5.25%.",
+                           ["The central bank left interest rates unchanged at 5.25 per cent for the third "
+                            "consecutive meeting."]).ok

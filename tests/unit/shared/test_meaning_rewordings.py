@@ -924,3 +924,10 @@ def test_an_approximate_figure_is_no_more_precise_than_it_is_near() -> None:
 def test_a_percentage_is_no_bare_count() -> None:
     assert _refused_as("number", "Some 30% of the students tested failed.", "Of the 200 students tested, 30 failed.")
     assert _ok("About 15% of the 200 students tested failed.", "Of the 200 students tested, 30 failed.")
+
+
+def test_a_compound_that_narrows_a_condition_is_not_dropped() -> None:
+    quote = "Among first-year students at the university, 62 percent reported feeling lonely at least once a week."
+    assert _refused_as("scope", "Sixty-two percent of students at the university reported feeling lonely at least "
+                       "once a week.", quote)
+    assert _ok("Among first-year students at the university, 62% said they felt lonely at least once a week.", quote)
