@@ -78,14 +78,21 @@ CAUSAL_LINKS = _CAUSES | frozenset("so since therefore thus hence as when once b
 def gives_cause(first: Token, said: Sequence[Clause]) -> bool:
     """The run of new words that starts at ``first`` follows a word that opens a cause
     or an earlier event (an article between them aside): a reason the quotes do not give."""
+    found = _placed(first, said)
+    if found is None:
+        return False
+    clause, i = found
+    before = [u.low for u in clause.tokens[max(0, i - 3):i] if u.low not in ("a", "an", "the", "to", "of")]
+    return bool(before) and before[-1] in _CAUSES
+
+
+def _placed(first: Token, said: Sequence[Clause]) -> tuple[Clause, int] | None:
+    """The clause that holds ``first`` and its place in it, else None."""
     for clause in said:
-        toks = clause.tokens
-        i = next((n for n, u in enumerate(toks) if u is first), None)
-        if i is None:
-            continue
-        before = [u.low for u in toks[max(0, i - 3):i] if u.low not in ("a", "an", "the", "to", "of")]
-        return bool(before) and before[-1] in _CAUSES
-    return False
+        i = next((n for n, u in enumerate(clause.tokens) if u is first), None)
+        if i is not None:
+            return clause, i
+    return None
 
 
 def added_part(first: Token, said: Sequence[Clause], every: set[str]) -> bool:
@@ -94,14 +101,12 @@ def added_part(first: Token, said: Sequence[Clause], every: set[str]) -> bool:
     whole (", most of them on residential streets"), not a rewording of theirs. Not an
     attribution (", the researchers found"), nor a part with a figure, which is checked
     as a figure (", including people older than 75")."""
-    for clause in said:
-        toks = clause.tokens
-        i = next((n for n, u in enumerate(toks) if u is first), None)
-        if i is None:
-            continue
-        start = next((n for n in range(i, 0, -1) if clause.pause_before(n)), 0)
-        end = next((n for n in range(i + 1, len(toks)) if clause.pause_before(n)), len(toks))
-        part = toks[start:end]
-        return start > 0 and not any(is_content(u) and covered(u, every) or u.low[:1].isdigit() for u in part) \
-            and part[-1].lemma not in REPORTING
-    return False
+    found = _placed(first, said)
+    if found is None:
+        return False
+    clause, i = found
+    start = next((n for n in range(i, 0, -1) if clause.pause_before(n)), 0)
+    end = next((n for n in range(i + 1, len(clause.tokens)) if clause.pause_before(n)), len(clause.tokens))
+    part = clause.tokens[start:end]
+    return start > 0 and not any(is_content(u) and covered(u, every) or u.low[:1].isdigit() for u in part) \
+        and part[-1].lemma not in REPORTING
