@@ -4,7 +4,9 @@ moved, and its JSON log lines name the job, stage and attempt."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import random
 import socket
 import time
 from collections.abc import Iterator
@@ -21,15 +23,18 @@ from tests.integration.harness import System
 
 
 def _free_base(span: int = len(PORT_OFFSETS)) -> int:
-    """A base port whose next ``span`` ports are free right now."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + span > 65535:
-            continue
+    """A base port whose next ``span`` ports are free right now, chosen below the
+    kernel's ephemeral range: a port inside it can be taken, between this choice and a
+    stage's start, as the local end of some process's outgoing connection (to NATS, to
+    PostgreSQL), and the stage would then serve its metrics on another port."""
+    low = 32768
+    with contextlib.suppress(OSError, ValueError):
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(10000, max(10001, low - span))
+        socks: list[socket.socket] = []
         try:
-            socks = []
             for p in range(base, base + span):
                 sock = socket.socket()
                 socks.append(sock)
