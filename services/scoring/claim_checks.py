@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from services.scoring.schemas import ClaimDraft
+from shared.research.claims import copy_key
 from shared.research.envelope import Citation, Claim, Level, RejectedClaim, ScoredSource
 from shared.verification.grounding import Grounding, QuoteCheck, check_grounding, verify_quote
 from shared.verification.meaning import contradicts
@@ -150,6 +151,7 @@ def _check_draft(n: int, draft: ClaimDraft, snippets: Mapping[str, Snippet], ver
     grounding = _grounded(text, [c.text or "" for _, c in checks], verifier)
     if isinstance(grounding, Refused):
         return grounding
+    checks = _without_copies(text, checks)
     support_idx = sorted({s.source_index for s, _ in checks})
     against = {i: c for i, c in _verified_against(contradicting, snippets, verifier, text).items()
                if i not in support_idx}
@@ -164,6 +166,21 @@ def _check_draft(n: int, draft: ClaimDraft, snippets: Mapping[str, Snippet], ver
                             quote=c.text or "") for s, c in checks],
         level=_level(grounding),
     )
+
+
+def _without_copies(text: str, checks: list[tuple[Snippet, QuoteCheck]]) -> list[tuple[Snippet, QuoteCheck]]:
+    """The cited snippets less those whose quote another source already gave word for
+    word (shared.research.claims.copy_key): a copy is one statement, not more support."""
+    kept: list[tuple[Snippet, QuoteCheck]] = []
+    given: dict[str, int] = {}
+    for snippet, check in checks:
+        key = copy_key(check.text or "")
+        if key is not None and given.setdefault(key, snippet.source_index) != snippet.source_index:
+            log.info("claim %r: snippet %s copies another source's quote word for word: not counted as support",
+                     text[:60], snippet.id)
+            continue
+        kept.append((snippet, check))
+    return kept
 
 
 def _verified_against(contradicting: Sequence[str], snippets: Mapping[str, Snippet], verifier: Verifier,

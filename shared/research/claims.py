@@ -24,6 +24,7 @@ __all__ = [
     "answering_claims",
     "clamp",
     "claim_matches_item",
+    "copy_key",
     "defines",
     "item_terms",
     "knowledge_gaps",
@@ -138,6 +139,20 @@ def knowledge_gaps(checklist: Sequence[ChecklistItem]) -> list[str]:
         elif item.status is CoverageStatus.UNSATISFIED:
             gaps.append(item.description)
     return gaps
+
+
+# A sentence found word for word in several sources is one statement copied (a page
+# included in others, a syndicated article), not several sources agreeing: it supports
+# a claim once. Short sentences ("Threads share memory.") may be written alike
+# independently, so only those this long count as copies.
+COPY_MIN_WORDS = 8
+
+
+def copy_key(quote: str) -> str | None:
+    """What a word-for-word copy of ``quote`` has in common with it (case and spacing
+    aside), or None for a sentence too short to tell a copy from a coincidence."""
+    said = quote.split()
+    return " ".join(said).casefold() if len(said) >= COPY_MIN_WORDS else None
 
 
 def valid_indices(indices: Sequence[int], size: int) -> list[int]:

@@ -420,3 +420,19 @@ def test_an_items_answer_that_also_answers_the_question_comes_first() -> None:
     text = f"{plain} {hooks} Bananas are yellow fruit."
     claims = extract_claims(question, [question], checklist, score([make_source("a", text)]), max_claims=1)
     assert [c.text for c in claims] == [hooks]
+
+
+def test_a_sentence_copied_word_for_word_into_another_source_is_not_its_support() -> None:
+    # An included page (the same options text in several manual pages) or a syndicated
+    # article says one thing once: the copy adds no support and no citation.
+    copied = "Threads share the memory of their process and can read its global variables."
+    own = "The threads of a process share its memory and can read its global variables."
+    sources = score([make_source("a", copied, da=95), make_source("copy", copied), make_source("own", own)])
+    claims = extract_claims(QUESTION, SUBS, [], sources)
+    shared = by_text(claims, "global variables")
+    ids = [s.id for s in sources]
+    assert sorted(ids[i] for i in shared.supporting_indices) == ["a", "own"]
+    assert sorted(c.source_id for c in shared.citations) == ["a", "own"]
+    # A short sentence may be written alike by two authors: each still counts.
+    short = score([make_source("x", "Threads share memory."), make_source("y", "Threads share memory.")])
+    assert by_text(extract_claims(QUESTION, SUBS, [], short), "share").supporting_indices == [0, 1]

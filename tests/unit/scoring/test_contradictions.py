@@ -117,7 +117,9 @@ def test_a_comparative_contradiction_counts() -> None:
 def test_near_duplicates_that_state_opposites_are_not_one_claim() -> None:
     # Same polarity and most terms shared: once grouped as one claim, the source that
     # says latency decreases counted as support for "increases".
-    scored = _scored(_source("a", UP, da=95), _source("b", DOWN), _source("c", UP))
+    # (source c words it its own way: a sentence copied word for word is one source)
+    scored = _scored(_source("a", UP, da=95), _source("b", DOWN),
+                     _source("c", "Under heavy load in a thread pool, latency increases."))
     claims = extract_claims(QUESTION, SUBS, [], scored)
     up = _claim(claims, UP)
     assert up.supporting_indices == sorted([_index(scored, "a"), _index(scored, "c")])
@@ -193,3 +195,16 @@ def test_claims_of_one_source_never_dispute_each_other() -> None:
     scored = _scored(_source("a", f"{ALWAYS_CHEAPER} {USUALLY_FASTER}"))
     claims = [_quoted_claim("cl1", ALWAYS_CHEAPER, 0, scored), _quoted_claim("cl2", USUALLY_FASTER, 0, scored)]
     assert cross_contradictions(claims, scored) == claims
+
+
+def test_a_model_claim_citing_a_word_for_word_copy_counts_its_source_once() -> None:
+    # Two manual pages that include the same options text, or two sites carrying one
+    # syndicated article, are one statement: the copy is not a second supporting source.
+    scored = _scored(_source("a", UP, da=95), _source("copy", UP),
+                     _source("own", "Under heavy load in a thread pool, latency increases."))
+    snippets = build_snippets(scored)
+    verifier = Verifier(scored, {s.text_hash: s.text for s in scored}, min_jaccard=0.8, min_support=0.6)
+    ids = [f"s{_index(scored, sid) + 1}.e1" for sid in ("a", "copy", "own")]
+    (claim,), _ = check_model_claims([ClaimDraft(text=UP, supporting=ids)], snippets, verifier, [], iteration=0)
+    assert sorted(scored[i].id for i in claim.supporting_indices) == ["a", "own"]
+    assert sorted(c.source_id for c in claim.citations) == ["a", "own"]
