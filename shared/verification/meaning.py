@@ -53,13 +53,13 @@ from shared.verification.clause_reading import (
 from shared.verification.quantity_reading import a_few, every_unit, quantified_units, quantity, universals
 from shared.verification.clause_roles import same_verb, subject, verbness
 from shared.verification.clauses import (
-    AUX, Clause, aligned_pair, covered, forms_of, is_content,
+    AUX, Clause, aligned_pair, clauses, covered, forms_of, is_content,
 )
 from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
-    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, NEGATORS, OMISSION, QUANTIFIERS, STRONG,
+    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, HEDGES, NEGATORS, OMISSION, QUANTIFIERS, STRONG,
 )
 from shared.verification.roles import objects_swapped, roles, sides_swapped
 from shared.verification.scope import scope
@@ -412,7 +412,7 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     # hedged quote is still hedged ("may be brought" is not "must be brought").
     theirs = certainty(source, about=said.forms)
     obliged = set(said.words()) & STRONG == {"must"} and theirs >= 2
-    if certainty(said) > theirs and not obliged:
+    if certainty(said) > theirs and not obliged and not _strong_word_quoted(said, source):
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
     advice = _ADVICE.search(source.text[source.start:source.end])
     if advice and "must" in said.words() and not _ADVICE.search(said.text[said.start:said.end]):
@@ -426,6 +426,19 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     if (mine & CAUSAL or changes) and not theirs & CAUSAL and theirs & CORRELATIONAL and not mine & CORRELATIONAL:
         return "modality", "it states as cause what its quote states as association"
     return None
+
+
+def _strong_word_quoted(said: Clause, source: Clause) -> bool:
+    """The sentence's strong words ("guaranteed", "proves") are each in a clause of its
+    quote sentence that shares a content word with it, though not the clause read
+    against the sentence ("…, which increases latency but guarantees that reads are
+    consistent"), and the quote sentence is not hedged."""
+    strong = [t for t in said.tokens if t.low in STRONG]
+    if not strong or set(source.text.lower().split()) & HEDGES:
+        return False
+    mine = {f for t in said.content if t.low not in STRONG for f in t.forms}
+    theirs = [c for c in clauses(source.text) if any(t.forms & mine for t in c.content if t.low not in STRONG)]
+    return all(any(t.forms & u.forms for c in theirs for u in c.tokens) for t in strong)
 
 
 def contradicts(statement: str, other: str) -> str | None:

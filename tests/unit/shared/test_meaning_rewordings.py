@@ -931,3 +931,15 @@ def test_a_compound_that_narrows_a_condition_is_not_dropped() -> None:
     assert _refused_as("scope", "Sixty-two percent of students at the university reported feeling lonely at least "
                        "once a week.", quote)
     assert _ok("Among first-year students at the university, 62% said they felt lonely at least once a week.", quote)
+
+
+def test_a_strong_word_the_quote_says_in_another_of_its_clauses_is_no_certainty_added() -> None:
+    quote = ("Secondary indexes are updated synchronously with each write, which increases write latency "
+             "but guarantees that reads through the index are consistent.")
+    assert _ok("Because secondary indexes are updated synchronously on every write, index reads are "
+               "guaranteed to be consistent, at the price of higher write latency.", quote)
+    # The quote's guarantee is of something else, or the quote hedges: certainty added.
+    assert _refused_as("modality", "Because the index is updated on every write, reads are guaranteed to be consistent.",
+                       "The index is updated on every write, so reads are consistent; the vendor guarantees uptime.")
+    assert _refused_as("modality", "Because the index is updated on every write, reads are guaranteed to be consistent.",
+                       "The index is updated on every write, which may guarantee that reads are consistent.")
