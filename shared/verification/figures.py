@@ -47,6 +47,9 @@ _PER_CENT = re.compile(r"(\s)per cent\b", re.IGNORECASE)
 # joining a figure to its unit ("a 410-million-cubic-metre reservoir", which it splits
 # into two figures), and a comma after a number word before "a" ("to zero, a hallmark",
 # which it reads as a year, "a" being per annum).
+# "terawatt-hours": the parser reads a hyphenated "-hours" after a unit's prefix as
+# no unit ("2,340 terawatt"), though it reads "kilowatt-hours"; with a space, all alike.
+_WATT_HOURS = re.compile(r"(?<=watt)-(?=hours?\b)", re.IGNORECASE)
 _FIGURE_COMPOUND = re.compile(r"\d[\d.,]*(?:-[a-z]{3,})+", re.IGNORECASE)
 _WORD_COMMA_ARTICLE = re.compile(r"(\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                                  r"\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|"
@@ -70,12 +73,12 @@ _TIME_AFTER = re.compile(r"\s+(?:later|earlier|before|after|ago)\b", re.IGNORECA
 # (read by bound).
 _AT_LEAST = re.compile(r"\b(?:at least|(?:no|not) fewer than|(?:no|not) less than|(?:a|the) minimum(?: \w+)? of)\s*$",
                        re.I)
-_ABOVE = re.compile(r"\b(?:more than|over|above|exceed(?:s|ed|ing)?|(?:greater|larger|bigger|higher|longer|older|"
+_ABOVE = re.compile(r"\b(?:(?:over|above) the age of|more than|over|above|exceed(?:s|ed|ing)?|(?:greater|larger|bigger|higher|longer|older|"
                     r"heavier) than|in excess of|upwards of)\s*$", re.I)
 # ("up to 9,000" states a limit)
 _AT_MOST = re.compile(r"(?:\b(?:no more than|not more than|at most|(?:a|the) maximum(?: \w+)? of)|"
                       r"(?:\bnot|\bnever|\bcannot|n't)\s+(?:exceed|surpass)(?:s|ed|ing)?)\s*$", re.I)
-_BELOW = re.compile(r"\b(?:(?:less|fewer|smaller|lower|shorter|younger|lighter) than|under|below)\s*$", re.I)
+_BELOW = re.compile(r"\b(?:(?:under|below) the age of|(?:less|fewer|smaller|lower|shorter|younger|lighter) than|under|below)\s*$", re.I)
 _UP_TO = re.compile(r"\bup to\s*$", re.IGNORECASE)  # "up to 9,000": a bound, on no side the checks read
 _ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
 _THE_BEFORE = re.compile(r"\bthe\s+$", re.IGNORECASE)
@@ -299,6 +302,7 @@ def figures(text: str) -> tuple[Figure, ...]:
 def _for_parser(text: str) -> str:
     """``text`` as the parser reads it best, at the same length (see _FIGURE_COMPOUND)."""
     text = _FIGURE_COMPOUND.sub(lambda m: m.group().replace("-", " "), _PER_CENT.sub(r"\1percent ", text))
+    text = _WATT_HOURS.sub(" ", text)
     return _WORD_COMMA_ARTICLE.sub(r"\1;", text)
 
 

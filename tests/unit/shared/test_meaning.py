@@ -28,6 +28,9 @@ QUOTE = "Deleted rows are not physically removed until VACUUM runs."
     ("Raising the minimum wage reduced employment.", ["Raising the minimum wage did not reduce employment."],
      "negation"),
     ("Locks are held.", ["Locks are held within a partition."], "scope"),
+    ("Wind and solar produced 2,340 GWh of electricity.",
+     ["Wind and solar together generated 2,340 terawatt-hours of electricity."], "number"),
+    ("Most of its speakers are younger than 60.", ["Most of its speakers are over the age of 60."], "comparative"),
     ("The anticoagulant doubled the risk of bleeding.",
      ["In patients over 75, the anticoagulant doubled the risk of bleeding."], "scope"),
     ("The vulnerability lets a remote attacker execute arbitrary code.",
@@ -52,6 +55,9 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("Statins may lower mortality.", ["Statins lower mortality."]),
     ("Connection pooling leads to a reduction in latency.", ["Connection pooling reduces latency."]),
     ("Higher interest rates reduce borrowing.", ["Borrowing falls when interest rates rise."]),
+    ("Wind and solar produced 2,340 TWh of electricity.",
+     ["Wind and solar together generated 2,340 terawatt-hours of electricity."]),
+    ("Most of its speakers are older than 60.", ["Most of its speakers are over the age of 60."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
