@@ -154,6 +154,7 @@ _NOT_A_NEGATION = frozenset("only just merely longer less more fewer later earli
 
 
 def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
+    source = _before_other_negated_predicate(said, source)
     flips = prefix_flips(said, source)
     if not_only(said) != not_only(source):
         return "negation", "it negates what its quote affirms, or affirms what its quote negates"
@@ -169,6 +170,29 @@ def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
                       - _automatic(source, said)) % 2 == 0:
         return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
     return "negation", "it negates what its quote affirms, or affirms what its quote negates"
+
+
+def _before_other_negated_predicate(said: Clause, source: Clause) -> Clause:
+    """``source`` up to an "and" that opens a negated predicate of its own ("was begun in
+    1248 and was not completed until 1880") when ``said`` has none of that predicate's
+    content words but another clause of its sentence has ("It was begun in 1248, and it
+    was only finished in 1880": that clause restates the predicate, and answers for its
+    negation). Else ``source`` whole."""
+    words = source.words()
+    for i, w in enumerate(words):
+        if w != "and" or i == 0 or not any(x in NEGATORS or x.endswith("n't") for x in words[i + 1:i + 4]):
+            continue
+        tail = [t for t in source.tokens[i + 1:] if (is_content(t) or t.low.isdigit()) and t.low not in NEGATORS]
+        if tail and not any(covered(t, said.forms) for t in tail):
+            others = _other_clauses(said)
+            if any(covered(t, others) for t in tail):
+                return Clause.spanning(source.tokens[:i], source.text)
+    return source
+
+
+def _other_clauses(said: Clause) -> set[str]:
+    """The word forms of the sentence's clauses other than ``said``."""
+    return forms_of([c for c in clauses(said.text) if (c.start, c.end) != (said.start, said.end)])
 
 
 def _set_aside(clause: Clause, j: int) -> bool:

@@ -943,3 +943,11 @@ def test_a_strong_word_the_quote_says_in_another_of_its_clauses_is_no_certainty_
                        "The index is updated on every write, so reads are consistent; the vendor guarantees uptime.")
     assert _refused_as("modality", "Because the index is updated on every write, reads are guaranteed to be consistent.",
                        "The index is updated on every write, which may guarantee that reads are consistent.")
+
+
+def test_a_negated_predicate_after_and_belongs_to_that_predicate_only() -> None:
+    quote = "Construction of the cathedral began in 1248 and was not completed until 1880."
+    assert _ok("Work on the cathedral started in 1248, and it was only finished in 1880.", quote)
+    # A sentence that restates the negated predicate still answers for its negation.
+    assert _refused_as("negation", "The drug was approved in 2019, and it was marketed in 2020.",
+                       "The drug was approved in 2019 and was not marketed in 2020.")
