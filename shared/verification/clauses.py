@@ -154,7 +154,7 @@ class Clause:
 def clauses(text: str) -> list[Clause]:
     """The clauses of ``text``: cut at the breaks above, before "without" and a gerund
     (its own negated clause), at "and" before a verb ("reduced latency and increased
-    throughput"), and at "while" between two figures. A piece with no content word of its own ("…, which is not slower",
+    throughput", "… and still sends it traffic"), and at "while" between two figures. A piece with no content word of its own ("…, which is not slower",
     "…, but not both") stays with the clause before it, whose words it turns."""
     tokens = _tokens(text)
     cuts = [0] + [m.start() for m in _CLAUSE_BREAK.finditer(text)] + [len(text) + 1]
@@ -169,7 +169,8 @@ def clauses(text: str) -> list[Clause]:
                 and any(u.low[:1].isdigit() for u in tokens[i + 1:]):
             cuts.append(t.start)  # "grew 2.3 percent while receipts hit 25 billion euros": two facts
         if (t.low == "without" and nxt.low.endswith("ing")) or (
-                t.low == "and" and nxt.verb and nxt.low not in STOPWORDS and not noun and not gerunds):
+                t.low == "and" and nxt.verb and nxt.low not in STOPWORDS and not noun and not gerunds) or (
+                t.low == "and" and _adverb_and_verb(tokens[i + 1:i + 4])):
             cuts.append(t.start)
     cuts.sort()
     parts: list[list[Token]] = []
@@ -185,6 +186,21 @@ def clauses(text: str) -> list[Clause]:
             parts.append(part)
     out = [Clause.spanning(part, text) for part in parts]
     return out or [Clause([], 0, 0, text)]
+
+
+def _adverb_and_verb(following: list[Token]) -> bool:
+    """The tokens after an "and" open a predicate with an adverb before its verb: "still
+    sends", "never returns", "no longer sends" (as "and stops sending" opens one)."""
+    words = [t.low for t in following]
+    if words[:2] == ["no", "longer"]:
+        return len(following) > 2 and following[2].verb
+    return words[:1] != [] and words[0] in _PREDICATE_ADVERBS and len(following) > 1 and following[1].verb \
+        and following[1].low not in STOPWORDS
+
+
+# Adverbs that open a predicate of its own after "and", one a quote may turn with "stops":
+# "… and still sends it traffic", "… and never returns".
+_PREDICATE_ADVERBS = frozenset("still never".split())
 
 
 def _normal(text: str) -> str:

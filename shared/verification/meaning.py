@@ -162,6 +162,8 @@ def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
         if _negated_both(said, source) and not _not_without(source, said) \
                 or _negated_both(source, said) and not _not_without(said, source):
             return "negation", "it drops two negations of its quote (or adds two): not a double negative"
+        if not flips and (_ended_doing(source, said) or _ended_doing(said, source)):
+            return "negation", "it says a thing goes on where its quote says it stops, or the reverse"
         return None
     if not flips and (negations(said) + _negated_words(said, source) + _ceased(said, source) + _contrasted(said, source)
                       + _not_until(said, source) + _omitted(said, source) + _automatic(said, source)
@@ -298,6 +300,21 @@ def _ceased(clause: Clause, other: Clause) -> int:
     words = other.words()
     no_longer = any(a == "no" and b == "longer" for a, b in zip(words, words[1:], strict=False))
     return int(no_longer and any(t.lemma in CESSATION and t.verb for t in clause.tokens))
+
+
+def _ended_doing(clause: Clause, other: Clause) -> bool:
+    """``clause`` ends a doing ("stops routing traffic", "ceased publishing") that
+    ``other`` states with no end and no negation ("still sends it traffic")."""
+    if negations(other) or any(t.lemma in CESSATION for t in other.tokens):
+        return False
+    toks = clause.tokens
+    for n, (t, u) in enumerate(zip(toks, toks[1:], strict=False)):
+        if t.lemma in CESSATION and t.verb and u.low.endswith("ing"):
+            # the doing, in its words or by what it is done to ("routing traffic" as "sends it traffic")
+            done = [u, *[v for v in toks[n + 2:n + 5] if is_content(v)][:1]]
+            if any(covered(v, other.forms) for v in done):
+                return True
+    return False
 
 
 def _omitted(clause: Clause, other: Clause) -> int:

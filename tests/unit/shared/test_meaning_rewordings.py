@@ -951,3 +951,13 @@ def test_a_negated_predicate_after_and_belongs_to_that_predicate_only() -> None:
     # A sentence that restates the negated predicate still answers for its negation.
     assert _refused_as("negation", "The drug was approved in 2019, and it was marketed in 2020.",
                        "The drug was approved in 2019 and was not marketed in 2020.")
+
+
+def test_a_doing_the_quote_says_stops_is_not_said_to_go_on() -> None:
+    quote = ("If the health check fails three consecutive times, the load balancer marks the instance as "
+             "unhealthy and stops routing traffic to it.")
+    condition = "If the health check fails three consecutive times, the load balancer marks the instance as unhealthy"
+    assert _ok(f"{condition} and no longer sends it traffic.", quote)
+    assert _ok(f"{condition} and stops sending it traffic.", quote)
+    assert _refused_as("negation", f"{condition} and still sends it traffic.", quote)
+    assert _refused_as("negation", "The company produced cars.", "The company stopped producing cars in 2010.")
