@@ -81,11 +81,11 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
     **{w: ("magnitude", _UP) for w in """increase raise rise grow boost gain expand exceed amplify elevate
         maximize maximise double triple more higher greater larger bigger longer heavier
         wider taller above upward high large big long increased lengthen widen deepen extend
-        growth""".split()},
+        growth climb soar surge jump spike rally swell""".split()},
     **{w: ("magnitude", _DOWN) for w in """decrease reduce lower cut decline drop fall shrink
         diminish lessen minimize minimise halve less fewer smaller shorter lighter narrower
         below downward low small short reduced decreased shorten narrow
-        reduction shrinkage""".split()},
+        reduction shrinkage plunge plummet slump tumble dwindle wane""".split()},
     **{w: ("speed", _UP) for w in "faster quicker fast quick quickly rapidly swiftly speed accelerate".split()},
     **{w: ("speed", _DOWN) for w in "slower slow slowly decelerate delay".split()},
     **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen reinforce
