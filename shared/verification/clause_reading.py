@@ -110,7 +110,7 @@ def prefix_flips(said: Clause, source: Clause) -> int:
 
 
 def certainty(clause: Clause, about: set[str] | None = None) -> int:
-    """1 hedged, 2 plain, 3 strong. With ``about`` (the word forms of a clause read
+    """1 hedged, 2 plain, 3 strong ("must", "proves", "is certain to"). With ``about`` (the word forms of a clause read
     against this one), a hedge counts only in a part of the clause (:func:`clause_parts`)
     that shares a word with it: "…, after which the dose can be adjusted" hedges the
     adjusting, not "the effect is achieved" before it."""
@@ -119,11 +119,24 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
                       n + 1 < len(part) and part[n + 1].low == "to" or n and part[n - 1].low in ARTICLES | _BE))
                   and not t.text.isupper()  # ("the CAN bus")
                   and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))
-                  and not _limit_after(part, n)}
+                  and not _limit_after(part, n)} | _expects(part)
         if hedged and (about is None or any(
                 t.forms & about for t in part if is_content(t) and t.low not in HEDGES and not direction_of(t))):
             return 1
-    return 3 if set(clause.words()) & STRONG else 2
+    words = clause.words()
+    sure = any(w in ("certain", "sure") and words[n + 1:n + 2] == ["to"] for n, w in enumerate(words))
+    return 3 if set(words) & STRONG or sure else 2
+
+
+def _expects(part: list[Token]) -> set[str]:
+    """The verb of an expectation with its infinitive ("Analysts expect the merger to be
+    completed", "forecasts prices to rise"): a hedge on what is expected."""
+    return {t.low for n, t in enumerate(part) if t.lemma in _EXPECT_VERBS and t.verb
+            and any(u.low == "to" and part[m - 1].low != "up" and m + 1 < len(part) and part[m + 1].verb
+                    for m, u in enumerate(part[n + 1:n + 7], start=n + 1))}
+
+
+_EXPECT_VERBS = frozenset("expect anticipate predict forecast".split())
 
 
 # Words that hedge what follows "to" ("is expected to return", "is thought to be a

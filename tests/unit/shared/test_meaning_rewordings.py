@@ -809,7 +809,8 @@ def test_expected_to_hedges_and_consistent_with_is_no_cause() -> None:
                                    "Loss of sea ice is thought to be a factor in the bears' declining body condition.")
     assert _refused_as("modality", "Elevated nitrate levels in the streams are caused by runoff from cornfields.",
                                    "Elevated nitrate levels in the streams are consistent with runoff from cornfields.")
-    assert _ok("The projected cost of the mission has climbed to as much as $11 billion.",
+    # ("the projected cost" keeps the quote's hedge; "has climbed to" would add a rise)
+    assert _ok("The projected cost of the mission now stands at as much as $11 billion.",
                "The mission is now projected to cost up to $11 billion.")
     assert _ok("Sales were lower than expected in March.", "Sales were lower than expected in March.")
 
@@ -961,3 +962,14 @@ def test_a_doing_the_quote_says_stops_is_not_said_to_go_on() -> None:
     assert _ok(f"{condition} and stops sending it traffic.", quote)
     assert _refused_as("negation", f"{condition} and still sends it traffic.", quote)
     assert _refused_as("negation", "The company produced cars.", "The company stopped producing cars in 2010.")
+
+
+def test_an_expectation_hedges_what_is_expected_and_certain_to_is_strong() -> None:
+    quote = "Analysts expect the merger to be completed by the end of the year."
+    assert _ok("Analysts expect the merger to close by the end of the year.", quote)
+    assert _refused_as("modality", "The merger will be completed by the end of the year.", quote)
+    assert _refused_as("modality", "The merger is certain to be completed by the end of the year.",
+                       "The merger will be completed by the end of the year.")
+    # "up to" is a bound, not an infinitive: the expectation hedges nothing by it.
+    assert _refused_as("modality", "The ministry expects that hydrogen will supply up to 10 percent of heat demand.",
+                       "The ministry expects that hydrogen could supply up to 10 percent of heat demand.")
