@@ -95,18 +95,30 @@ def _placed(first: Token, said: Sequence[Clause]) -> tuple[Clause, int] | None:
     return None
 
 
-def added_part(first: Token, said: Sequence[Clause], every: set[str]) -> bool:
+def added_part(first: Token, said: Sequence[Clause], every: set[str], *, purposes: bool = False) -> bool:
     """The run of new words that starts at ``first`` lies in a part after a comma none of
     whose content words the quotes have (``every``: their word forms): a detail added
-    whole (", most of them on residential streets"), not a rewording of theirs. Not an
+    whole (", most of them on residential streets"), not a rewording of theirs; so is a
+    trailing "with" phrase ("… with one-second granularity") and an opening purpose ("To
+    conserve water, …", unless the quotes give a purpose of their own: ``purposes``)
+    none of whose content words the quotes have. Not an
     attribution (", the researchers found"), nor a part with a figure, which is checked
     as a figure (", including people older than 75")."""
     found = _placed(first, said)
     if found is None:
         return False
     clause, i = found
+    toks = clause.tokens
     start = next((n for n in range(i, 0, -1) if clause.pause_before(n)), 0)
-    end = next((n for n in range(i + 1, len(clause.tokens)) if clause.pause_before(n)), len(clause.tokens))
-    part = clause.tokens[start:end]
-    return start > 0 and not any(is_content(u) and covered(u, every) or u.low[:1].isdigit() for u in part) \
+    end = next((n for n in range(i + 1, len(toks)) if clause.pause_before(n)), len(toks))
+    # Or a trailing "with" phrase ("… recovery with one-second granularity"), or an
+    # opening purpose ("To conserve water, …").
+    # (not the complement of a verb: "diagnosed with", "associated with")
+    with_at = next((n for n in range(i, start + 1, -1) if toks[n - 1].low == "with" and not toks[n - 2].verb), None)
+    if with_at is not None and end == len(toks):
+        start = with_at - 1
+    elif start == 0 and not (toks[0].low == "to" and end < len(toks) and not purposes):
+        return False
+    part = toks[start:end]
+    return not any(is_content(u) and covered(u, every) or u.low[:1].isdigit() for u in part) \
         and part[-1].lemma not in REPORTING

@@ -27,7 +27,8 @@ from shared.verification.quote_subjects import (
 )
 from shared.verification.anaphora import anaphoric
 from shared.verification.lexicon import CONDITION_OPENERS
-from shared.verification.clauses import Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of
+from shared.verification.clauses import (Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of,
+                                         is_content)
 
 __all__ = ["Anchored", "anchor_all"]
 
@@ -119,8 +120,11 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         return fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
                              f" not found: {', '.join(unsupported[:8])}", support, unsupported)
     run = new_run(said, every, spans, frozenset(_ACRONYM.findall(" ".join(quotes))))
-    if len(run) >= MAX_NEW_RUN or len(run) >= 2 and added_part(run[0], said, every) or len(run) >= 2 \
-            and gives_cause(run[0], said) \
+    # (quotes with a purpose of their own, "to mark its 100th anniversary", may be reworded round it)
+    purposes = any(t.low == "to" and u.verb and is_content(u)
+                   for qc in quote_clauses for c in qc for t, u in zip(c.tokens, c.tokens[1:], strict=False))
+    if len(run) >= MAX_NEW_RUN or len(run) >= 2 and added_part(run[0], said, every, purposes=purposes) \
+            or len(run) >= 2 and gives_cause(run[0], said) \
             and not any(w in CAUSAL_LINKS for q in quotes for w in re.findall(r"[a-z]+", q.lower())):
         return fail("terms", f"it adds what none of its quotes says: {' '.join(t.text for t in run)}", support,
                     unsupported)

@@ -973,3 +973,16 @@ def test_an_expectation_hedges_what_is_expected_and_certain_to_is_strong() -> No
     # "up to" is a bound, not an infinitive: the expectation hedges nothing by it.
     assert _refused_as("modality", "The ministry expects that hydrogen will supply up to 10 percent of heat demand.",
                        "The ministry expects that hydrogen could supply up to 10 percent of heat demand.")
+
+
+def test_a_trailing_with_phrase_or_an_opening_purpose_of_new_words_is_added_matter() -> None:
+    assert _refused_as("terms", "The database supports point-in-time recovery with one-second granularity.",
+                       "The database supports point-in-time recovery.")
+    assert _refused_as("terms", "To conserve water, farmers in the valley switched from cotton to sorghum.",
+                       "Farmers in the valley switched from cotton to sorghum.")
+    # A verb's complement is no added detail, nor a purpose reworded from the quote's own.
+    assert _ok("About 25 percent of the country's adults have been diagnosed with high blood pressure.",
+               "Roughly one in four adults in the country has received a diagnosis of hypertension, "
+               "according to the national health survey.")
+    assert _ok("To celebrate its centenary, the orchestra commissioned the piece.",
+               "The orchestra commissioned the piece to mark its 100th anniversary.")
