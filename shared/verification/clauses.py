@@ -230,8 +230,8 @@ _NAME_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 
 def salient_tokens(sentence: str) -> list[str]:
     """The sentence's proper names and acronyms: capitalized words that do not open a
-    sentence or clause, and anywhere a word with a capital after its first letter
-    ("NASA", "mRNA"). Single letters are left out."""
+    sentence or clause or are no word of the language, and anywhere a word with a capital
+    after its first letter ("NASA", "mRNA"). Single letters are left out."""
     starts = {m.end() for m in _CLAUSE_START.finditer(sentence)}
     out: list[str] = []
     for m in _NAME_TOKEN.finditer(sentence):
@@ -245,9 +245,26 @@ def salient_tokens(sentence: str) -> list[str]:
         if len(word) < 2 or not any(c.isalpha() for c in word):
             continue
         inner_capital = any(c.isupper() for c in word[1:])
-        if inner_capital or (word[0].isupper() and start not in starts):
+        if inner_capital or (word[0].isupper() and (start not in starts or _no_word(word))):
             out.append(word)
     return list(dict.fromkeys(out))
+
+
+def _no_word(word: str) -> bool:
+    """A capitalized word that opens a sentence and is no word of the language ("Orun
+    has the denser atmosphere"): a name there too."""
+    import lemminflect  # noqa: PLC0415 - its tables load on first use
+
+    low = word.lower()
+    return word.isalpha() and low not in STOPWORDS and low not in _OPENING_WORDS and not lemminflect.getAllLemmas(low)
+
+
+# Function words that open sentences and that the lemma tables (open word classes) lack.
+_OPENING_WORDS = frozenset("""although though because since while whereas if unless when whenever where after
+    before during among amongst amid despite with without from of for at in on by to as every each all most some
+    many several both either neither no an a the this that these those its their our his her it they we he she
+    there here how what which who whom whose why once until upon within across against over under between through
+    throughout following given like unlike per via besides beyond toward towards whilst nor yet so""".split())
 
 
 def names(sentence: str) -> list[str]:

@@ -132,6 +132,11 @@ def test_a_proper_name_absent_from_the_quotes_is_caught() -> None:
 def test_capitalized_sentence_start_is_not_a_name() -> None:
     assert salient_tokens("Automated lights replaced the keepers of Fair Isle. Keepers left.") == ["Fair", "Isle"]
     assert salient_tokens("the mRNA and the UK") == ["mRNA", "UK"]
+    # unless it is no word of the language: then it is a name wherever it stands
+    assert salient_tokens("Orun has the denser atmosphere. Because it is small, Tessaly cools fast.") == \
+        ["Orun", "Tessaly"]
+    g = check_grounding("Orun has the denser atmosphere.", ["Tessaly has the denser atmosphere."])
+    assert not g.ok and g.reason == "the name Orun is not in its quotes"
 
 
 def test_low_lexical_support_is_rejected_with_the_missing_terms() -> None:
