@@ -372,6 +372,20 @@ def _generic_plural(said: Clause, source: Clause) -> bool:
         for n, u in enumerate(source.tokens[:verb]))
 
 
+# "only two of the houses", "just 3 of the 40 wells": a small number, said as one; and a
+# floor that leaves the number open ("at least two of the samples").
+_ONLY_N_OF = re.compile(r"\b(?:only|just|merely)\s+(?:\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|"
+                        r"a handful)\s+of\b", re.I)
+_AT_LEAST_N_OF = re.compile(r"\bat least\s+(?:\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten)\s+of\b",
+                            re.I)
+
+
+def _level_word(clause: Clause) -> str:
+    """The clause's strongest quantifier word ("many", "most", "all")."""
+    found = [(QUANTIFIERS[w], w) for w in clause.words() if w in QUANTIFIERS]
+    return max(found)[1] if found else "more"
+
+
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (mine, my_often, my_rare, my_only) = quantity(said)
     (theirs, their_often, their_rare, their_only) = quantity(source)
@@ -380,6 +394,12 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     if _NOT_ALL.search(source.text[source.start:source.end]) and not _NOT_ALL.search(said.text[said.start:said.end]) \
             and _NONE & set(said.words()):
         return "quantifier", 'it says none where its quote says "not all"'
+    mine_text, theirs_text = said.text[said.start:said.end], source.text[source.start:source.end]
+    merely = _ONLY_N_OF.search(theirs_text)
+    if merely and (mine or 0) >= 2 and not _ONLY_N_OF.search(mine_text):
+        return "quantifier", f'it says "{_level_word(said)}" where its quote says "{merely.group()[:-3].lower()}"'
+    if _ONLY_N_OF.search(mine_text) and _AT_LEAST_N_OF.search(theirs_text):
+        return "quantifier", 'it says "only" where its quote says "at least"'
     one_of = _ONE_OF.search(source.text[source.start:source.end])
     if one_of and not _AMONG.search(said.text[said.start:said.end]) and re.search(
             rf"\bthe\s+{re.escape(one_of.group(1))}\b", said.text[said.start:said.end], re.I):

@@ -34,6 +34,11 @@ QUOTE = "Deleted rows are not physically removed until VACUUM runs."
     ("Wheat prices climbed for the third consecutive month.", ["Wheat prices declined for the third consecutive month."],
      "comparative"),
     ("Shares soared after the announcement.", ["Shares plummeted after the announcement."], "comparative"),
+    ("Many of the village's medieval houses survived the fire.",
+     ["Only two of the village's medieval houses survived the fire."], "quantifier"),
+    ("Most of the guild's records survive.", ["Only a handful of the guild's records survive."], "quantifier"),
+    ("Only two of the samples showed contamination.", ["At least two of the samples showed contamination."],
+     "quantifier"),
     ("The anticoagulant doubled the risk of bleeding.",
      ["In patients over 75, the anticoagulant doubled the risk of bleeding."], "scope"),
     ("The vulnerability lets a remote attacker execute arbitrary code.",
@@ -62,6 +67,8 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["Wind and solar together generated 2,340 terawatt-hours of electricity."]),
     ("Most of its speakers are older than 60.", ["Most of its speakers are over the age of 60."]),
     ("Wheat prices climbed in March.", ["Wheat prices rose in March."]),
+    ("Just two of the village's medieval houses survived the fire.",
+     ["Only two of the village's medieval houses survived the fire."]),
     ("Shares plunged after the announcement.", ["Shares fell sharply after the announcement."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
