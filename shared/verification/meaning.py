@@ -28,6 +28,7 @@ Sentences are read into words and clauses by :mod:`shared.verification.clauses` 
 stem and lemma, so "DELETE" meets "deleted"), each clause's features by
 :mod:`shared.verification.clause_reading`, their verbs, subjects and objects by
 :mod:`shared.verification.clause_roles`, anchored by :mod:`shared.verification.meaning_anchor`,
+the ways negation is said without "not" by :mod:`shared.verification.negation_reading`,
 and their figures read with units by :mod:`shared.verification.figures`. A sentence that is one of
 its quotes (or a whole sentence of one) is ``quoted`` and needs no check.
 """
@@ -39,7 +40,6 @@ import re
 from collections import Counter
 
 from shared.verification.clause_reading import (
-    adjective,
     certainty,
     clause_parts,
     direction_of,
@@ -48,18 +48,21 @@ from shared.verification.clause_reading import (
     not_only,
     parts_sharing,
     prefix_flips,
-    unknown_word,
 )
 from shared.verification.quantity_reading import a_few, every_unit, quantified_units, quantity, universals
 from shared.verification.clause_roles import same_verb, subject, verbness
 from shared.verification.clauses import (
-    AUX, Clause, aligned_pair, clauses, covered, forms_of, is_content,
+    AUX, Clause, aligned_pair, clauses, is_content,
 )
 from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
-    CAUSAL, CESSATION, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, HEDGES, NEGATORS, OMISSION, QUANTIFIERS, STRONG,
+    CAUSAL, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, HEDGES, NEGATORS, QUANTIFIERS, STRONG,
+)
+from shared.verification.negation_reading import (
+    automatic, before_other_negated_predicate, ceased, contrasted, ended_doing, negated_both, negated_words, not_until,
+    not_without, omitted, set_aside, until_after_negation,
 )
 from shared.verification.roles import objects_swapped, roles, sides_swapped
 from shared.verification.scope import scope
@@ -127,25 +130,14 @@ def _governed_flip(one: Clause, other: Clause) -> bool:
             continue
         found = [j for j, u in enumerate(theirs) if is_content(u) and u.forms & governed.forms]
         contrast = one.text[:t.start].rstrip().endswith(",")  # "a warning, not an error"
-        if _not_until(one, other) or contrast and any(_set_aside(other, j) for j in found):
+        if not_until(one, other) or contrast and any(set_aside(other, j) for j in found):
             continue  # "not released until it commits" for "released only when"; "not an error" for "rather than"
-        if _not_without(one, other):
+        if not_without(one, other):
             continue  # "cannot log in without a code" for "a code is required to log in"
         if found and not any(v.low in NEGATORS or v.low.endswith("n't") or v.low.startswith(("un", "non"))
                              for v in theirs[:max(found) + 1]):
             return True
     return False
-
-
-def _not_without(clause: Clause, other: Clause) -> bool:
-    """``clause`` negates with "without" or "unless" as well ("cannot log in without a
-    code", "Without a catalyst, the reaction does not proceed"): a thing needed, which
-    ``other`` says with "required", "needs", "must" or "only" and no negation."""
-    words = set(clause.words())
-    return bool(words & {"without", "unless"}) and bool(set(other.words()) & _NEEDED) and not negations(other)
-
-
-_NEEDED = frozenset("only require requires required requiring need needs needed must presence".split())
 
 
 # After "not": an addition ("not only"), a bound ("not more than"), an end ("no longer").
@@ -154,90 +146,24 @@ _NOT_A_NEGATION = frozenset("only just merely longer less more fewer later earli
 
 
 def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
-    source = _before_other_negated_predicate(said, source)
+    source = before_other_negated_predicate(said, source)
     flips = prefix_flips(said, source)
     if not_only(said) != not_only(source):
         return "negation", "it negates what its quote affirms, or affirms what its quote negates"
     if (negations(said) + flips - negations(source)) % 2 == 0:
-        if _negated_both(said, source) and not _not_without(source, said) \
-                or _negated_both(source, said) and not _not_without(said, source):
+        if negated_both(said, source) and not not_without(source, said) \
+                or negated_both(source, said) and not not_without(said, source):
             return "negation", "it drops two negations of its quote (or adds two): not a double negative"
-        if not flips and (_ended_doing(source, said) or _ended_doing(said, source)):
+        if not flips and (ended_doing(source, said) or ended_doing(said, source)):
             return "negation", "it says a thing goes on where its quote says it stops, or the reverse"
         return None
-    if not flips and (negations(said) + _negated_words(said, source) + _ceased(said, source) + _contrasted(said, source)
-                      + _not_until(said, source) + _omitted(said, source) + _automatic(said, source)
-                      - negations(source) - _negated_words(source, said) - _ceased(source, said)
-                      - _contrasted(source, said) - _not_until(source, said) - _omitted(source, said)
-                      - _automatic(source, said)) % 2 == 0:
+    if not flips and (negations(said) + negated_words(said, source) + ceased(said, source) + contrasted(said, source)
+                      + not_until(said, source) + omitted(said, source) + automatic(said, source)
+                      - negations(source) - negated_words(source, said) - ceased(source, said)
+                      - contrasted(source, said) - not_until(source, said) - omitted(source, said)
+                      - automatic(source, said)) % 2 == 0:
         return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
     return "negation", "it negates what its quote affirms, or affirms what its quote negates"
-
-
-def _before_other_negated_predicate(said: Clause, source: Clause) -> Clause:
-    """``source`` up to an "and" that opens a negated predicate of its own ("was begun in
-    1248 and was not completed until 1880") when ``said`` has none of that predicate's
-    content words but another clause of its sentence has ("It was begun in 1248, and it
-    was only finished in 1880": that clause restates the predicate, and answers for its
-    negation). Else ``source`` whole."""
-    words = source.words()
-    for i, w in enumerate(words):
-        if w != "and" or i == 0 or not any(x in NEGATORS or x.endswith("n't") for x in words[i + 1:i + 4]):
-            continue
-        tail = [t for t in source.tokens[i + 1:] if (is_content(t) or t.low.isdigit()) and t.low not in NEGATORS]
-        if tail and not any(covered(t, said.forms) for t in tail):
-            others = _other_clauses(said)
-            if any(covered(t, others) for t in tail):
-                return Clause.spanning(source.tokens[:i], source.text)
-    return source
-
-
-def _other_clauses(said: Clause) -> set[str]:
-    """The word forms of the sentence's clauses other than ``said``."""
-    return forms_of([c for c in clauses(said.text) if (c.start, c.end) != (said.start, said.end)])
-
-
-def _set_aside(clause: Clause, j: int) -> bool:
-    """The word at ``j`` is what "rather than" or "instead of" sets aside (within three words)."""
-    words = clause.words()[max(0, j - 4):j]
-    return any((a, b) in (("rather", "than"), ("instead", "of")) for a, b in zip(words, words[1:], strict=False))
-
-
-def _not_until(clause: Clause, other: Clause) -> int:
-    """1 when ``clause`` says "not … until" where ``other`` says "only when" (or "only
-    after", "only once"): "is not released until the transaction commits" is "is released
-    only when it commits"."""
-    theirs = other.words()
-    until = _until_after_negation(clause)
-    if until is None:
-        return 0
-    if any(a == "only" and b in ("when", "after", "once", "if", "until")
-           for a, b in zip(theirs, theirs[1:], strict=False)):
-        return 1
-    if "before" in theirs and set(theirs) & _NEEDED and not negations(other):
-        return 1  # "cannot be merged until two maintainers approve" for "must be approved before it is merged"
-    # Or ``other`` states the time "until" names, with no negation and not as a bound
-    # before it: "was not finished until twelve years after he died" for "was completed
-    # twelve years after his death"; "not approved until 2019" for "approved in 2019".
-    when = [t for t in clause.tokens[until + 1:until + 7] if is_content(t) or t.low[:1].isdigit()]
-    if not when or "before" in theirs or "until" in theirs or negations(other):
-        return 0
-    forms = forms_of([other])
-    return int(all(covered(t, forms) for t in when))
-
-
-def _contrasted(clause: Clause, other: Clause) -> int:
-    """1 when ``clause`` sets a thing aside with "rather than" or "instead of" where
-    ``other`` sets aside the same thing with "not" ("the column's type rather than the
-    value's" for "the value's type, not the column's")."""
-    words, theirs = clause.words(), other.words()
-    for i, (a, b) in enumerate(zip(words, words[1:], strict=False)):
-        if (a, b) in (("rather", "than"), ("instead", "of")):
-            aside = {f for t in clause.tokens[i + 2:i + 8] if is_content(t) for f in t.forms}
-            if any(w == "not" and {f for t in other.tokens[j + 1:j + 7] if is_content(t) for f in t.forms} & aside
-                   for j, w in enumerate(theirs)):
-                return 1
-    return 0
 
 
 def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
@@ -259,86 +185,6 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
             if against:
                 return "negation", f'it says "{t.text}" where its quote says the opposite, "{against[0].text}"'
     return None
-
-
-def _negated_both(said: Clause, source: Clause) -> bool:
-    """``source`` negates two predicates that ``said`` states with no negation at all
-    ("failed to meet … did not reach" against "met … reached"): an even count is not
-    always a double negative."""
-    if negations(said) or negations(source) < 2:
-        return False
-    words, hit = source.words(), 0
-    for i, w in enumerate(words):
-        if w in NEGATORS:
-            governed = [t for t in source.tokens[i + 1:i + 4] if is_content(t)][:1]
-            hit += bool(governed and governed[0].forms & said.forms)
-    return hit >= 2
-
-
-def _negated_words(clause: Clause, other: Clause) -> int:
-    """Words of ``clause`` negated by "un-", "non-", "a-" or "-less" ("unaware",
-    "non-binding", "asymptomatic", "jobless") that ``other`` lacks. (Not "in-" or "dis-": "increase" and "discover"
-    negate nothing.)"""
-    return sum(1 for t in clause.tokens if not t.forms & other.forms and t.low not in NEGATORS | STOPWORDS
-               and (any(t.low.startswith(p) and len(t.low) - len(p) >= 4 and not unknown_word(t.low[len(p):])
-                        for p in ("non-", "non", "un")) and t.low not in ("unlike", "unless")
-                    or _without_suffix(t.low)
-                    or t.low.startswith("a") and len(t.low) >= 7 and not unknown_word(t.low[1:])  # "asymptomatic"
-                    and adjective(t.low)))
-
-
-def _without_suffix(word: str) -> bool:
-    """A word negated by "-less" ("jobless": without a job), not "unless" or "regardless"."""
-    stem = word.removesuffix("less")
-    return word.endswith("less") and len(stem) >= 3 and word not in ("unless", "regardless", "nevertheless",
-                                                                        "nonetheless") and not unknown_word(stem)
-
-
-def _ceased(clause: Clause, other: Clause) -> int:
-    """1 when ``clause`` ends a state with a verb ("stopped", "removed") where ``other``
-    says "no longer"."""
-    words = other.words()
-    no_longer = any(a == "no" and b == "longer" for a, b in zip(words, words[1:], strict=False))
-    return int(no_longer and any(t.lemma in CESSATION and t.verb for t in clause.tokens))
-
-
-def _ended_doing(clause: Clause, other: Clause) -> bool:
-    """``clause`` ends a doing ("stops routing traffic", "ceased publishing") that
-    ``other`` states with no end and no negation ("still sends it traffic")."""
-    if negations(other) or any(t.lemma in CESSATION for t in other.tokens):
-        return False
-    toks = clause.tokens
-    for n, (t, u) in enumerate(zip(toks, toks[1:], strict=False)):
-        if t.lemma in CESSATION and t.verb and u.low.endswith("ing"):
-            # the doing, in its words or by what it is done to ("routing traffic" as "sends it traffic")
-            done = [u, *[v for v in toks[n + 2:n + 5] if is_content(v)][:1]]
-            if any(covered(v, other.forms) for v in done):
-                return True
-    return False
-
-
-def _omitted(clause: Clause, other: Clause) -> int:
-    """1 when ``clause`` says with a verb that a thing is not given ("is omitted", "was
-    withheld") where ``other`` negates ("no timeout is supplied") and has no such verb."""
-    return int(bool(negations(other)) and any(t.lemma in OMISSION and not t.forms & other.forms for t in clause.tokens))
-
-
-def _automatic(clause: Clause, other: Clause) -> int:
-    """1 when ``clause`` says "automatically" (or "automatic") where ``other`` says
-    "without manual intervention" ("without human input", "without user action")."""
-    words, theirs = clause.words(), other.words()
-    return int(any(w.startswith("automatic") for w in words) and any(
-        w == "without" and set(theirs[n + 1:n + 3]) & _HANDS for n, w in enumerate(theirs)))
-
-
-_HANDS = frozenset("manual manually human user operator".split())
-
-
-def _until_after_negation(clause: Clause) -> int | None:
-    """Where ``clause`` says "until" after a negation ("not … until"), or None."""
-    words = clause.words()
-    negation = next((i for i, w in enumerate(words) if w in ("not", "never", "cannot") or w.endswith("n't")), None)
-    return None if negation is None or "until" not in words[negation + 1:] else words.index("until", negation + 1)
 
 
 # Universal words that say the same ("each server", "every server", "all servers").
@@ -410,7 +256,7 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         their_rare = their_rare and part_rare
         their_often = part_often if my_often is None else their_often
     if my_only and not their_only and not (_ALL_OF | _RESTRICTS) & set(source.words()) \
-            and _until_after_negation(source) is None:
+            and until_after_negation(source) is None:
         # ("solely with its NNUE network" for "relies entirely on the NNUE network")
         return "quantifier", 'it says "only" where its quote does not'
     if their_only and not my_only and (mostly := _MOSTLY & set(said.words())) and not _MOSTLY & set(source.words()):
