@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from services.scoring.schemas import ClaimDraft
-from shared.research.claims import copy_key
+from shared.research.claims import copied
 from shared.research.envelope import Citation, Claim, Level, RejectedClaim, ScoredSource
 from shared.verification.grounding import Grounding, QuoteCheck, check_grounding, verify_quote
 from shared.verification.meaning import contradicts
@@ -170,12 +170,11 @@ def _check_draft(n: int, draft: ClaimDraft, snippets: Mapping[str, Snippet], ver
 
 def _without_copies(text: str, checks: list[tuple[Snippet, QuoteCheck]]) -> list[tuple[Snippet, QuoteCheck]]:
     """The cited snippets less those whose quote another source already gave word for
-    word (shared.research.claims.copy_key): a copy is one statement, not more support."""
+    word (shared.research.claims.copied): a copy is one statement, not more support."""
     kept: list[tuple[Snippet, QuoteCheck]] = []
     given: dict[str, int] = {}
     for snippet, check in checks:
-        key = copy_key(check.text or "")
-        if key is not None and given.setdefault(key, snippet.source_index) != snippet.source_index:
+        if copied(check.text or "", snippet.source_index, given):
             log.info("claim %r: snippet %s copies another source's quote word for word: not counted as support",
                      text[:60], snippet.id)
             continue

@@ -38,7 +38,7 @@ from services.scoring.claim_relevance import (Candidate, answer_score, aspect_cu
                                               may_answer, question_relevance, weight)
 from services.scoring.codelike import looks_like_code
 from services.scoring.passages import Passage, example_end, heading_before
-from shared.research.claims import META_TERMS, claim_matches_item, copy_key, item_terms
+from shared.research.claims import META_TERMS, claim_matches_item, copied, item_terms
 from shared.research.envelope import ChecklistItem, Citation, Claim, ScoredSource
 from shared.research.locators import locate
 from shared.verification.meaning import contradicts
@@ -140,7 +140,7 @@ def _after_term(text: str, term: int) -> list[tuple[int, int]]:
 
 def _candidates(scored_sources: Sequence[ScoredSource], passages: Mapping[int, Sequence[Passage]]) -> list[Candidate]:
     out: list[Candidate] = []
-    # A sentence copied word for word into several sources (copy_key) is offered by the
+    # A sentence copied word for word into several sources (copied) is offered by the
     # first of them, the best scored: the copies are no further support.
     offered: dict[str, int] = {}
     for index, source in enumerate(scored_sources):
@@ -149,8 +149,7 @@ def _candidates(scored_sources: Sequence[ScoredSource], passages: Mapping[int, S
             n_words = len(words(text))
             if n_words < MIN_WORDS or n_words > MAX_WORDS:
                 continue
-            key = copy_key(text)
-            if key is not None and offered.setdefault(key, index) != index:
+            if copied(text, index, offered):
                 continue
             term_set = frozenset(terms(text))
             # A question states nothing; a sentence ending in ":" announces a list or

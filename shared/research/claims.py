@@ -24,6 +24,7 @@ __all__ = [
     "answering_claims",
     "clamp",
     "claim_matches_item",
+    "copied",
     "copy_key",
     "defines",
     "item_terms",
@@ -153,6 +154,14 @@ def copy_key(quote: str) -> str | None:
     aside), or None for a sentence too short to tell a copy from a coincidence."""
     said = quote.split()
     return " ".join(said).casefold() if len(said) >= COPY_MIN_WORDS else None
+
+
+def copied(quote: str, source_index: int, first_source: dict[str, int]) -> bool:
+    """Whether another source gave ``quote`` word for word before (:func:`copy_key`).
+    ``first_source`` maps each copy key seen so far to the source that gave it first,
+    the best scored when sources are taken in score order, and is updated here."""
+    key = copy_key(quote)
+    return key is not None and first_source.setdefault(key, source_index) != source_index
 
 
 def valid_indices(indices: Sequence[int], size: int) -> list[int]:

@@ -38,7 +38,6 @@ __all__ = [
     "adjective",
     "parts_sharing",
     "prefix_flips",
-    "unknown_word",
 ]
 
 
@@ -382,13 +381,6 @@ BINDING_STOPS = frozenset("when if while because since as that which who than an
 PHRASE_STOPS = frozenset("""in on at to from into onto by with for over under through during via across toward
     towards against between among within without about after before than when if while because since unless
     which that who whom whose as where once until""".split())
-
-
-def unknown_word(word: str) -> bool:
-    """No lemma of ``word`` is in lemminflect's tables: a name ("simvastatin", "kubelet")."""
-    import lemminflect  # noqa: PLC0415 - its tables load on first use (clauses loads them first)
-
-    return not lemminflect.getAllLemmas(word)
 
 
 def only_a_thing(word: str) -> bool:

@@ -23,7 +23,7 @@ from shared.verification.lexicon import (
 from shared.research.text import STOPWORDS, sentence_spans, stem
 
 __all__ = ["AUX", "BE", "Clause", "Token", "abbreviated", "aligned_pair", "broader_forms", "clauses", "covered", "forms_of", "is_content",
-           "is_quoted", "lemmas_of", "names", "salient_tokens", "token", "warm_up"]
+           "is_quoted", "lemmas_of", "names", "salient_tokens", "token", "unknown_word", "warm_up"]
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|n't")
 # Where a clause ends: ";", ":", a dash, and a comma or word that opens a contrasting
@@ -253,18 +253,22 @@ def salient_tokens(sentence: str) -> list[str]:
 def _no_word(word: str) -> bool:
     """A capitalized word that opens a sentence and is no word of the language ("Orun
     has the denser atmosphere"): a name there too."""
+    low = word.lower()
+    return word.isalpha() and low not in STOPWORDS and low not in _OPENING_WORDS and unknown_word(low)
+
+
+def unknown_word(word: str) -> bool:
+    """No lemma of ``word`` is in lemminflect's tables: a name ("simvastatin", "kubelet")."""
     import lemminflect  # noqa: PLC0415 - its tables load on first use
 
-    low = word.lower()
-    return word.isalpha() and low not in STOPWORDS and low not in _OPENING_WORDS and not lemminflect.getAllLemmas(low)
+    return not lemminflect.getAllLemmas(word)
 
 
-# Function words that open sentences and that the lemma tables (open word classes) lack.
-_OPENING_WORDS = frozenset("""although though because since while whereas if unless when whenever where after
-    before during among amongst amid despite with without from of for at in on by to as every each all most some
-    many several both either neither no an a the this that these those its their our his her it they we he she
-    there here how what which who whom whose why once until upon within across against over under between through
-    throughout following given like unlike per via besides beyond toward towards whilst nor yet so""".split())
+# Function words that open sentences and that neither STOPWORDS nor the lemma tables
+# (open word classes) have.
+_OPENING_WORDS = frozenset("""although though since whereas unless whenever among amongst amid despite
+    without every many several either neither within across besides beyond toward towards whilst whose yet
+    following given like unlike per via throughout upon""".split())
 
 
 def names(sentence: str) -> list[str]:

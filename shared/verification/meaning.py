@@ -235,20 +235,18 @@ def _level_word(clause: Clause) -> str:
 def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (mine, my_often, my_rare, my_only) = quantity(said)
     (theirs, their_often, their_rare, their_only) = quantity(source)
-    if theirs is None and _A_FEW_OF.search(source.text[source.start:source.end]):
-        theirs = 1  # "a small number of users", "a handful of": some, not most
-    if _NOT_ALL.search(source.text[source.start:source.end]) and not _NOT_ALL.search(said.text[said.start:said.end]) \
-            and _NONE & set(said.words()):
-        return "quantifier", 'it says none where its quote says "not all"'
     mine_text, theirs_text = said.text[said.start:said.end], source.text[source.start:source.end]
+    if theirs is None and _A_FEW_OF.search(theirs_text):
+        theirs = 1  # "a small number of users", "a handful of": some, not most
+    if _NOT_ALL.search(theirs_text) and not _NOT_ALL.search(mine_text) and _NONE & set(said.words()):
+        return "quantifier", 'it says none where its quote says "not all"'
     merely = _ONLY_N_OF.search(theirs_text)
     if merely and (mine or 0) >= 2 and not _ONLY_N_OF.search(mine_text):
         return "quantifier", f'it says "{_level_word(said)}" where its quote says "{merely.group()[:-3].lower()}"'
     if _ONLY_N_OF.search(mine_text) and _AT_LEAST_N_OF.search(theirs_text):
         return "quantifier", 'it says "only" where its quote says "at least"'
-    one_of = _ONE_OF.search(source.text[source.start:source.end])
-    if one_of and not _AMONG.search(said.text[said.start:said.end]) and re.search(
-            rf"\bthe\s+{re.escape(one_of.group(1))}\b", said.text[said.start:said.end], re.I):
+    one_of = _ONE_OF.search(theirs_text)
+    if one_of and not _AMONG.search(mine_text) and re.search(rf"\bthe\s+{re.escape(one_of.group(1))}\b", mine_text, re.I):
         return "quantifier", f'it says "the {one_of.group(1)}" where its quote says "one of the {one_of.group(1)}"'
     if (their_rare and not my_rare) or (their_often is not None and my_often is None):
         # "rarely", "typically" of a part of the quote the clause does not restate
@@ -270,7 +268,7 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     if mine is not None and mine > (theirs if theirs is not None else 3) or every_unit(said) & quantified_units(source):
         return "quantifier", "it generalises beyond its quote's quantifier"  # ("every day" for "on some days")
     mostly = _says_most(source) or _MOSTLY & set(source.words())
-    share = share_of(source.text[source.start:source.end]) if _says_most(said) and not mostly else None
+    share = share_of(theirs_text) if _says_most(said) and not mostly else None
     if share is not None and share <= 0.5:
         return "quantifier", f"it says most where its quote gives {share:.0%} or less"
     if a_few(said) and not a_few(source) and theirs is not None and theirs >= 2:

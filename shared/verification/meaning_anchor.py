@@ -120,10 +120,7 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         return fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
                              f" not found: {', '.join(unsupported[:8])}", support, unsupported)
     run = new_run(said, every, spans, frozenset(_ACRONYM.findall(" ".join(quotes))))
-    # (quotes with a purpose of their own, "to mark its 100th anniversary", may be reworded round it)
-    purposes = any(t.low == "to" and u.verb and is_content(u)
-                   for qc in quote_clauses for c in qc for t, u in zip(c.tokens, c.tokens[1:], strict=False))
-    if len(run) >= MAX_NEW_RUN or len(run) >= 2 and added_part(run[0], said, every, purposes=purposes) \
+    if len(run) >= MAX_NEW_RUN or len(run) >= 2 and added_part(run[0], said, every, purposes=_purposes(quote_clauses)) \
             or len(run) >= 2 and gives_cause(run[0], said) \
             and not any(w in CAUSAL_LINKS for q in quotes for w in re.findall(r"[a-z]+", q.lower())):
         return fail("terms", f"it adds what none of its quotes says: {' '.join(t.text for t in run)}", support,
@@ -351,3 +348,10 @@ def _agentless(clause: Clause, aligned: Clause) -> bool:
     if found is None or not passive(aligned, found[1]) or passive(clause, found[0]):
         return False  # ("…, but they should be used to limit…": both passive, of two things)
     return all(u.low != "by" for u in aligned.tokens[found[1] + 1:])
+
+
+def _purposes(quote_clauses: Sequence[Sequence[Clause]]) -> bool:
+    """Whether a quote states a purpose of its own ("to mark its 100th anniversary"),
+    round which a sentence may reword."""
+    return any(t.low == "to" and u.verb and is_content(u)
+               for qc in quote_clauses for c in qc for t, u in zip(c.tokens, c.tokens[1:], strict=False))

@@ -9,8 +9,8 @@ polarity with its quote's.
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import adjective, negations, unknown_word
-from shared.verification.clauses import Clause, clauses, covered, forms_of, is_content
+from shared.verification.clause_reading import adjective, negations
+from shared.verification.clauses import Clause, clauses, covered, forms_of, is_content, unknown_word
 from shared.verification.lexicon import CESSATION, NEGATORS, OMISSION
 from shared.research.text import STOPWORDS
 

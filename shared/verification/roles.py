@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from shared.verification.clause_reading import DATES, direction_flipped, directions, only_a_thing, unknown_word
+from shared.verification.clause_reading import DATES, direction_flipped, directions, only_a_thing
 from shared.verification.clause_roles import (
     ORDER_WORDS, fronted_end, passive, phrase, pivots, qualifier_end, role_parts, verbness,
 )
-from shared.verification.clauses import Clause, salient_tokens
+from shared.verification.clauses import Clause, salient_tokens, unknown_word
 from shared.verification.figure_words import NUMBER_WORDS
 from shared.verification.lexicon import CONVERSES, SYMMETRIC
 
