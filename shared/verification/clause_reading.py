@@ -193,6 +193,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         nxt = clause.tokens[i + 1].low if i + 1 < len(clause.tokens) else ""
         if t.low in ("twice", "thrice") and nxt == "as":
             hit = ("magnitude", 1)  # "twice as much linalool": "double the linalool"
+        if hit is None and t.lemma == "recover" and _TO_FIGURE.match(clause.text, t.end):
+            hit = ("magnitude", 1)  # "ridership recovered to 85%": a rise back
         if hit is None:
             continue
         if t.low == "longer" and prev in ("no", "any"):
@@ -211,8 +213,11 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         after = clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else ""
         if prev == "as" and nxt == "as" and figure_word(after):
             continue  # "for as long as eight years": a bound on the figure, read with the figure
-        if t.low in ("up", "down") and (i and clause.tokens[i - 1].lemma in _MOVES or nxt == "from"):
-            hit = ("magnitude", hit[1])  # "visitor numbers went up", "58 percent, up from 49": a rise
+        if t.low in ("up", "down") and (i and clause.tokens[i - 1].lemma in _MOVES or nxt == "from"
+                                        or figure_word(nxt) and (clause.pause_before(i) or figure_word(prev))):
+            # ("visitor numbers went up", "58 percent, up from 49", "$8.4 billion, up 11%": a rise;
+            # not a verb's particle, "made up 24%", "shut down 2G")
+            hit = ("magnitude", hit[1])
         if t.low in ("after", "before") and nxt == "which":
             hit = (hit[0], -hit[1])  # "X, after which Y": X comes before Y
         if t.lemma == "fall" and nxt in ("under", "within", "into", "outside", "on") and not figure_word(after) \

@@ -23,7 +23,7 @@ from shared.verification.lexicon import (
 from shared.research.text import STOPWORDS, sentence_spans, stem
 
 __all__ = ["AUX", "BE", "Clause", "Token", "abbreviated", "aligned_pair", "broader_forms", "clauses", "covered", "forms_of", "is_content",
-           "is_quoted", "lemmas_of", "names", "salient_tokens", "token", "unknown_word", "warm_up"]
+           "is_quoted", "lemmas_of", "names", "place_named", "salient_tokens", "token", "unknown_word", "warm_up"]
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|n't")
 # Where a clause ends: ";", ":", a dash, and a comma or word that opens a contrasting
@@ -257,6 +257,20 @@ def _no_word(word: str) -> bool:
     return word.isalpha() and low not in STOPWORDS and low not in _OPENING_WORDS and unknown_word(low)
 
 
+def place_named(adjective: str, text: str) -> str | None:
+    """The place of ``text`` whose adjective ``adjective`` is ("Bangladesh" for
+    "Bangladeshi", "Kenya" for "Kenyan", "China" for "Chinese"), or None."""
+    if not adjective.isalpha() or not adjective[0].isupper():
+        return None
+    for suffix in ("ian", "ese", "an", "i", "n"):
+        stem = adjective.removesuffix(suffix)
+        found = re.search(rf"(?<!\w){re.escape(stem)}\w{{0,2}}(?!\w)", text) \
+            if stem != adjective and len(stem) >= 4 else None
+        if found and found.group() != adjective:
+            return found.group()
+    return None
+
+
 def unknown_word(word: str) -> bool:
     """No lemma of ``word`` is in lemminflect's tables: a name ("simvastatin", "kubelet")."""
     import lemminflect  # noqa: PLC0415 - its tables load on first use
@@ -273,9 +287,13 @@ _OPENING_WORDS = frozenset("""although though since whereas unless whenever amon
 
 def names(sentence: str) -> list[str]:
     """Proper names and acronyms (:func:`salient_tokens`) and words with digits ("SHA-256"),
-    not ages ("34-year-olds": a figure, checked as one)."""
+    not ages ("34-year-olds") or a measure joined to the noun it measures
+    ("6.5-metre-diameter"): figures, checked as such, their words as words. A measure
+    alone stays a name ("64-bit")."""
+    measures = tuple(f"{f.surface}-" for f in figures(sentence) if f.unit and "-" in f.surface)
     return list(dict.fromkeys([*salient_tokens(sentence),
-                               *sorted(w for w in digit_words(sentence) if not _AGE.fullmatch(w))]))
+                               *sorted(w for w in digit_words(sentence)
+                                       if not _AGE.fullmatch(w) and not w.startswith(measures or ("\0",)))]))
 
 
 def covered(t: Token, forms: set[str] | frozenset[str]) -> bool:

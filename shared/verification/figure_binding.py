@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.verification.derived import is_year, restated
-from shared.verification.figures import Figure, figures, period_named, same_figure
+from shared.verification.figures import Figure, figures, multiple_named, period_named, same_figure
 from shared.verification.clause_roles import verbness
 from shared.verification.quote_subjects import aligned_clause, keeps_subject
-from shared.verification.clauses import Clause, abbreviated, clauses, covered, is_content, names, token
+from shared.verification.clauses import Clause, abbreviated, clauses, covered, is_content, names, place_named, token
 
 __all__ = ["Failure", "fail", "figures_bound", "names_bound"]
 
@@ -42,8 +42,8 @@ def figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_cl
             continue
         if restated(fig, [q for i in sorted(helpers) for q in figures(quotes[i])], sentence):
             continue
-        if any(period_named(fig, quotes[i]) for i in helpers):
-            continue  # "in a day" for "daily fluctuations"
+        if any(period_named(fig, quotes[i]) or multiple_named(fig, quotes[i]) for i in helpers):
+            continue  # "in a day" for "daily fluctuations", "fell by half" for "halved"
         if _next_year(fig, quotes):
             continue  # "in 1998 and 1999" from "won in 1998" and "retained the title the following year"
         found = [(i, q) for i, quote in enumerate(quotes) if i not in helpers for q in figures(quote)
@@ -117,7 +117,7 @@ def names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_form
         ending = r"\w{0,3}" if len(name) > 3 else ""
         written = re.compile(rf"(?<!\w){re.escape(name.lower())}{ending}(?!\w)")
         own = any(covered(word, quote_forms[i]) or written.search(quotes[i].lower())
-                  or abbreviated(name, sentence, quotes[i]) for i in helpers)
+                  or abbreviated(name, sentence, quotes[i]) or place_named(name, quotes[i]) for i in helpers)
         if own:
             continue
         elsewhere = any(covered(word, f) or abbreviated(name, sentence, q) for f, q in zip(quote_forms, quotes,
@@ -125,3 +125,4 @@ def names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_form
         why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
         return fail("merge" if elsewhere else "name", f"the name {name} {why}", support, [name])
     return None
+

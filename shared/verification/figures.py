@@ -365,6 +365,18 @@ def period_named(fig: Figure, text: str) -> bool:
     return re.search(rf"\b(?:{fig.unit}s?|{'|'.join(adverbs) or fig.unit})\b", text, re.IGNORECASE) is not None
 
 
+def multiple_named(fig: Figure, text: str) -> bool:
+    """``fig`` is a half or a multiple written as a word ("fallen by half", "two times")
+    and ``text`` says it with a verb ("halved", "doubled", "tripled")."""
+    verb = _MULTIPLE_VERBS.get(fig.value)
+    if verb is None or fig.unit or any(c.isdigit() for c in fig.surface):
+        return False
+    return re.search(rf"\b{verb}(?:e|es|ed|ing)\b", text, re.IGNORECASE) is not None
+
+
+_MULTIPLE_VERBS = {0.5: "halv", 2.0: "doubl", 3.0: "tripl", 4.0: "quadrupl"}
+
+
 def _leading_number(surface: str) -> float:
     m = re.search(r"\d+(?:,\d{3})*(?:\.\d+)?", surface)
     return float(m.group().replace(",", "")) if m else 0.0

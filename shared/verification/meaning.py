@@ -134,6 +134,8 @@ def _governed_flip(one: Clause, other: Clause) -> bool:
             continue  # "not released until it commits" for "released only when"; "not an error" for "rather than"
         if not_without(one, other):
             continue  # "cannot log in without a code" for "a code is required to log in"
+        if any(u.low in (f"un{governed.low}", f"non{governed.low}", f"non-{governed.low}") for u in theirs):
+            continue  # "colonies that were not exposed" for "unexposed colonies"
         if found and not any(v.low in NEGATORS or v.low.endswith("n't") or v.low.startswith(("un", "non"))
                              for v in theirs[:max(found) + 1]):
             return True
@@ -267,6 +269,10 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
         theirs = 4  # "each read is served from …" for "Reads are served from …": a rule of every one
     if mine is not None and mine > (theirs if theirs is not None else 3) or every_unit(said) & quantified_units(source):
         return "quantifier", "it generalises beyond its quote's quantifier"  # ("every day" for "on some days")
+    if mine == 3 and theirs == 4 or my_often == 1 and (their_often or 0) >= 2:
+        # ("most requests" for "every request", "occasionally" for "often": the sentence
+        # says that some do not; "some of" for "all of" says less and stays true)
+        return "quantifier", "it weakens its quote's quantifier, implying exceptions the quote does not have"
     mostly = _says_most(source) or _MOSTLY & set(source.words())
     share = share_of(theirs_text) if _says_most(said) and not mostly else None
     if share is not None and share <= 0.5:
@@ -308,7 +314,10 @@ def _says_most(clause: Clause) -> bool:
 
 
 # Advice, weaker than a duty: "drivers are advised to carry chains" does not say they must.
-_ADVICE = re.compile(r"\b(?:advised|recommended|encouraged|urged)\s+to\b|\bshould\b", re.I)
+_ADVICE = re.compile(r"\b(?:advised|recommended|encouraged|urged)\s+(?:to|that)\b|\bshould\b"
+                     r"|\b(?:advises|recommends|encourages|urges)\b", re.I)
+# A duty: "must", "are required to", "requires", "mandatory".
+_DUTY = re.compile(r"\bmust\b|\brequire[sd]?\b|\b(?:mandatory|compulsory|obligatory|obliged)\b", re.I)
 
 
 def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
@@ -319,9 +328,14 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     obliged = set(said.words()) & STRONG == {"must"} and theirs >= 2
     if certainty(said) > theirs and not obliged and not _strong_word_quoted(said, source):
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
-    advice = _ADVICE.search(source.text[source.start:source.end])
-    if advice and "must" in said.words() and not _ADVICE.search(said.text[said.start:said.end]):
-        return "modality", f'it says "must" where its quote says "{advice.group()}"'  # advice, not a duty
+    mine_text, theirs_text = said.text[said.start:said.end], source.text[source.start:source.end]
+    advice, duty = _ADVICE.search(theirs_text), _DUTY.search(mine_text)
+    if advice and duty and not _ADVICE.search(mine_text) and not _DUTY.search(theirs_text):
+        return "modality", f'it says "{duty.group().lower()}" where its quote says "{advice.group()}"'  # not a duty
+    advised, bound = _ADVICE.search(mine_text), _DUTY.search(theirs_text)
+    if advised and advised.group().lower() != "should" and bound and not _ADVICE.search(theirs_text) \
+            and not _DUTY.search(mine_text):  # ("should" for "must" is how instructions are reworded)
+        return "modality", f'it says "{advised.group()}" where its quote says "{bound.group().lower()}"'  # a duty
     mine, theirs = set(said.words()), set(source.words())
     words = said.words()
     granted = {w for n, w in enumerate(words) if w in _PERMITS and words[n + 1:n + 2] != ["not"]}  # ("may not": a ban)

@@ -11,7 +11,7 @@ after its other checks.
 from __future__ import annotations
 
 from shared.research.text import STOPWORDS
-from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, token
+from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, place_named, token
 from shared.verification.condition_reading import SETTINGS, conditions, opening_qualifier
 from shared.verification.derived import converted
 from shared.verification.figures import figures, same_figure
@@ -105,6 +105,8 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     mine = said.forms | (sentence or set())
     mine |= {f for t in said.tokens if "-" in t.low for part in t.low.split("-") if part
              for f in token(part, 0, 0).forms}  # "supernova-based" keeps "supernovae"
+    mine |= {f for t in said.tokens if (place := place_named(t.text, source.text))
+             for f in token(place.lower(), 0, 0).forms}  # "Bangladeshi field trials" keeps "in Bangladesh"
     lost = _lost_part(opening_qualifier(source), mine)
     if lost:
         return "scope", f'it drops part of its quote\'s condition ("{lost}")'

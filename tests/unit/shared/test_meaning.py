@@ -43,6 +43,16 @@ QUOTE = "Deleted rows are not physically removed until VACUUM runs."
      ["In patients over 75, the anticoagulant doubled the risk of bleeding."], "scope"),
     ("The vulnerability lets a remote attacker execute arbitrary code.",
      ["The vulnerability lets an attacker read memory."], "terms"),
+    ("Most invoices must carry a purchase order number.", ["Every invoice must carry a purchase order number."],
+     "quantifier"),
+    ("The ferry is occasionally cancelled in storms.", ["The ferry is often cancelled in storms."], "quantifier"),
+    ("Tenants are required to test smoke alarms monthly.",
+     ["It is recommended that tenants test smoke alarms monthly."], "modality"),
+    ("The code encourages landlords to fit smoke alarms.", ["The code requires landlords to fit smoke alarms."],
+     "modality"),
+    ("Sales fell 8% to $2.1 billion.", ["Sales were $2.1 billion, up 8%."], "comparative"),
+    ("Exports have fallen by a third since 2010.", ["Exports have halved since 2010."], "number"),
+    ("Ugandan trials found higher yields.", ["Trials in Kenya found higher yields."], "name"),
 ])
 def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str, quotes: list[str],
                                                                       category: str) -> None:
@@ -70,6 +80,16 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("Just two of the village's medieval houses survived the fire.",
      ["Only two of the village's medieval houses survived the fire."]),
     ("Shares plunged after the announcement.", ["Shares fell sharply after the announcement."]),
+    ("Hatching was 20% lower in shaded nests than in nests that were not shaded.",
+     ["Shaded nests had 20% lower hatching than unshaded nests."]),
+    ("Tablets should be stored below 25°C.", ["Tablets must be stored below 25°C."]),
+    ("Sales grew 8% to $2.1 billion.", ["Sales were $2.1 billion, up 8%."]),
+    ("Ridership climbed back to 85% of its 2019 level.", ["Ridership recovered to 85% of its 2019 level."]),
+    ("Exports have fallen by half since 2010.", ["Exports have halved since 2010."]),
+    ("In Kenyan field trials the variety out-yielded maize.",
+     ["In field trials in Kenya, the variety yielded more than maize."]),
+    ("Eight segments make up the dish's 4.2-metre-diameter reflector.",
+     ["The dish's reflector, 4.2 metres in diameter, is made of eight segments."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
