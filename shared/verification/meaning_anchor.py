@@ -19,7 +19,7 @@ from shared.verification.figure_binding import Failure, fail, figures_bound, nam
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
 from shared.verification.clause_roles import (
-    dated, fronted_parts, passive, pivots, relative_parts, subject, trailing_parts,
+    dated, fronted_parts, passive, pivots, relative_parts, subject, trailing_parts, verbness,
 )
 from shared.verification.quote_subjects import (
     CARRIERS, alignment, gives_predicate, grafted_subject, keeps_subject, other_setting, own_subject,
@@ -328,16 +328,32 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
     carried = subject(before)
     if not carried:
         return None
-    earlier = {id(whole.tokens[0]) for _, _, whole in before_readings if whole.tokens}
+    # (a quote's clause is told by its text and place: tokens are shared between texts
+    # that open alike, "Version 4.1 …" and "Version 4.2 …")
+    earlier = {(whole.text, whole.start) for _, _, whole in before_readings if whole.tokens}
     for _, aligned, whole in readings:
-        if not whole.tokens or id(whole.tokens[0]) in earlier:
+        if not whole.tokens or (whole.text, whole.start) in earlier:
             return None  # it rests on the quote the clause before it rests on
         own = {f for f in own_subject(aligned) if not f.endswith("li")}
-        if not own or own & carried or anaphoric(whole.text[whole.start:whole.end]) or _agentless(clause, aligned):
+        if not own or own & carried and not _named_apart(before, aligned) \
+                or anaphoric(whole.text[whole.start:whole.end]) or _agentless(clause, aligned):
             return None
     said = " ".join(t.text for t in before.tokens if min(t.forms) in carried)
     return fail("merge", f'it gives "{said}" what another quote says of something else',
                 missing=[t.text for t in clause.content[:1]])
+
+
+def _named_apart(one: Clause, other: Clause) -> bool:
+    """The subjects of the two clauses, alike in their words ("Version …", "Drug …"), each
+    have a name or figure the other lacks ("Version 4.1" and "Version 4.2", "Drug X" and
+    "Drug Y"): two things."""
+    def names(clause: Clause) -> set[str]:
+        end = next((i for i in range(1, len(clause.tokens)) if verbness(clause, i) >= 2), None) \
+            or next((i for i in range(1, len(clause.tokens)) if verbness(clause, i) >= 1), 3)  # ("Drug X cut")
+        return {t.low for i, t in enumerate(clause.tokens[:end])
+                if any(c.isdigit() for c in t.low) or i and t.text[:1].isupper()}
+    mine, theirs = names(one), names(other)
+    return bool(mine - theirs) and bool(theirs - mine)
 
 
 def _agentless(clause: Clause, aligned: Clause) -> bool:

@@ -53,6 +53,10 @@ QUOTE = "Deleted rows are not physically removed until VACUUM runs."
     ("Sales fell 8% to $2.1 billion.", ["Sales were $2.1 billion, up 8%."], "comparative"),
     ("Exports have fallen by a third since 2010.", ["Exports have halved since 2010."], "number"),
     ("Ugandan trials found higher yields.", ["Trials in Kenya found higher yields."], "name"),
+    ("Release 2.3 dropped Python 3.8 and added a plugin system.",
+     ["Release 2.3 dropped Python 3.8.", "Release 2.4 added a plugin system."], "merge"),
+    ("Vaccine A cut infections by 40% and shortened hospital stays by 3 days.",
+     ["Vaccine A reduced infections by 40%.", "Vaccine B shortened hospital stays by 3 days."], "merge"),
 ])
 def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str, quotes: list[str],
                                                                       category: str) -> None:
@@ -90,6 +94,8 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["In field trials in Kenya, the variety yielded more than maize."]),
     ("Eight segments make up the dish's 4.2-metre-diameter reflector.",
      ["The dish's reflector, 4.2 metres in diameter, is made of eight segments."]),
+    ("Release 2.3 dropped Python 3.8 and added a plugin system.",
+     ["Release 2.3 dropped Python 3.8.", "Release 2.3 added a plugin system."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
