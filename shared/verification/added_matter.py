@@ -120,5 +120,7 @@ def added_part(first: Token, said: Sequence[Clause], every: set[str], *, purpose
     elif start == 0 and not (toks[0].low == "to" and end < len(toks) and not purposes):
         return False
     part = toks[start:end]
+    if toks[start].low == "with" and i > start + 1 and toks[i].verb and toks[i].low.endswith("ed"):
+        part = toks[i:end]  # (", with PostgreSQL recommended for production": said of a thing the quotes name)
     return not any(is_content(u) and covered(u, every) or u.low[:1].isdigit() for u in part) \
         and part[-1].lemma not in REPORTING

@@ -286,7 +286,10 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     if my_often is not None and my_often > (their_often if their_often is not None else 3):
         return "quantifier", "it says this happens more often than its quote does"
     limiting, _, _, _ = quantity(source, subject_only=True, about=said.forms)
-    if mine is None and limiting is not None and limiting < 4:
+    # ("some historians" said as "historians": a degree elsewhere, "attribute it primarily
+    # to drought", limits no subject; "mainly" may restate the quote's "most")
+    my_limiting = mine if mine is None or limiting != 1 else quantity(said, subject_only=True, about=source.forms)[0]
+    if my_limiting is None and limiting is not None and limiting < 4:
         return "quantifier", "it drops the quote's limiting quantifier (some, many, most...)"
     if my_often is None and their_often is not None and their_often < 4:
         return "quantifier", "it drops the quote's frequency (sometimes, often, usually...)"

@@ -55,6 +55,10 @@ QUOTE = "Deleted rows are not physically removed until VACUUM runs."
     ("Ugandan trials found higher yields.", ["Trials in Kenya found higher yields."], "name"),
     ("Release 2.3 dropped Python 3.8 and added a plugin system.",
      ["Release 2.3 dropped Python 3.8.", "Release 2.4 added a plugin system."], "merge"),
+    ("Economists blame the slump mainly on tariffs.", ["Some economists blame the slump mainly on tariffs."],
+     "quantifier"),
+    ("The library supports Linux, macOS and Windows, with Linux preferred for servers.",
+     ["The library supports Linux, macOS and Windows."], "terms"),
     ("Vaccine A cut infections by 40% and shortened hospital stays by 3 days.",
      ["Vaccine A reduced infections by 40%.", "Vaccine B shortened hospital stays by 3 days."], "merge"),
 ])
@@ -96,6 +100,7 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["The dish's reflector, 4.2 metres in diameter, is made of eight segments."]),
     ("Release 2.3 dropped Python 3.8 and added a plugin system.",
      ["Release 2.3 dropped Python 3.8.", "Release 2.3 added a plugin system."]),
+    ("The museum relies mainly on ticket sales for its income.", ["Most of the museum's income comes from ticket sales."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
