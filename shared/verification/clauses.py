@@ -165,6 +165,9 @@ def clauses(text: str) -> list[Clause]:
         # ("without increasing memory" is a clause; "those without a degree" a noun's qualifier)
         # ("wetting and drying": two gerunds, one thing)
         gerunds = nxt.low.endswith("ing") and tokens[i - 1].low.endswith("ing")
+        # ("long and short vowels": two adjectives of one noun)
+        gerunds = gerunds or _adjective(tokens[i - 1].low) and _adjective(nxt.low) and nxt.low == nxt.lemma \
+            and after is not None and not after.verb and is_content(after)
         if t.low == "while" and any(u.low[:1].isdigit() for u in tokens[:i]) \
                 and any(u.low[:1].isdigit() for u in tokens[i + 1:]):
             cuts.append(t.start)  # "grew 2.3 percent while receipts hit 25 billion euros": two facts
@@ -186,6 +189,12 @@ def clauses(text: str) -> list[Clause]:
             parts.append(part)
     out = [Clause.spanning(part, text) for part in parts]
     return out or [Clause([], 0, 0, text)]
+
+
+def _adjective(low: str) -> bool:
+    import lemminflect  # noqa: PLC0415 - its tables load on first use
+
+    return "ADJ" in lemminflect.getAllLemmas(low)
 
 
 def _adverb_and_verb(following: list[Token]) -> bool:

@@ -71,6 +71,9 @@ def not_until(clause: Clause, other: Clause) -> int:
         return 1
     if "before" in theirs and set(theirs) & _NEEDED and not negations(other):
         return 1  # "cannot be merged until two maintainers approve" for "must be approved before it is merged"
+    if any(a in ("take", "takes", "took", "taken", "taking") and b == "until"
+           for a, b in zip(theirs, theirs[1:], strict=False)) and not negations(other):
+        return 1  # "took until 1880 to finish" for "was not completed until 1880"
     # Or ``other`` states the time "until" names, with no negation and not as a bound
     # before it: "was not finished until twelve years after he died" for "was completed
     # twelve years after his death"; "not approved until 2019" for "approved in 2019".

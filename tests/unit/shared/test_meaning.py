@@ -101,6 +101,10 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("Release 2.3 dropped Python 3.8 and added a plugin system.",
      ["Release 2.3 dropped Python 3.8.", "Release 2.3 added a plugin system."]),
     ("The museum relies mainly on ticket sales for its income.", ["Most of the museum's income comes from ticket sales."]),
+    ("The creole has seven vowels and lacks the open and closed vowel distinction of French.",
+     ["The creole has seven vowels.", "It lacks the distinction between open and closed vowels found in French."]),
+    ("The canal took until 1914 to finish, though digging had begun in 1904.",
+     ["Digging of the canal began in 1904 and it was not finished until 1914."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
