@@ -125,4 +125,3 @@ def names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_form
         why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
         return fail("merge" if elsewhere else "name", f"the name {name} {why}", support, [name])
     return None
-
