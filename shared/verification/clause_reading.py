@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from shared.verification.clauses import AUX, Clause, Token, is_content, token
+from shared.verification.clauses import AUX, Clause, Token, adjective, is_content, token
 from shared.verification.figure_words import EXCEED, bounds_figure, figure_word
 from shared.verification.lexicon import DIRECTIONS, HEDGES, NEGATIVE_PREFIXES, NEGATORS, STRONG
 
@@ -35,7 +35,6 @@ __all__ = [
     "not_only",
     "on_axis",
     "only_a_thing",
-    "adjective",
     "parts_sharing",
     "prefix_flips",
 ]
@@ -81,13 +80,6 @@ def negations(clause: Clause) -> int:
 _ADJECTIVE_PREFIXES = ("in", "im", "il", "ir")
 
 
-def adjective(word: str) -> bool:
-    """``word`` may be an adjective (lemminflect's tables), or no table knows it."""
-    import lemminflect  # noqa: PLC0415 - its tables load on first use (clauses loads them first)
-
-    return "ADJ" in lemminflect.getAllLemmas(word) or not lemminflect.getAllLemmas(word)
-
-
 def prefix_flips(said: Clause, source: Clause) -> int:
     """Words negated by a prefix on one side whose stem stands bare on the other
     ("unsafe" / "safe"): each one flips polarity."""
@@ -102,7 +94,7 @@ def prefix_flips(said: Clause, source: Clause) -> int:
                 rest = t.low[len(prefix):]
                 if t.low.startswith(prefix) and len(rest) >= 4 and token(rest, 0, 0).forms & their_forms \
                         and not token(rest, 0, 0).forms & own \
-                        and (prefix not in _ADJECTIVE_PREFIXES or adjective(t.low)):
+                        and (prefix not in _ADJECTIVE_PREFIXES or adjective(t.low, unknown=True)):
                     flips += 1
                     break
     return flips

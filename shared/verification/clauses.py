@@ -166,7 +166,7 @@ def clauses(text: str) -> list[Clause]:
         # ("wetting and drying": two gerunds, one thing)
         gerunds = nxt.low.endswith("ing") and tokens[i - 1].low.endswith("ing")
         # ("long and short vowels": two adjectives of one noun)
-        gerunds = gerunds or _adjective(tokens[i - 1].low) and _adjective(nxt.low) and nxt.low == nxt.lemma \
+        gerunds = gerunds or adjective(tokens[i - 1].low) and adjective(nxt.low) and nxt.low == nxt.lemma \
             and after is not None and not after.verb and is_content(after)
         if t.low == "while" and any(u.low[:1].isdigit() for u in tokens[:i]) \
                 and any(u.low[:1].isdigit() for u in tokens[i + 1:]):
@@ -191,10 +191,13 @@ def clauses(text: str) -> list[Clause]:
     return out or [Clause([], 0, 0, text)]
 
 
-def _adjective(low: str) -> bool:
+def adjective(word: str, *, unknown: bool = False) -> bool:
+    """lemminflect's tables read ``word`` as an adjective ("stiff", not "memory"); with
+    ``unknown``, so does a word no table knows."""
     import lemminflect  # noqa: PLC0415 - its tables load on first use
 
-    return "ADJ" in lemminflect.getAllLemmas(low)
+    lemmas = lemminflect.getAllLemmas(word)
+    return "ADJ" in lemmas or unknown and not lemmas
 
 
 def _adverb_and_verb(following: list[Token]) -> bool:

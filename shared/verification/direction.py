@@ -15,7 +15,7 @@ import re
 
 from shared.verification.clause_reading import bound_sign, direction_of, hits, on_axis
 from shared.verification.clause_roles import phrase, swapped, verbness
-from shared.verification.clauses import Clause, Token, clauses, covered, is_content, token
+from shared.verification.clauses import Clause, Token, adjective, clauses, covered, is_content, token
 from shared.verification.figure_words import bounds_figure, figure_word, order_word_at
 from shared.verification.figures import bound_side, figures, same_figure
 from shared.verification.lexicon import CONVERSES
@@ -227,19 +227,12 @@ def _degrees(clause: Clause) -> dict[str, tuple[int, str]]:
     out: dict[str, tuple[int, str]] = {}
     toks = clause.tokens
     for n, t in enumerate(toks):
-        if n and toks[n - 1].low in ("more", "less") and t.lemma == t.low and is_content(t) and _may_be_adjective(t.low):
+        if n and toks[n - 1].low in ("more", "less") and t.lemma == t.low and is_content(t) and adjective(t.low):
             out[t.lemma] = (1 if toks[n - 1].low == "more" else -1, f"{toks[n - 1].text} {t.text}")
         elif t.low.endswith(("er", "ier")) and t.lemma != t.low and t.low.startswith(t.lemma[:3]) \
                 and not t.verb and t.lemma not in out:
             out[t.lemma] = (1, t.text)
     return out
-
-
-def _may_be_adjective(word: str) -> bool:
-    """lemminflect reads ``word`` as an adjective ("stiff", not "memory")."""
-    import lemminflect  # noqa: PLC0415 - its tables load on first use (clauses loads them first)
-
-    return "ADJ" in lemminflect.getAllLemmas(word)
 
 
 def _degree_flipped(said: Clause, theirs: dict[str, tuple[int, str]]) -> tuple[str, str] | None:

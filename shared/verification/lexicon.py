@@ -25,6 +25,7 @@ __all__ = [
     "RARE",
     "STRONG",
     "SYMMETRIC",
+    "WORD_NEGATING_PREFIXES",
 ]
 
 # Words that negate their clause. "not only" is not a negation (handled by the reader),
@@ -39,6 +40,9 @@ NEGATORS = frozenset("""
 # Prefixes that negate the word they open ("unsafe", "inconsistent", "non-blocking"):
 # a sentence that says "unsafe" where its quote says "safe" flips it.
 NEGATIVE_PREFIXES = ("non-", "non", "un", "in", "im", "il", "ir", "dis")
+# The ones that negate whatever word they open ("unaware", "non-binding"); the others
+# negate adjectives only ("inaccurate", not "increase") or seldom ("discover").
+WORD_NEGATING_PREFIXES = ("non-", "non", "un")
 
 # Quantifiers and frequency adverbs by strength: 1 some, 2 many/often, 3 most/usually,
 # 4 all/always. A sentence may say less than its quote, never more.

@@ -59,6 +59,7 @@ from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
     CAUSAL, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, HEDGES, NEGATORS, QUANTIFIERS, STRONG,
+    WORD_NEGATING_PREFIXES,
 )
 from shared.verification.negation_reading import (
     automatic, before_other_negated_predicate, ceased, contrasted, ended_doing, negated_both, negated_words, not_until,
@@ -134,9 +135,9 @@ def _governed_flip(one: Clause, other: Clause) -> bool:
             continue  # "not released until it commits" for "released only when"; "not an error" for "rather than"
         if not_without(one, other):
             continue  # "cannot log in without a code" for "a code is required to log in"
-        if any(u.low in (f"un{governed.low}", f"non{governed.low}", f"non-{governed.low}") for u in theirs):
+        if any(u.low in {p + governed.low for p in WORD_NEGATING_PREFIXES} for u in theirs):
             continue  # "colonies that were not exposed" for "unexposed colonies"
-        if found and not any(v.low in NEGATORS or v.low.endswith("n't") or v.low.startswith(("un", "non"))
+        if found and not any(v.low in NEGATORS or v.low.endswith("n't") or v.low.startswith(WORD_NEGATING_PREFIXES)
                              for v in theirs[:max(found) + 1]):
             return True
     return False

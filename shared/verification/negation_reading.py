@@ -9,9 +9,9 @@ polarity with its quote's.
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import adjective, negations
-from shared.verification.clauses import Clause, clauses, covered, forms_of, is_content, unknown_word
-from shared.verification.lexicon import CESSATION, NEGATORS, OMISSION
+from shared.verification.clause_reading import negations
+from shared.verification.clauses import Clause, adjective, clauses, covered, forms_of, is_content, unknown_word
+from shared.verification.lexicon import CESSATION, NEGATORS, OMISSION, WORD_NEGATING_PREFIXES
 from shared.research.text import STOPWORDS
 
 __all__ = ["automatic", "before_other_negated_predicate", "ceased", "contrasted", "ended_doing", "negated_both",
@@ -118,10 +118,10 @@ def negated_words(clause: Clause, other: Clause) -> int:
     negate nothing.)"""
     return sum(1 for t in clause.tokens if not t.forms & other.forms and t.low not in NEGATORS | STOPWORDS
                and (any(t.low.startswith(p) and len(t.low) - len(p) >= 4 and not unknown_word(t.low[len(p):])
-                        for p in ("non-", "non", "un")) and t.low not in ("unlike", "unless")
+                        for p in WORD_NEGATING_PREFIXES) and t.low not in ("unlike", "unless")
                     or _without_suffix(t.low)
                     or t.low.startswith("a") and len(t.low) >= 7 and not unknown_word(t.low[1:])  # "asymptomatic"
-                    and adjective(t.low)))
+                    and adjective(t.low, unknown=True)))
 
 
 def _without_suffix(word: str) -> bool:
