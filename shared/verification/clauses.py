@@ -303,9 +303,14 @@ def names(sentence: str) -> list[str]:
     ("6.5-metre-diameter"): figures, checked as such, their words as words. A measure
     alone stays a name ("64-bit")."""
     measures = tuple(f"{f.surface}-" for f in figures(sentence) if f.unit and "-" in f.surface)
+    digits = {_PARTICIPLE_TAIL.sub("", w) for w in digit_words(sentence)}  # "2.0-licensed": the name "2.0"
     return list(dict.fromkeys([*salient_tokens(sentence),
-                               *sorted(w for w in digit_words(sentence)
-                                       if not _AGE.fullmatch(w) and not w.startswith(measures or ("\0",)))]))
+                               *sorted(w for w in digits if not _AGE.fullmatch(w)
+                                       and not w.startswith(measures or ("\0",)))]))
+
+
+# A participle joined to a name or figure ("x86-based", "2.0-licensed"): the name is the rest.
+_PARTICIPLE_TAIL = re.compile(r"(?:-[a-z]+ed)+$")
 
 
 def covered(t: Token, forms: set[str] | frozenset[str]) -> bool:

@@ -188,8 +188,8 @@ def _compares(clause: Clause) -> bool:
     """The clause says "than" of something other than a figure ("more than 30%" bounds a
     figure), or a figure "above" or "below" something ("6% above its 2019 ridership")."""
     words = clause.words()
-    return any(w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit())
-               or w in ("above", "below") and i and figure_word(words[i - 1]) for i, w in enumerate(words))
+    return order_word_at(words, "than") is not None \
+        or any(w in ("above", "below") and i and figure_word(words[i - 1]) for i, w in enumerate(words))
 
 
 def _than_mirrored(said: Clause, source: Clause) -> bool:
@@ -347,16 +347,21 @@ def _keeps_base(said: Clause, source: Clause) -> bool:
     """The sentence names what its quote compares with, without "than" ("Compared with
     full-sun plants, …", "tenfold the lithium of graphite" for "ten times more … than
     graphite"): every content word after the quote's "than", up to a pause, in the
-    sentence's words (or in a part of one of its compounds), the first of them after a
-    word that compares ("compared", "against", "of"…, not "after")."""
+    sentence's words (or in a part of one of its compounds), the first of them within
+    five words after a word that compares ("compared", "against", "of"…, not "after")."""
     words = source.words()
-    at = next(i for i, w in enumerate(words) if w == "than" and not (i + 1 < len(words) and words[i + 1][:1].isdigit()))
+    at = order_word_at(words, "than")
+    if at is None:
+        return False
     base = []
     for i in range(at + 1, len(source.tokens)):
         if source.pause_before(i):
             break
         if is_content(source.tokens[i]):
             base.append(source.tokens[i])
+    # (what the compared are doing is no part of the base when a thing is named: "those
+    # receiving placebo" is said "placebo")
+    base = [t for t in base if not t.low.endswith(("ing", "ed"))] or base
     if not base:
         return False
     toks = [t for c in clauses(said.text) for t in c.tokens]
@@ -364,8 +369,13 @@ def _keeps_base(said: Clause, source: Clause) -> bool:
     have |= {f for t in toks if "-" in t.low for part in t.low.split("-") if part for f in token(part, 0, 0).forms}
     first = [n for n, t in enumerate(toks) if covered(base[0], set(t.forms)) or "-" in t.low and any(
         token(part, 0, 0).forms & base[0].forms for part in t.low.split("-") if part)]
+    # (the comparing word opens the phrase the word is in: "Compared with participants
+    # who slept eight hours" for "than those who slept eight hours")
     return all(covered(t, have) for t in base) and any(
-        u.low in _COMPARING for n in first for u in toks[max(0, n - 3):n])
+        u.low in _COMPARING for n in first for u in toks[max(0, n - _BASE_REACH):n])
+
+
+_BASE_REACH = 5
 
 
 _COMPARING = frozenset("compared comparison against versus vs relative over of unlike".split())

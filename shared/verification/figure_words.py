@@ -55,6 +55,8 @@ def figure_word(word: str) -> bool:
 
 def order_word_at(words: list[str], word: str) -> int | None:
     """Where ``word`` ("than", "before", "after") orders two things in the clause; not a
-    "than" that bounds a figure ("fewer than six hours", "older than 65")."""
+    "than" that bounds a figure ("fewer than six hours", "older than 65", "more than a
+    dozen"; "than a control group" compares)."""
     return next((n for n, w in enumerate(words) if w == word and not (
-        word == "than" and n + 1 < len(words) and figure_word(words[n + 1]))), None)
+        word == "than" and n + 1 < len(words) and figure_word(words[n + 1])
+        and (words[n + 1] != "a" or n + 2 < len(words) and figure_word(words[n + 2])))), None)

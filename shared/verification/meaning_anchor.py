@@ -325,6 +325,9 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
         return None
     if before.tokens and before.tokens[0].low in CONDITION_OPENERS:
         return None  # "When a row grows…, TOAST moves… and compresses…": its subject is not the first words
+    if len(clause.tokens) > 1 and clause.tokens[1].low.endswith("ing") \
+            and any(t.low == "with" for t in before.tokens[1:]):
+        return None  # "…, with wind contributing 27% and overtaking gas": it goes on from the "with" phrase
     carried = subject(before)
     if not carried:
         return None

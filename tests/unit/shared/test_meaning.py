@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from shared.verification.figure_words import order_word_at
 from shared.verification.grounding import check_grounding
 from shared.verification.meaning import contradicts
 
@@ -105,6 +106,22 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["The creole has seven vowels.", "It lacks the distinction between open and closed vowels found in French."]),
     ("The canal took until 1914 to finish, though digging had begun in 1904.",
      ["Digging of the canal began in 1904 and it was not finished until 1914."]),
+    # "overtaking" is a rise past the thing overtaken, as "exceeded" is
+    ("In March, exports exceeded imports for the first time since 2019.",
+     ["Exports reached 4 billion dollars in March, overtaking imports for the first time since 2019."]),
+    # "and surpassing" goes on from the "with" phrase, not from the sentence's subject
+    ("The region grew 60% of the crop in 2023, with Kerala alone growing 20% and surpassing Goa for the first time.",
+     ["The region grew 60% of the country's crop in 2023.",
+      "Kerala alone grew 20% of the crop in 2023, surpassing Goa for the first time."]),
+    # the name in "GPL-3.0-licensed" is "3.0"
+    ("The GPL-3.0-licensed tool runs on Linux.", ["The tool is released under the GPL 3.0 and runs on Linux."]),
+    # "Compared with X, …" names what the quote's "than X" does ("less than five hours"
+    # bounds a figure; the comparison is the later "than"), and a participle of the base,
+    # "receiving", may go unsaid
+    ("Compared with drivers who slept eight hours, those who slept under five hours made 30 percent more errors.",
+     ["Drivers who slept less than five hours made 30 percent more errors than those who slept eight hours."]),
+    ("Compared with placebo, the vaccine cut infections by 40%.",
+     ["People given the vaccine had 40% fewer infections than those receiving placebo."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
@@ -123,6 +140,17 @@ def test_a_quote_in_other_letter_case_is_not_quoted() -> None:
     assert not check_grounding("Each cell draws 2 MW.", ["Each cell draws 2 mW."]).ok
     assert check_grounding("the drive reads at up to 7,000 MB/s.", ["The drive reads at up to 7,000 MB/s."]).level \
         == "quoted"
+
+
+def test_another_version_in_a_joined_name_is_refused() -> None:
+    assert not check_grounding("The GPL-2.0-licensed tool runs on Linux.",
+                               ["The tool is released under the GPL 3.0 and runs on Linux."]).ok
+
+
+def test_than_before_a_figure_bounds_it_and_before_a_thing_compares() -> None:
+    assert order_word_at("more than a dozen sites".split(), "than") is None
+    assert order_word_at("more than six hours".split(), "than") is None
+    assert order_word_at("more grain than a control group".split(), "than") == 2
 
 
 def test_contradictions_are_told_from_agreement_and_from_unrelated_text() -> None:
