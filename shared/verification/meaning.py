@@ -229,6 +229,26 @@ _AT_LEAST_N_OF = re.compile(r"\bat least\s+(?:\d[\d,]*|one|two|three|four|five|s
                             re.I)
 
 
+def _counted_set(said: Clause, source: Clause) -> bool:
+    """The clause's "each" or "all" is of a set the quote counts, its figure said before
+    it ("the study's 312 participants, all aged 65 or above", "18 segments, each coated
+    in gold"): every one of a counted set is the set, no generalisation."""
+    toks = said.tokens
+    # (standing alone, not before the thing it quantifies: "for all investors" is no
+    # counted set's "all", whatever figure came before)
+    at = next((t.start for n, t in enumerate(toks) if t.low in ("each", "all") and (
+        n + 1 == len(toks) or toks[n + 1].low.endswith(("ed", "ing"))
+        or not is_content(toks[n + 1]) and toks[n + 1].low not in _BEFORE_A_NOUN)), None)
+    if at is None:
+        return False
+    theirs = [f for f in figures(source.text) if source.start <= f.start < source.end]
+    return any(said.start <= f.start and f.end <= at and f.value >= 2 and any(same_figure(f, q) for q in theirs)
+               for f in figures(said.text))
+
+
+_BEFORE_A_NOUN = frozenset("the its their his her our your these those of".split())
+
+
 def _level_word(clause: Clause) -> str:
     """The clause's strongest quantifier word ("many", "most", "all")."""
     found = [(QUANTIFIERS[w], w) for w in clause.words() if w in QUANTIFIERS]
@@ -265,7 +285,7 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     small = any(" ".join(c.words()).count("small number") for c in (said, source))  # "few" or "a few", as read
     if my_rare != their_rare and not small:
         return "quantifier", "it changes how rare or common its quote says this is"
-    generic = mine == 4 and theirs is None and _generic_plural(said, source)
+    generic = mine == 4 and theirs is None and (_generic_plural(said, source) or _counted_set(said, source))
     if generic:
         theirs = 4  # "each read is served from …" for "Reads are served from …": a rule of every one
     if mine is not None and mine > (theirs if theirs is not None else 3) or every_unit(said) & quantified_units(source):

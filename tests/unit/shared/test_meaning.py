@@ -122,6 +122,11 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["Drivers who slept less than five hours made 30 percent more errors than those who slept eight hours."]),
     ("Compared with placebo, the vaccine cut infections by 40%.",
      ["People given the vaccine had 40% fewer infections than those receiving placebo."]),
+    # "all" or "each" of a set the quote counts is that set
+    ("The trial's 240 volunteers, all aged 18 to 40, were recruited in two cities.",
+     ["The trial recruited 240 volunteers aged 18 to 40 in two cities."]),
+    ("Twelve steel cables, each anchored in rock, hold the bridge's 300-metre deck.",
+     ["The bridge's 300-metre deck is held by 12 steel cables anchored in rock."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
@@ -140,6 +145,12 @@ def test_a_quote_in_other_letter_case_is_not_quoted() -> None:
     assert not check_grounding("Each cell draws 2 MW.", ["Each cell draws 2 mW."]).ok
     assert check_grounding("the drive reads at up to 7,000 MB/s.", ["The drive reads at up to 7,000 MB/s."]).level \
         == "quoted"
+
+
+def test_all_before_a_noun_is_no_counted_sets_all() -> None:
+    g = check_grounding("The new tariff cuts fees by 5% for all customers.",
+                        ["For business customers, the new tariff cuts fees by 5%."])
+    assert not g.ok and g.category == "quantifier", g
 
 
 def test_another_version_in_a_joined_name_is_refused() -> None:
