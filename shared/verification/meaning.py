@@ -62,8 +62,8 @@ from shared.verification.lexicon import (
     WORD_NEGATING_PREFIXES,
 )
 from shared.verification.negation_reading import (
-    automatic, before_other_negated_predicate, ceased, contrasted, ended_doing, negated_both, negated_words, not_until,
-    not_without, omitted, set_aside, until_after_negation,
+    automatic, before_other_negated_predicate, ceased, contrasted, ended_doing, negated_both, negated_words, not_since,
+    not_until, not_without, omitted, set_aside, until_after_negation,
 )
 from shared.verification.roles import objects_swapped, roles, sides_swapped
 from shared.verification.scope import scope
@@ -161,10 +161,11 @@ def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
             return "negation", "it says a thing goes on where its quote says it stops, or the reverse"
         return None
     if not flips and (negations(said) + negated_words(said, source) + ceased(said, source) + contrasted(said, source)
-                      + not_until(said, source) + omitted(said, source) + automatic(said, source)
+                      + not_until(said, source) + not_since(said, source) + omitted(said, source)
+                      + automatic(said, source)
                       - negations(source) - negated_words(source, said) - ceased(source, said)
-                      - contrasted(source, said) - not_until(source, said) - omitted(source, said)
-                      - automatic(source, said)) % 2 == 0:
+                      - contrasted(source, said) - not_until(source, said) - not_since(source, said)
+                      - omitted(source, said) - automatic(source, said)) % 2 == 0:
         return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
     return "negation", "it negates what its quote affirms, or affirms what its quote negates"
 

@@ -15,7 +15,7 @@ from shared.verification.lexicon import CESSATION, NEGATORS, OMISSION, WORD_NEGA
 from shared.research.text import STOPWORDS
 
 __all__ = ["automatic", "before_other_negated_predicate", "ceased", "contrasted", "ended_doing", "negated_both",
-           "negated_words", "not_until", "not_without", "omitted", "set_aside", "until_after_negation"]
+           "negated_words", "not_since", "not_until", "not_without", "omitted", "set_aside", "until_after_negation"]
 
 
 def not_without(clause: Clause, other: Clause) -> bool:
@@ -82,6 +82,20 @@ def not_until(clause: Clause, other: Clause) -> int:
         return 0
     forms = forms_of([other])
     return int(all(covered(t, forms) for t in when))
+
+
+def not_since(clause: Clause, other: Clause) -> int:
+    """1 when ``clause`` says a thing has not happened "since" a time ("a level not seen
+    since 2009", "has not won a title since 1987") where ``other``, negating nothing,
+    says it is the most or the last one since then ("its lowest level since 2009", "the
+    club's last league title came in 1987")."""
+    words = clause.words()
+    since = next((n for n, w in enumerate(words) if w == "since" and n + 1 < len(words) and words[n + 1][:1].isdigit()),
+                 None)
+    if since is None or not any(w in ("not", "never") or w.endswith("n't") for w in words[:since]) \
+            or negations(other):
+        return 0
+    return int(any(t.low == "last" or t.low.endswith("est") and t.lemma != t.low for t in other.tokens))
 
 
 def contrasted(clause: Clause, other: Clause) -> int:

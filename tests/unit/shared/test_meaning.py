@@ -127,6 +127,9 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["The trial recruited 240 volunteers aged 18 to 40 in two cities."]),
     ("Twelve steel cables, each anchored in rock, hold the bridge's 300-metre deck.",
      ["The bridge's 300-metre deck is held by 12 steel cables anchored in rock."]),
+    # "not reached since 2012" is "the highest since 2012"
+    ("Wheat prices climbed to 310 euros a tonne in May, a level not reached since 2012.",
+     ["Wheat prices rose to 310 euros a tonne in May, their highest level since 2012."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
@@ -145,6 +148,12 @@ def test_a_quote_in_other_letter_case_is_not_quoted() -> None:
     assert not check_grounding("Each cell draws 2 MW.", ["Each cell draws 2 mW."]).ok
     assert check_grounding("the drive reads at up to 7,000 MB/s.", ["The drive reads at up to 7,000 MB/s."]).level \
         == "quoted"
+
+
+def test_not_since_against_no_superlative_is_a_negation() -> None:
+    g = check_grounding("Wheat prices climbed to 310 euros a tonne in May, a level not reached since 2012.",
+                        ["Wheat prices rose to 310 euros a tonne in May, a level also reached in 2012."])
+    assert not g.ok and g.category == "negation", g
 
 
 def test_all_before_a_noun_is_no_counted_sets_all() -> None:
