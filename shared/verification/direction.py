@@ -202,11 +202,17 @@ def _than_mirrored(said: Clause, source: Clause) -> bool:
             return set(), set(), set()
         after = [t for t in c.tokens[at + 1:] if is_content(t)]
         # (what it names first, past a participle: "than among those using flood irrigation")
-        named = [t for t in after if not t.low.endswith(("ing", "ed"))] or after
+        named = _named_things(after)
         return ({f for t in c.tokens[:at] if is_content(t) for f in t.forms},
                 {f for t in after for f in t.forms}, set(named[0].forms) if named else set())
     (mine_before, mine_after, my_first), (theirs_before, theirs_after, their_first) = around(said), around(source)
     return bool(my_first & theirs_before - theirs_after) and bool(their_first & mine_before - mine_after)
+
+
+def _named_things(tokens: list[Token]) -> list[Token]:
+    """The tokens that name things, past a participle ("those receiving placebo" names
+    "placebo"); all of them when every one ends like a participle."""
+    return [t for t in tokens if not t.low.endswith(("ing", "ed"))] or tokens
 
 
 def _reached(said: Clause, i: int, quote: Clause) -> bool:
@@ -361,7 +367,7 @@ def _keeps_base(said: Clause, source: Clause) -> bool:
             base.append(source.tokens[i])
     # (what the compared are doing is no part of the base when a thing is named: "those
     # receiving placebo" is said "placebo")
-    base = [t for t in base if not t.low.endswith(("ing", "ed"))] or base
+    base = _named_things(base)
     if not base:
         return False
     toks = [t for c in clauses(said.text) for t in c.tokens]
