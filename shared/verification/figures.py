@@ -37,7 +37,7 @@ _HAS_FIGURE = re.compile(
     r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"(?:thir|four|fif|six|seven|eigh|nine)teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
     r"thousand|million|billion|trillion|half|thirds?|quarters?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?|"
-    r"dozen|decades?|century|centuries|millennium|millennia)\b",
+    r"dozen|decades?|century|centuries|millennium|millennia|twice|thrice)\b",
     re.IGNORECASE,
 )
 # British "per cent", read as "percent " of the same length (one space before it: the parser
@@ -56,6 +56,12 @@ _WORD_COMMA_ARTICLE = re.compile(r"(\b(?:zero|one|two|three|four|five|six|seven|
                                  r"million|billion)),(?=\s+an?\b)", re.IGNORECASE)
 # "No two consumers...", "no one": a number word after "no" says none, not a figure.
 _NO_NUMBER_WORD = re.compile(r"\bno\s+[a-z]+$", re.IGNORECASE)
+# How often, said in one word: "twice a week", "thrice yearly" (not "once", which is also
+# "when"; nor "twice as fast", "twice that", a multiple the comparison checks read).
+_TIMES_WORD = re.compile(r"\b(twice|thrice)(?=\s+(?:(?:a|an|per|each|every)\s+\w+|daily|weekly|monthly|yearly|annually)\b)",
+                         re.IGNORECASE)
+_TIMES_WORDS = {"twice": 2.0, "thrice": 3.0}
+_MINUS = re.compile(r"\bminus\s+$", re.IGNORECASE)
 _RANGE = re.compile(r"(?:between\s+|from\s+)?(.+?)\s*(?:to|and|-|–)\s*(.+)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\d.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,]*\d)")
 # A rate's period ("267 Gt a year"); "a year later" is a time, not a period.
@@ -293,6 +299,12 @@ def figures(text: str) -> tuple[Figure, ...]:
             if text[max(0, m.start() - 1):m.start()] == "$":
                 unit = "dollar"
             out.append(Figure(value, unit, text[m.start():end], m.start(), end))
+    for m in _TIMES_WORD.finditer(text):  # "twice a week" is "two times a week"
+        if not any(f.start <= m.start() < f.end for f in out):
+            out.append(Figure(_TIMES_WORDS[m.group(1).lower()], "", m.group(), m.start(), m.end(), counts="times"))
+    # "minus 25 degrees Celsius" is -25 °C (the parser reads the word as no sign)
+    out = [replace(f, value=-f.value, surface=text[m.start():f.end], start=m.start())
+           if f.value > 0 and (m := _MINUS.search(text, 0, f.start)) else f for f in out]
     out = [replace(f, bounded=True) if _bounded(text[:f.start]) else f for f in out]
     out = [replace(f, counts=m.group(1).lower()) if not f.unit and (m := _NEXT_WORD.match(text, f.end)) else f
            for f in out]

@@ -260,8 +260,8 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     (mine, my_often, my_rare, my_only) = quantity(said)
     (theirs, their_often, their_rare, their_only) = quantity(source)
     mine_text, theirs_text = said.text[said.start:said.end], source.text[source.start:source.end]
-    if theirs is None and _A_FEW_OF.search(theirs_text):
-        theirs = 1  # "a small number of users", "a handful of": some, not most
+    if theirs is None and (_A_FEW_OF.search(theirs_text) or _A_NUMBER_OF.search(theirs_text)):
+        theirs = 1  # "a small number of users", "a handful of", "a number of": some, not most
     if _NOT_ALL.search(theirs_text) and not _NOT_ALL.search(mine_text) and _NONE & set(said.words()):
         return "quantifier", 'it says none where its quote says "not all"'
     merely = _ONLY_N_OF.search(theirs_text)
@@ -311,6 +311,8 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     # ("some historians" said as "historians": a degree elsewhere, "attribute it primarily
     # to drought", limits no subject; "mainly" may restate the quote's "most")
     my_limiting = mine if mine is None or limiting != 1 else quantity(said, subject_only=True, about=source.forms)[0]
+    if my_limiting is None and _A_NUMBER_OF.search(mine_text):
+        my_limiting = 1  # "in a number of welded joints" for "in several of the welded joints"
     if my_limiting is None and limiting is not None and limiting < 4:
         return "quantifier", "it drops the quote's limiting quantifier (some, many, most...)"
     if my_often is None and their_often is not None and their_often < 4:
@@ -320,6 +322,7 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
 
 _MOSTLY = frozenset("mostly mainly primarily largely chiefly predominantly".split())
 _A_FEW_OF = re.compile(r"\b(?:a\s+small\s+number|a\s+handful|a\s+minority)\s+of\b", re.I)
+_A_NUMBER_OF = re.compile(r"\ba\s+number\s+of\b", re.I)
 _NOT_ALL = re.compile(r"\bnot\s+(?:all|every|everyone|everything|each)\b", re.I)
 _NONE = frozenset("none no nobody nothing never neither".split())
 # "one of the main causes": one among others, which "the main cause" is not

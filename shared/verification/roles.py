@@ -126,7 +126,7 @@ def objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) -
                 # "from 3 March" are read as figures and times)
                 if (nxt := clause.tokens[i + 1].low)[:1].isdigit() or nxt in DATES:
                     continue
-                out.setdefault(t.low, set()).update(w for w in phrase(clause, i, 1)[0]
+                out.setdefault(t.low, set()).update(w for w in _listed(clause, i)
                                                     if not w[:1].isdigit() and w not in NUMBER_WORDS)
         return out
 
@@ -138,6 +138,22 @@ def objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) -
         if moved_in & (whole or source).forms and moved_out & said.forms and not mine[prep] & theirs[prep]:
             return "role", f'it puts after "{prep}" what its quote puts elsewhere'
     return None
+
+
+def _listed(clause: Clause, at: int) -> set[str]:
+    """The words a preposition at ``at`` governs, every member of a list it opens
+    included: "into glucose and galactose" governs both (in either order), where
+    :func:`phrase` stops at the "and"."""
+    words, toks = set(), clause.tokens
+    while True:
+        found = phrase(clause, at, 1)[0]
+        words |= found
+        end = next((k for k in range(at + 1, len(toks)) if toks[k].low in ("and", "or")), None)
+        if not found or end is None or end + 1 >= len(toks) or verbness(clause, end + 1) >= 1 \
+                or any(clause.pause_before(k) for k in range(at + 2, end + 1)) \
+                or not {min(u.forms) for u in toks[at + 1:end] if min(u.forms) in found}:
+            return words
+        at = end  # (the next member, read as the phrase after the "and")
 
 
 def _things(clause: Clause) -> set[str]:

@@ -130,6 +130,15 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # "not reached since 2012" is "the highest since 2012"
     ("Wheat prices climbed to 310 euros a tonne in May, a level not reached since 2012.",
      ["Wheat prices rose to 310 euros a tonne in May, their highest level since 2012."]),
+    # "twice a week" is a figure: "two or more times a week" restates "at least twice a week"
+    ("Patients who swam two or more times a week reported better sleep.",
+     ["Patients who swam at least twice a week reported better sleep."]),
+    # the members of a list a preposition governs, in either order
+    ("In the stomach, protein is broken by pepsin into peptides and amino acids.",
+     ["Pepsin breaks protein into amino acids and peptides in the stomach."]),
+    # "a number of" limits as "several" does
+    ("Auditors found errors in a number of the branch ledgers.",
+     ["Auditors found errors in several of the branch ledgers."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
@@ -178,3 +187,17 @@ def test_contradictions_are_told_from_agreement_and_from_unrelated_text() -> Non
     assert contradicts("Latency increases under load.", "Latency decreases under load.") == "comparative"
     assert contradicts("Threads share memory.", "Threads share memory with each other.") is None
     assert contradicts("Threads share memory.", "The harbour froze in 1963.") is None
+
+
+def test_twice_and_minus_are_figures() -> None:
+    g = check_grounding("Members train at least twice a week.", ["Members train at least three times a week."])
+    assert not g.ok and g.category == "number", g
+    g = check_grounding("The sensor works at temperatures down to 30 degrees Celsius.",
+                        ["The sensor works at temperatures down to minus 30 degrees Celsius."])
+    assert not g.ok and g.category == "number", g
+
+
+def test_a_list_moved_to_another_preposition_is_a_role_swap() -> None:
+    g = check_grounding("Pepsin breaks peptides into protein and amino acids.",
+                        ["Pepsin breaks protein into peptides and amino acids."])
+    assert not g.ok, g
