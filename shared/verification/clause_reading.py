@@ -15,7 +15,7 @@ import re
 
 from shared.verification.clauses import AUX, Clause, Token, adjective, is_content, token
 from shared.verification.figure_words import EXCEED, bounds_figure, figure_word
-from shared.verification.lexicon import DIRECTIONS, HEDGES, NEGATIVE_PREFIXES, NEGATORS, STRONG
+from shared.verification.lexicon import DIRECTIONS, HEDGES, NEGATIVE_PREFIXES, NEGATORS, SHARE_WORDS, STRONG
 
 __all__ = [
     "ARTICLES",
@@ -221,7 +221,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         # ("40% below the average", "1.45°C above the baseline": a comparison by a figure, its
         # unit between them, not a plain adjective)
         weak = (t.low in WEAK or head in WEAK) and not (t.low in ("below", "above") and any(
-            figure_word(clause.tokens[j].low) and all(u.low in _BY_UNITS for u in clause.tokens[j + 1:i])
+            (figure_word(clause.tokens[j].low) or clause.tokens[j].low in SHARE_WORDS)
+            and all(u.low in _BY_UNITS for u in clause.tokens[j + 1:i])
             and not any(clause.pause_before(k) for k in range(j + 1, i + 1)) for j in range(max(0, i - 3), i)))
         out.append((i, hit[0], hit[1], weak))
     return out

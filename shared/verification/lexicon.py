@@ -23,6 +23,7 @@ __all__ = [
     "NEGATORS",
     "QUANTIFIERS",
     "RARE",
+    "SHARE_WORDS",
     "STRONG",
     "SYMMETRIC",
     "WORD_NEGATING_PREFIXES",
@@ -53,6 +54,10 @@ QUANTIFIERS: dict[str, int] = {
                     "predominantly primarily".split(), 3),
     **dict.fromkeys("all every each always invariably universally everything everyone everybody".split(), 4),
 }
+# Words that end a share of a whole ("a third", "27 percent", "the proportion"): a share
+# may compare by how much, as a figure does ("a third below the mean").
+SHARE_WORDS = frozenset("half halves third thirds quarter quarters fifth fifths tenth tenths percent per cent "
+                        "proportion share fraction".split())
 # The low end, "rarely" and "few", is a claim of its own: it neither strengthens nor weakens "often".
 RARE = frozenset("rarely seldom few hardly scarcely barely minority".split())
 # "only X": the sentence excludes everything else.

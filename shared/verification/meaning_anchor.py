@@ -338,12 +338,20 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
         if not whole.tokens or (whole.text, whole.start) in earlier:
             return None  # it rests on the quote the clause before it rests on
         own = {f for f in own_subject(aligned) if not f.endswith("li")}
-        if not own or own & carried and not _named_apart(before, aligned) \
+        if not own or own & carried and not _named_apart(before, aligned) or _verb_of(own, clause, aligned) \
                 or anaphoric(whole.text[whole.start:whole.end]) or _agentless(clause, aligned):
             return None
     said = " ".join(t.text for t in before.tokens if min(t.forms) in carried)
     return fail("merge", f'it gives "{said}" what another quote says of something else',
                 missing=[t.text for t in clause.content[:1]])
+
+
+def _verb_of(own: set[str], clause: Clause, aligned: Clause) -> bool:
+    """The quote's subject is the clause's own verb said as a noun ("Commercial operation
+    began in 2019" for "…, and began operating in 2019"): the quote speaks of the act, not
+    of another thing."""
+    nouns = {u.low for u in aligned.tokens if u.forms & own}
+    return any(t.verb and t.forms & own and t.low not in nouns for t in clause.tokens[1:])
 
 
 def _named_apart(one: Clause, other: Clause) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from shared.verification.clause_reading import ARTICLES
 from shared.verification.clauses import Clause, token
 from shared.verification.figure_words import figure_word
-from shared.verification.lexicon import EXCLUSIVE, QUANTIFIERS, RARE
+from shared.verification.lexicon import EXCLUSIVE, QUANTIFIERS, RARE, SHARE_WORDS
 
 __all__ = [
     "FREQUENCY",
@@ -128,13 +128,9 @@ def quantified_units(clause: Clause) -> set[str]:
             if (QUANTIFIERS.get(w) or 4) < 4 and words[i + 1].rstrip("s") in _UNITS}
 
 
-_SHARES = frozenset("half halves third thirds quarter quarters fifth fifths tenth tenths percent per cent "
-                    "proportion share fraction".split())
-
-
 def _a_share(word: str) -> bool:
     """A word that ends a share ("27%", "three-quarters", "half", "a fifth")."""
-    return word[:1].isdigit() or word in _SHARES or word.split("-")[-1] in _SHARES
+    return word[:1].isdigit() or word in SHARE_WORDS or word.split("-")[-1] in SHARE_WORDS
 
 
 def _level(words: list[str], i: int) -> int | None:

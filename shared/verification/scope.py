@@ -11,6 +11,7 @@ after its other checks.
 from __future__ import annotations
 
 from shared.research.text import STOPWORDS
+from shared.verification.added_matter import superlative
 from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, place_named, token
 from shared.verification.condition_reading import SETTINGS, conditions, opening_qualifier
 from shared.verification.derived import converted
@@ -66,6 +67,16 @@ def _all_of_the_same(said: Clause, broad: str, quote_words: list[str]) -> bool:
                for n in range(len(quote_words)) for w in quote_words[n + 1:n + 3] if w not in STOPWORDS)
 
 
+def _beyond_any(said: Clause, broad: str, source: Clause) -> bool:
+    """The sentence's "than in any X" restates its quote's superlative ("higher than in any
+    year since 1991" for "the highest annual rate since 1991"): the one that ranks above
+    all others, not a statement said of every X."""
+    opener, words = broad.split(), said.words()
+    return opener[-1] == "any" and any(words[i - 1] == "than" and words[i:i + len(opener)] == opener
+                                       for i in range(1, len(words))) \
+        and any(superlative(t) or t.low in ("most", "least") for t in source.tokens)
+
+
 # Words that open a part of a condition narrowing it further ("in patients under 60 /
 # with a BMI below 30", "among women aged 25 to 34 / living in urban areas").
 _NARROWERS = frozenset("with and living who whose that aged without excluding except".split())
@@ -97,7 +108,8 @@ def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
 def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tuple[str, str] | None:
     broad = _broadens(said.words())
     quote_words = [w.strip(".,;:()\"'").lower() for w in source.text.split()]
-    if broad and not _broadens(quote_words) and not _all_of_the_same(said, broad, quote_words):
+    if broad and not _broadens(quote_words) and not _all_of_the_same(said, broad, quote_words) \
+            and not _beyond_any(said, broad, source):
         return "scope", f'it says "{broad}" where its quote holds only in some conditions'
     whole = _broadens(said.words(), _WHOLES)
     if whole and not _NATIONAL & set(quote_words):

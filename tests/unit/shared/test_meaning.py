@@ -136,6 +136,15 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # the members of a list a preposition governs, in either order
     ("In the stomach, protein is broken by pepsin into peptides and amino acids.",
      ["Pepsin breaks protein into amino acids and peptides in the stomach."]),
+    # a share compares by how much as a figure does: "a quarter below" is "a quarter less than"
+    ("Spring rainfall was 120 mm, roughly a quarter less than the long-term average.",
+     ["Spring rainfall totalled 120 mm, about a quarter below the long-term average."]),
+    # "than in any year since" restates the quote's superlative "since"
+    ("Coffee prices in 2022 were higher than in any year since 1998.",
+     ["Coffee prices in 2022 were the highest annual prices since 1998."]),
+    # the other quote's subject is the clause's own verb said as a noun
+    ("The ferry has two decks and began operating in 2012.",
+     ["The ferry has two decks.", "Scheduled operation began in 2012."]),
     # "a number of" limits as "several" does
     ("Auditors found errors in a number of the branch ledgers.",
      ["Auditors found errors in several of the branch ledgers."]),
@@ -200,4 +209,10 @@ def test_twice_and_minus_are_figures() -> None:
 def test_a_list_moved_to_another_preposition_is_a_role_swap() -> None:
     g = check_grounding("Pepsin breaks peptides into protein and amino acids.",
                         ["Pepsin breaks protein into peptides and amino acids."])
+    assert not g.ok, g
+
+
+def test_in_any_without_a_superlative_in_the_quote_broadens_it() -> None:
+    g = check_grounding("Coffee exports rose faster than in any other region.",
+                        ["Coffee exports rose faster in the highlands than in the lowlands."])
     assert not g.ok, g
