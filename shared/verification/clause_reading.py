@@ -15,7 +15,7 @@ import re
 
 from shared.verification.clauses import AUX, Clause, Token, adjective, is_content, token
 from shared.verification.figure_words import EXCEED, bounds_figure, figure_word
-from shared.verification.lexicon import DIRECTIONS, HEDGES, NEGATIVE_PREFIXES, NEGATORS, SHARE_WORDS, STRONG
+from shared.verification.lexicon import DIRECTIONS, HEDGES, MONTHS, NEGATIVE_PREFIXES, NEGATORS, SHARE_WORDS, STRONG
 
 __all__ = [
     "ARTICLES",
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 
-MONTHS = frozenset("january february march april may june july august september october november december".split())
 # The words that name a day or month: after "on"/"in" they date a statement, not narrow it
 # ("on Thursday"); after "from" they are a time, not a party ("from 3 March").
 DATES = MONTHS | frozenset("monday tuesday wednesday thursday friday saturday sunday".split())

@@ -16,6 +16,8 @@ import warnings
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from shared.verification.lexicon import MONTHS
+
 __all__ = ["Figure", "bound", "bound_side", "digit_words", "figures", "same_figure"]
 
 log = logging.getLogger(__name__)
@@ -449,6 +451,8 @@ def same_figure(said: Figure, source: Figure) -> bool:
             and math.isclose(fraction.value * 100, percent.value, rel_tol=1e-9)
     if said.unit == "percentage" and not source.unit and any(c.isdigit() for c in source.surface):
         return False  # ("30% of the students" is no count of "30 failed")
+    if bool(said.unit) != bool(source.unit) and (source if said.unit else said).counts in MONTHS:
+        return False  # ("three days later" is not the day of "3 April")
     return close and (said.unit == source.unit or not said.unit or not source.unit
                       or _per_what(said.unit, source.unit) or _per_what(source.unit, said.unit))
 

@@ -19,6 +19,7 @@ __all__ = [
     "DIRECTIONS",
     "EXCLUSIVE",
     "HEDGES",
+    "MONTHS",
     "NEGATIVE_PREFIXES",
     "NEGATORS",
     "QUANTIFIERS",
@@ -28,6 +29,8 @@ __all__ = [
     "SYMMETRIC",
     "WORD_NEGATING_PREFIXES",
 ]
+
+MONTHS = frozenset("january february march april may june july august september october november december".split())
 
 # Words that negate their clause. "not only" is not a negation (handled by the reader),
 # and "no" before a comparative ("no more than") bounds a figure rather than negates.

@@ -216,3 +216,11 @@ def test_in_any_without_a_superlative_in_the_quote_broadens_it() -> None:
     g = check_grounding("Coffee exports rose faster than in any other region.",
                         ["Coffee exports rose faster in the highlands than in the lowlands."])
     assert not g.ok, g
+
+
+def test_a_day_of_the_month_is_no_span_of_days() -> None:
+    g = check_grounding("The fault was found on 4 May and fixed four days later.",
+                        ["The fault was found on 4 May and fixed four weeks later."])
+    assert not g.ok and g.category == "number", g
+    assert check_grounding("The fault was found on 4 May and fixed four weeks later.",
+                           ["The fault was found on 4 May and fixed four weeks later, in June."]).ok
