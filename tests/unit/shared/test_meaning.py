@@ -224,3 +224,12 @@ def test_a_day_of_the_month_is_no_span_of_days() -> None:
     assert not g.ok and g.category == "number", g
     assert check_grounding("The fault was found on 4 May and fixed four weeks later.",
                            ["The fault was found on 4 May and fixed four weeks later, in June."]).ok
+
+
+def test_a_figure_said_of_what_its_quote_gives_another_figure_is_refused() -> None:
+    quote = "Average commute time was 25 minutes in the suburbs and 40 minutes in the city centre."
+    g = check_grounding("Average commute time in the suburbs was 40 minutes.", [quote])
+    assert not g.ok and g.category == "number", g
+    assert check_grounding("Average commute time in the city centre was 40 minutes.", [quote]).ok
+    assert check_grounding("Commutes averaged 25 minutes in the suburbs against 40 minutes in the city centre.",
+                           [quote]).ok
