@@ -59,6 +59,9 @@ _SCALES: dict[str, tuple[str, float]] = {
     "hertz": ("frequency", 1.0), "kilohertz": ("frequency", 1e3), "megahertz": ("frequency", 1e6),
     "gigahertz": ("frequency", 1e9),
     "percentage": ("fraction", 0.01),
+    # money in its main unit and its hundredth ("45 euro cents" is "0.45 euros")
+    "euro": ("euro", 1.0), "euro cent": ("euro", 0.01), "dollar": ("dollar", 1.0), "cent": ("dollar", 0.01),
+    "pound sterling": ("pound sterling", 1.0), "penny": ("pound sterling", 0.01),
 }
 _BINARY = {"kilobyte": 2.0 ** 10, "megabyte": 2.0 ** 20, "gigabyte": 2.0 ** 30, "terabyte": 2.0 ** 40,
            "petabyte": 2.0 ** 50}

@@ -76,6 +76,7 @@ _PERIOD_WORDS = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": 
 _PERIOD_UNITS = frozenset(_PERIOD_WORDS.values()) | {"second", "minute"}
 _PREPOSITION_IN = re.compile(r"\s+(?:\d|the\b|a\b|an\b|[A-Z])")
 _PERIOD_END = re.compile(r"\s+(?:a|an)\s+(second|minute|hour|day|week|month|year)$", re.IGNORECASE)
+_ON_YEAR = re.compile(r"[\s-]+on[\s-]+year\b", re.IGNORECASE)
 _TIME_AFTER = re.compile(r"\s+(?:later|earlier|before|after|ago)\b", re.IGNORECASE)
 # Words before a figure that bound it, on its upper or lower side, inclusive or not
 # (read by bound).
@@ -212,6 +213,8 @@ def figures(text: str) -> tuple[Figure, ...]:
         unlisted = None if unit else _UNLISTED_UNIT.match(text, end)
         if unlisted:  # "9 nautical miles": a unit the parser does not know, not 9 of something
             unit, surface, end = unlisted.group(1).lower().removesuffix("s"), text[start:unlisted.end()], unlisted.end()
+        if unit.endswith(" year") and _ON_YEAR.match(text, end):  # "6 percent year on year": a change, not a rate
+            surface, end, unit = surface[:-4].rstrip(), end - 4, unit.removesuffix(" year")
         period = _PERIOD_END.search(surface)
         if period and _TIME_AFTER.match(text, end):  # "$350,000 a year earlier": a time, not a rate
             surface, end = surface[:period.start()], start + period.start()
@@ -380,15 +383,22 @@ def period_named(fig: Figure, text: str) -> bool:
 
 
 def multiple_named(fig: Figure, text: str) -> bool:
-    """``fig`` is a half or a multiple written as a word ("fallen by half", "two times")
-    and ``text`` says it with a verb ("halved", "doubled", "tripled")."""
-    verb = _MULTIPLE_VERBS.get(fig.value)
-    if verb is None or fig.unit or any(c.isdigit() for c in fig.surface):
+    """``fig`` is a half or a multiple written as a word ("fallen by half", "two times") or
+    as the percentage of such a change ("cut by 50 percent", "up 100%"), and ``text`` says
+    it with a verb ("halved", "doubled", "tripled")."""
+    if fig.unit == "percentage":  # "cut by 50 percent" for "halved", "up 100%" for "doubled"
+        verb = _PERCENT_VERBS.get(fig.value)
+    elif fig.unit or any(c.isdigit() for c in fig.surface):
+        return False
+    else:
+        verb = _MULTIPLE_VERBS.get(fig.value)
+    if verb is None:
         return False
     return re.search(rf"\b{verb}(?:e|es|ed|ing)\b", text, re.IGNORECASE) is not None
 
 
 _MULTIPLE_VERBS = {0.5: "halv", 2.0: "doubl", 3.0: "tripl", 4.0: "quadrupl"}
+_PERCENT_VERBS = {50.0: "halv", 100.0: "doubl", 200.0: "tripl", 300.0: "quadrupl"}
 
 
 def _leading_number(surface: str) -> float:

@@ -145,6 +145,10 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # the other quote's subject is the clause's own verb said as a noun
     ("The ferry has two decks and began operating in 2012.",
      ["The ferry has two decks.", "Scheduled operation began in 2012."]),
+    # money in its hundredths, a change "year on year", a halving as a percentage
+    ("Each share pays a dividend of 30 euro cents.", ["Each share pays a dividend of 0.30 euros."]),
+    ("Freight volumes grew by 6% on the previous year.", ["Freight volumes rose 6 percent year on year."]),
+    ("Fees were cut by 50 percent in 2021.", ["Fees were halved in 2021."]),
     # "a number of" limits as "several" does
     ("Auditors found errors in a number of the branch ledgers.",
      ["Auditors found errors in several of the branch ledgers."]),
@@ -233,3 +237,8 @@ def test_a_figure_said_of_what_its_quote_gives_another_figure_is_refused() -> No
     assert check_grounding("Average commute time in the city centre was 40 minutes.", [quote]).ok
     assert check_grounding("Commutes averaged 25 minutes in the suburbs against 40 minutes in the city centre.",
                            [quote]).ok
+
+
+def test_money_in_another_unit_is_another_figure() -> None:
+    g = check_grounding("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."])
+    assert not g.ok and g.category == "number", g
