@@ -33,6 +33,7 @@ from shared.research.locators import locate as locate_span
 from shared.verification.clauses import is_quoted
 from shared.verification.meaning import compare
 from shared.verification.figure_binding import Failure
+from shared.verification.idioms import plain_wording
 from shared.verification.meaning_anchor import anchor_all
 from shared.research.locators import page_of, parse_locator
 from shared.research.relocate import Match
@@ -187,6 +188,7 @@ def check_grounding(
         return Grounding(ok=False, support=0.0, reason="no quotes to ground it in", category="empty")
     if is_quoted(sentence, quotes):
         return Grounding(ok=True, support=1.0, level="quoted")
+    sentence = plain_wording(sentence, quotes)  # ("unless configured otherwise" for the quote's "by default")
     anchored = anchor_all(sentence, quotes, min_support=min_support)
     if isinstance(anchored, Failure):
         return Grounding(ok=False, support=anchored.support, reason=anchored.reason, missing=anchored.missing,

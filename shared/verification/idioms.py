@@ -1,0 +1,47 @@
+"""Set phrases read as the plain words a quote uses for the same thing.
+
+A writer says "unless configured otherwise" or "out of the box" where the quote says "by
+default", "the jobless rate" for "unemployment", "held steady" for "remained unchanged".
+Word by word none of these is the quote's, and no synonym table joins them: WordNet
+lists single words and a few fixed compounds, not these. Before the checks read a
+sentence, each such phrase is replaced by the quote's wording, but only when one of its
+quotes uses that wording: the phrase then restates the quote, and every check (a
+dropped default, a negation, a figure) reads the sentence as it would the quote's words.
+
+The table is short and written by hand on purpose: each entry is an equivalence in any
+context (not a near-synonym that holds in some), and it grows only with pairs seen in
+faithful sentences refused for want of it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = ["IDIOMS", "plain_wording"]
+
+# phrase -> the plain wordings it restates, the first a quote uses taken
+IDIOMS: dict[str, tuple[str, ...]] = {
+    "unless configured otherwise": ("by default",),
+    "unless otherwise configured": ("by default",),
+    "unless set otherwise": ("by default",),
+    "out of the box": ("by default",),
+    "jobless rate": ("unemployment rate", "unemployment"),
+    "held steady": ("remained unchanged", "was unchanged", "unchanged"),
+    "stayed flat": ("remained unchanged", "was unchanged", "unchanged"),
+    "found the net": ("scored",),
+    "every one of": ("each of",),
+}
+
+_PATTERNS = [(re.compile(rf"\b{re.escape(phrase)}\b", re.IGNORECASE), plain) for phrase, plain in IDIOMS.items()]
+
+
+def plain_wording(sentence: str, quotes: Sequence[str]) -> str:
+    """``sentence`` with each set phrase (:data:`IDIOMS`) said in the wording one of
+    ``quotes`` uses for it; unchanged when no quote uses that wording."""
+    said = " ".join(quotes).lower()
+    for pattern, plains in _PATTERNS:
+        plain = next((p for p in plains if re.search(rf"\b{re.escape(p)}\b", said)), None)
+        if plain is not None:
+            sentence = pattern.sub(lambda m, p=plain: p.capitalize() if m.group()[:1].isupper() else p, sentence)
+    return sentence

@@ -1,0 +1,33 @@
+"""Set phrases read as the quote's plain wording, only where a quote uses it."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.verification.grounding import check_grounding
+from shared.verification.idioms import plain_wording
+
+
+@pytest.mark.parametrize(("sentence", "quote"), [
+    ("Unless configured otherwise, the agent sends logs every 10 seconds.",
+     "By default, the agent sends logs every 10 seconds."),
+    ("Out of the box, the editor saves files as UTF-8.", "By default, the editor saves files as UTF-8."),
+    ("The jobless rate in the region held steady at 4.1% in June.",
+     "Unemployment in the region remained unchanged at 4.1% in June."),
+])
+def test_a_set_phrase_restates_the_quotes_wording(sentence: str, quote: str) -> None:
+    g = check_grounding(sentence, [quote])
+    assert g.ok and g.level == "supported", g
+
+
+def test_a_phrase_is_left_as_written_when_no_quote_uses_the_plain_wording() -> None:
+    sentence = "Unless configured otherwise, the agent sends logs every 10 seconds."
+    assert plain_wording(sentence, ["The agent sends logs every 10 seconds."]) == sentence
+    assert plain_wording("Out of the box it works.", ["By default it works."]) == "By default it works."
+
+
+def test_the_default_kept_through_the_phrase_is_still_checked() -> None:
+    # the phrase reads as "by default": a sentence that turns what the default is still fails
+    g = check_grounding("Unless configured otherwise, the agent never sends logs.",
+                        ["By default, the agent sends logs every 10 seconds."])
+    assert not g.ok, g
