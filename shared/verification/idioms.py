@@ -31,6 +31,9 @@ IDIOMS: dict[str, tuple[str, ...]] = {
     "stayed flat": ("remained unchanged", "was unchanged", "unchanged"),
     "found the net": ("scored",),
     "every one of": ("each of",),
+    "without optical aid": ("to the naked eye", "with the naked eye"),
+    "without dropping a set": ("in straight sets",),
+    "left untreated": ("without treatment",),
 }
 
 _PATTERNS = [(re.compile(rf"\b{re.escape(phrase)}\b", re.IGNORECASE), plain) for phrase, plain in IDIOMS.items()]

@@ -14,6 +14,7 @@ from shared.verification.idioms import plain_wording
     ("Out of the box, the editor saves files as UTF-8.", "By default, the editor saves files as UTF-8."),
     ("The jobless rate in the region held steady at 4.1% in June.",
      "Unemployment in the region remained unchanged at 4.1% in June."),
+    ("The planet may be seen without optical aid in early May.", "The planet may be seen with the naked eye in early May."),
 ])
 def test_a_set_phrase_restates_the_quotes_wording(sentence: str, quote: str) -> None:
     g = check_grounding(sentence, [quote])
