@@ -186,6 +186,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
             hit = ("magnitude", 1)  # "twice as much linalool": "double the linalool"
         if hit is None and t.lemma == "recover" and _TO_FIGURE.match(clause.text, t.end):
             hit = ("magnitude", 1)  # "ridership recovered to 85%": a rise back
+        if hit is None and t.lemma == "lose" and _AMOUNT_AFTER.match(clause.text, t.end):
+            hit = ("magnitude", -1)  # "lost roughly half its activity": a fall by that much
         if hit is None:
             continue
         if t.low == "longer" and prev in ("no", "any"):
@@ -231,6 +233,10 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
 # not where a thing is ("10 km below the surface").
 _BY_UNITS = frozenset("c f k degree degrees celsius fahrenheit kelvin percent per cent percentage point points".split())
 
+# An amount after a verb of loss: "lost roughly half", "lost 30% of", "lost a third of".
+_AMOUNT_AFTER = re.compile(r"\s+(?:(?:about|around|roughly|nearly|almost|some|over|more\s+than)\s+)?"
+                           r"(?:half|a\s+(?:third|quarter|fifth|tenth)|\d[\d.,]*\s*(?:%|percent\b|per\s+cent\b))",
+                           re.IGNORECASE)
 # Verbs whose "up" or "down" is a rise or a fall ("edged down", "ticked up").
 _MOVES = frozenset("go edge tick inch creep trend move drift".split())
 _TO_FIGURE = re.compile(r"\s+(?:(?:to|by)\s+)?(?:about\s+|some\s+|nearly\s+|almost\s+)?[$€£¥]?\d")

@@ -145,6 +145,9 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # the other quote's subject is the clause's own verb said as a noun
     ("The ferry has two decks and began operating in 2012.",
      ["The ferry has two decks.", "Scheduled operation began in 2012."]),
+    # a loss of an amount is a fall by it
+    ("Storage at 40 °C cut the vaccine's potency by about half.",
+     ["The vaccine lost roughly half of its potency when stored at 40 °C."]),
     # money in its hundredths, a change "year on year", a halving as a percentage
     ("Each share pays a dividend of 30 euro cents.", ["Each share pays a dividend of 0.30 euros."]),
     ("Freight volumes grew by 6% on the previous year.", ["Freight volumes rose 6 percent year on year."]),
@@ -242,3 +245,9 @@ def test_a_figure_said_of_what_its_quote_gives_another_figure_is_refused() -> No
 def test_money_in_another_unit_is_another_figure() -> None:
     g = check_grounding("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."])
     assert not g.ok and g.category == "number", g
+
+
+def test_a_loss_without_an_amount_is_no_fall() -> None:
+    # "lost through leaks" is no fall by an amount: the sentence's "fell" is a direction it adds
+    g = check_grounding("Water use fell in the old district.", ["Water is lost through leaks in the old district."])
+    assert not g.ok, g
