@@ -67,7 +67,10 @@ _MINUS = re.compile(r"\bminus\s+$", re.IGNORECASE)
 _RANGE = re.compile(r"(?:between\s+|from\s+)?(.+?)\s*(?:to|and|-|–)\s*(.+)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\d.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,]*\d)")
 # A rate's period ("267 Gt a year"); "a year later" is a time, not a period.
-_PERIOD = re.compile(r"(?<!of )\b(?:a|an|per|each|every)\s+(second|minute|hour|day|week|month|year)\b"
+# ("a quarter" is also a share; "each quarter", "per quarter" are periods; "of a year" is
+# a share of one, "of each month" is still the period)
+_PERIOD = re.compile(r"(?:(?<!of )\b(?:a|an)\s+(second|minute|hour|day|week|month|year)"
+                     r"|\b(?:per|each|every)\s+(second|minute|hour|day|week|month|quarter|year))\b(?!-)"
                      r"(?!\s+(?:later|earlier|before|after|ago|in\s+which|when|that|of)\b)", re.IGNORECASE)
 # A period said as an adverb or adjective ("daily fluctuations", "paid annually"): a word,
 # not a figure ("weekly mileage"), but it names the period a figure's "a day" says.
@@ -359,9 +362,10 @@ def _periods(text: str, found: list[Figure]) -> tuple[Figure, ...]:
     """A rate's period ("a year", "per year", "each month") outside the figures ``found``:
     one of that unit, on both sides alike, so "267 Gt a year" restates "267 Gt per year"
     and "a month" does not."""
-    return tuple(Figure(1.0, m.group(1).lower(), m.group(), m.start(), m.end()) for m in _PERIOD.finditer(text)
+    return tuple(Figure(1.0, (m.group(1) or m.group(2)).lower(), m.group(), m.start(), m.end())
+                 for m in _PERIOD.finditer(text)
                  if not any(g.start <= m.start() < g.end for g in found)
-                 and not (m.group(1).lower() == "second" and _ORDINAL_AFTER.match(text, m.end())))
+                 and not ((m.group(1) or m.group(2)).lower() == "second" and _ORDINAL_AFTER.match(text, m.end())))
 
 
 # "a second run", "a second opinion": the ordinal before its noun, not a period ("1,000

@@ -251,3 +251,12 @@ def test_a_loss_without_an_amount_is_no_fall() -> None:
     # "lost through leaks" is no fall by an amount: the sentence's "fell" is a direction it adds
     g = check_grounding("Water use fell in the old district.", ["Water is lost through leaks in the old district."])
     assert not g.ok, g
+
+
+def test_a_period_after_of_is_still_a_period() -> None:
+    g = check_grounding("Invoices are sent on the last working day of each month.",
+                        ["Invoices are sent on the last working day of each quarter."])
+    assert not g.ok and g.category == "number", g
+    # ("each quarter-litre glass" is no period)
+    assert check_grounding("Each quarter-litre glass holds 27 g of sugar.",
+                           ["Each quarter-litre glass of the drink contains 27 g of sugar."]).ok
