@@ -92,9 +92,10 @@ def _bound_follows(words: list[str], i: int) -> bool:
 
 
 def a_few(clause: Clause) -> bool:
-    """The clause says "a few" (a small number, where "few" alone is rare)."""
+    """The clause says "a few" (a small number, where "few" alone is rare), or "a
+    handful"."""
     words = clause.words()
-    return any(a == "a" and b == "few" for a, b in zip(words, words[1:], strict=False))
+    return any(a == "a" and b in ("few", "handful") for a, b in zip(words, words[1:], strict=False))
 
 
 def universals(clause: Clause) -> list[str]:

@@ -145,6 +145,9 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # the other quote's subject is the clause's own verb said as a noun
     ("The ferry has two decks and began operating in 2012.",
      ["The ferry has two decks.", "Scheduled operation began in 2012."]),
+    # "a handful" is "a few"
+    ("Apart from a few addressed to priests in Greek, the letters were mostly written in Latin.",
+     ["Most of the letters were written in Latin, although a handful addressed to priests are in Greek."]),
     # a loss of an amount is a fall by it
     ("Storage at 40 °C cut the vaccine's potency by about half.",
      ["The vaccine lost roughly half of its potency when stored at 40 °C."]),
