@@ -362,10 +362,13 @@ def _periods(text: str, found: list[Figure]) -> tuple[Figure, ...]:
     """A rate's period ("a year", "per year", "each month") outside the figures ``found``:
     one of that unit, on both sides alike, so "267 Gt a year" restates "267 Gt per year"
     and "a month" does not."""
-    return tuple(Figure(1.0, (m.group(1) or m.group(2)).lower(), m.group(), m.start(), m.end())
-                 for m in _PERIOD.finditer(text)
-                 if not any(g.start <= m.start() < g.end for g in found)
-                 and not ((m.group(1) or m.group(2)).lower() == "second" and _ORDINAL_AFTER.match(text, m.end())))
+    out = []
+    for m in _PERIOD.finditer(text):
+        unit = (m.group(1) or m.group(2)).lower()  # (after "a"/"an", or after "per"/"each"/"every")
+        if not any(g.start <= m.start() < g.end for g in found) \
+                and not (unit == "second" and _ORDINAL_AFTER.match(text, m.end())):
+            out.append(Figure(1.0, unit, m.group(), m.start(), m.end()))
+    return tuple(out)
 
 
 # "a second run", "a second opinion": the ordinal before its noun, not a period ("1,000
@@ -402,7 +405,8 @@ def multiple_named(fig: Figure, text: str) -> bool:
 
 
 _MULTIPLE_VERBS = {0.5: "halv", 2.0: "doubl", 3.0: "tripl", 4.0: "quadrupl"}
-_PERCENT_VERBS = {50.0: "halv", 100.0: "doubl", 200.0: "tripl", 300.0: "quadrupl"}
+# the same changes as percentages: halving is a 50% fall, doubling a 100% rise
+_PERCENT_VERBS = {100.0 * abs(multiple - 1): verb for multiple, verb in _MULTIPLE_VERBS.items()}
 
 
 def _leading_number(surface: str) -> float:

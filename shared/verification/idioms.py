@@ -36,15 +36,21 @@ IDIOMS: dict[str, tuple[str, ...]] = {
     "left untreated": ("without treatment",),
 }
 
-_PATTERNS = [(re.compile(rf"\b{re.escape(phrase)}\b", re.IGNORECASE), plain) for phrase, plain in IDIOMS.items()]
+def _words(text: str) -> re.Pattern[str]:
+    """``text`` found as whole words, in any letter case."""
+    return re.compile(rf"\b{re.escape(text)}\b", re.IGNORECASE)
+
+
+# each phrase's pattern, with its plain wordings and theirs
+_PATTERNS = [(_words(phrase), [(plain, _words(plain)) for plain in plains]) for phrase, plains in IDIOMS.items()]
 
 
 def plain_wording(sentence: str, quotes: Sequence[str]) -> str:
     """``sentence`` with each set phrase (:data:`IDIOMS`) said in the wording one of
     ``quotes`` uses for it; unchanged when no quote uses that wording."""
-    said = " ".join(quotes).lower()
+    said = " ".join(quotes)
     for pattern, plains in _PATTERNS:
-        plain = next((p for p in plains if re.search(rf"\b{re.escape(p)}\b", said)), None)
+        plain = next((p for p, found in plains if found.search(said)), None)
         if plain is not None:
             sentence = pattern.sub(lambda m, p=plain: p.capitalize() if m.group()[:1].isupper() else p, sentence)
     return sentence

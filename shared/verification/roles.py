@@ -150,8 +150,7 @@ def _listed(clause: Clause, at: int) -> set[str]:
         words |= found
         end = next((k for k in range(at + 1, len(toks)) if toks[k].low in ("and", "or")), None)
         if not found or end is None or end + 1 >= len(toks) or verbness(clause, end + 1) >= 1 \
-                or any(clause.pause_before(k) for k in range(at + 2, end + 1)) \
-                or not {min(u.forms) for u in toks[at + 1:end] if min(u.forms) in found}:
+                or any(clause.pause_before(k) for k in range(at + 2, end + 1)):
             return words
         at = end  # (the next member, read as the phrase after the "and")
 
