@@ -83,8 +83,11 @@ def _parts(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=False) if b > a]
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in terms(text) if not any(c.isdigit() for c in w)}
+def _words(text: str, unit: str | None = None) -> set[str]:
+    """The content words of ``text``; given a ``unit``, its figures of other units too, as
+    words of their own ("100 metres" in a list of times)."""
+    figs = set() if unit is None else {f"{f.value:g} {f.unit}" for f in figures(text) if f.unit != unit}
+    return {w for w in terms(text) if not any(c.isdigit() for c in w)} | figs
 
 
 def said_of_another(fig: Figure, sentence: str, quote: str) -> str | None:
@@ -92,8 +95,12 @@ def said_of_another(fig: Figure, sentence: str, quote: str) -> str | None:
     of the same unit, in a list of such figures, one to a part, where the sentence keeps
     fewer than half of the words its quote says only with ``fig`` and gives none of the
     other figures: "Median response time in urban areas was 14 minutes" against "7
-    minutes in urban areas and 14 minutes in rural areas". The word, else None. (Figures
-    of no unit, counts and years, are read by the other checks.)"""
+    minutes in urban areas and 14 minutes in rural areas". The words before the first
+    figure are the subject of them all unless a later part names its own ("…, and the
+    default read timeout is 60 seconds"); figures of other units count as words ("the
+    200 metres in 9.81 seconds" against "the 100 metres in 9.81 seconds and the 200
+    metres in 19.92 seconds"). The word, else None. (Figures of no unit, counts and
+    years, are read by the other checks.)"""
     if not fig.unit or is_year(fig):
         return None
     parts = _parts(quote)
@@ -104,17 +111,22 @@ def said_of_another(fig: Figure, sentence: str, quote: str) -> str | None:
     own = [n for n, q in zip(at, alike, strict=True) if same_figure(fig, q)]
     if len(own) != 1:
         return None
+    unit = fig.unit
     shared = _words(quote[:min(q.start for q in alike)])  # (the subject of them all)
-    words = [_words(quote[a:b]) - shared for a, b in parts]
+    if any(_words(quote[parts[n][0]:q.start]) - shared for n, q in zip(at[1:], alike[1:], strict=True)):
+        # A later part names its own subject ("…, and the default read timeout is 60
+        # seconds"): only the words every part says are shared.
+        shared &= set.intersection(*(_words(quote[a:b]) for a, b in parts[1:]))
+    words = [_words(quote[a:b], unit) - shared for a, b in parts]
 
     def alone(n: int) -> set[str]:
         return words[n] - set().union(*(w for k, w in enumerate(words) if k != n))
 
-    said = _words(sentence)
+    said = _words(sentence, unit)
     if 2 * len(alone(own[0]) & said) >= len(alone(own[0])) or any(
             same_figure(f, q) for f in figures(sentence) for q in alike if not same_figure(fig, q)):
         return None  # it keeps what its quote says this figure of, or gives the others too
-    mine = next((_words(sentence[a:b]) for a, b in _parts(sentence) if a <= fig.start < b), set())
+    mine = next((_words(sentence[a:b], unit) for a, b in _parts(sentence) if a <= fig.start < b), set())
     for n in sorted(set(at) - set(own)):
         if mine & alone(n):
             return min(mine & alone(n))

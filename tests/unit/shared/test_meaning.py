@@ -11,6 +11,8 @@ from shared.verification.meaning import contradicts
 
 QUOTE = "Deleted rows are not physically removed until VACUUM runs."
 COMMUTE = "Average commute time was 25 minutes in the suburbs and 40 minutes in the city centre."
+TIMEOUTS = "The default connect timeout is 10 seconds, and the default write timeout is 60 seconds."
+RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres in 58 minutes."
 
 
 @pytest.mark.parametrize(("sentence", "quotes", "category"), [
@@ -78,6 +80,11 @@ COMMUTE = "Average commute time was 25 minutes in the suburbs and 40 minutes in 
      ["The fault was found on 4 May and fixed four weeks later."], "number"),
     # a figure said of what its quote gives another figure of the same unit
     ("Average commute time in the suburbs was 40 minutes.", [COMMUTE], "number"),
+    # ... where each figure of the list has its own subject, or a figure of another unit
+    ("The connect timeout defaults to 60 seconds.", [TIMEOUTS], "number"),
+    ("The main stage drew 62 percent of the visitors.",
+     ["Attendance reached 62 percent of capacity, with the main stage drawing 30 percent of the visitors."], "number"),
+    ("The cyclist rode the 40 kilometres in 14 minutes.", [RIDES], "number"),
     # money in another unit is another figure
     ("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."], "number"),
     # a loss with no amount is no fall: "fell" is a direction the sentence adds
@@ -181,6 +188,8 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # a figure kept with what its quote says it of, alone or with the others
     ("Average commute time in the city centre was 40 minutes.", [COMMUTE]),
     ("Commutes averaged 25 minutes in the suburbs against 40 minutes in the city centre.", [COMMUTE]),
+    ("The write timeout defaults to 60 seconds.", [TIMEOUTS]),
+    ("The cyclist rode the 40 kilometres in 58 minutes.", [RIDES]),
     # a day of the month beside a span that is the quote's
     ("The fault was found on 4 May and fixed four weeks later.",
      ["The fault was found on 4 May and fixed four weeks later, in June."]),
