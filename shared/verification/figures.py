@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from shared.verification.lexicon import MONTHS
 
-__all__ = ["Figure", "bound", "bound_side", "digit_words", "figures", "same_figure"]
+__all__ = ["Figure", "bound", "bound_side", "digit_words", "figures", "rate_periods", "same_figure"]
 
 log = logging.getLogger(__name__)
 
@@ -375,6 +375,16 @@ def _periods(text: str, found: list[Figure]) -> tuple[Figure, ...]:
 # requests a second and 50 a minute", "a second apart" are).
 _ORDINAL_AFTER = re.compile(r"\s+(?!(?:and|or|but|to|in|on|at|for|per|of|with|from|than|as|by|across|apart|"
                             r"faster|slower|longer|shorter|sooner)\b)[a-z]{2,}\b")
+
+
+_RATE_WORD = re.compile(r"\b(hourly|daily|weekly|monthly|quarterly|yearly|annual|annually)\b", re.IGNORECASE)
+
+
+def rate_periods(text: str) -> set[str]:
+    """The periods ``text`` gives a rate or a recurrence: "monthly", "annual", "a day",
+    "per quarter", "every week" (not "a year later")."""
+    words = {_PERIOD_OF.get(w, _PERIOD_WORDS.get(w, "")) for w in map(str.lower, _RATE_WORD.findall(text))}
+    return words | {(m.group(1) or m.group(2)).lower() for m in _PERIOD.finditer(text)}
 
 
 def period_named(fig: Figure, text: str) -> bool:

@@ -85,6 +85,9 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     ("The main stage drew 62 percent of the visitors.",
      ["Attendance reached 62 percent of capacity, with the main stage drawing 30 percent of the visitors."], "number"),
     ("The cyclist rode the 40 kilometres in 14 minutes.", [RIDES], "number"),
+    # a rate given another period
+    ("The bond pays a quarterly coupon of 2.5 percent.", ["The bond pays an annual coupon of 2.5 percent."], "number"),
+    ("Members pay 40 euros a month.", ["Members pay 40 euros every year."], "number"),
     # money in another unit is another figure
     ("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."], "number"),
     # a loss with no amount is no fall: "fell" is a direction the sentence adds
@@ -189,6 +192,7 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("Average commute time in the city centre was 40 minutes.", [COMMUTE]),
     ("Commutes averaged 25 minutes in the suburbs against 40 minutes in the city centre.", [COMMUTE]),
     ("The write timeout defaults to 60 seconds.", [TIMEOUTS]),
+    ("Members pay 40 euros a month, billed monthly.", ["Members pay a monthly fee of 40 euros."]),
     ("The cyclist rode the 40 kilometres in 58 minutes.", [RIDES]),
     # a day of the month beside a span that is the quote's
     ("The fault was found on 4 May and fixed four weeks later.",
