@@ -54,7 +54,8 @@ def passive(clause: Clause, pivot: int) -> bool:
 NOT_PARTICIPLES = frozenset("often even open seen then when been".split())
 
 
-DETERMINERS = ARTICLES | frozenset("our your his her each every some many any no most all both few several such".split())
+_POSSESSIVES = frozenset("their its his her our your my".split())
+DETERMINERS = ARTICLES | frozenset("our your his her their its my each every some many any no most all both few several such".split())
 
 
 LEADS_VERB = AUX | frozenset("can cannot could may might must will would should to not n't never also often "
@@ -92,6 +93,9 @@ def verbness(clause: Clause, i: int) -> int:
         return 0  # "compression fractures increase the risk": a plural noun before its verb
     if inflected and i + 1 < len(clause.tokens) and clause.pause_before(i + 1) and prev not in LEADS_VERB:
         return 1  # "…light sources, acquired": the end of a noun phrase more likely than a verb
+    if not inflected and prev not in STOPWORDS and nxt is not None and nxt.low in _POSSESSIVES \
+            and not clause.pause_before(i) and not clause.pause_before(i + 1):
+        return 2  # "the standby nodes replicate their logs": a word before "their" is a verb
     return 2 if inflected or not lemmas_of(t.low)[2] else 1
 
 

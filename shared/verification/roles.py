@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from shared.verification.clause_reading import DATES, direction_flipped, directions, only_a_thing
+from shared.verification.clause_reading import DATES, PHRASE_STOPS, direction_flipped, directions, only_a_thing
 from shared.verification.clause_roles import (
-    ORDER_WORDS, fronted_end, passive, phrase, pivots, qualifier_end, role_parts, verbness,
+    ORDER_WORDS, fronted_end, passive, phrase, pivots, qualifier_end, role_parts, side, verbness,
 )
-from shared.verification.clauses import Clause, salient_tokens, unknown_word
+from shared.verification.clauses import Clause, is_content, salient_tokens, unknown_word
 from shared.verification.figure_words import NUMBER_WORDS
 from shared.verification.lexicon import CONVERSES, SYMMETRIC
 
@@ -35,6 +35,8 @@ def roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[st
         if said.words().count("than") and directions(said) and direction_flipped(said, source):
             return None  # "Y is slower than X" restates "X is faster than Y"
         return "role", "it swaps who does what to whom in its quote"
+    if _swapped_across(said, source):
+        return "role", "it swaps who does what to whom in its quote"
     if not clean or _any_passive(said, source):
         return None  # (a passive's subject is read less surely: "X is supplied with Y by Z")
     quote_forms = (whole or source).forms
@@ -43,6 +45,42 @@ def roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[st
         if mine and theirs and not mine & theirs and stray:
             return "role", f"its {what} is another of its quote's than the one the quote gives this verb"
     return None
+
+
+def _swapped_across(said: Clause, source: Clause) -> bool:
+    """Two clauses of the same words around the same active verb, where the words before
+    the verb in one (after any opening qualifier) stand after it in the other, both ways:
+    "the standby nodes replicate their logs to the primary node" against "the primary
+    node replicates its log to the standby nodes", "the closure of the mine caused
+    falling demand for coal" against the converse. (A comparison, "as many as", "than",
+    orders its sides by other words.)"""
+    found = pivots(said, source)
+    if found is None or said.words()[found[0]] in ORDER_WORDS or {"as", "than"} & {*said.words(), *source.words()}:
+        return False
+    p, q = found
+    if min(verbness(said, p), verbness(source, q)) < 2 or passive(said, p) or passive(source, q) \
+            or len(side(said, -1, 1) ^ side(source, -1, 1)) > 2:
+        return False  # (a passive's sides are read less surely; a rewording may move words across its verb)
+    if _particle(said, p) != _particle(source, q):
+        return False  # "X never blocks on Y" is "Y never blocks X": the preposition turns the verb
+    a, b = fronted_end(said), fronted_end(source)
+    for clause, start, verb in ((said, a, p), (source, b, q)):
+        if any(clause.pause_before(n) for n in range(start + 1, verb + 1)) or any(
+                t.low in _NOT_ONE_PHRASE for t in clause.tokens[start:]):
+            return False  # (the words before the verb are not one phrase, or an agent names another side)
+    ss = {min(t.forms) for t in said.tokens[a:p] if is_content(t)} - side(said, p, 1)
+    qs = {min(t.forms) for t in source.tokens[b:q] if is_content(t)} - side(source, q, 1)
+    mine, theirs = ss - qs, qs - ss
+    return bool(mine) and bool(theirs) and mine <= side(source, q, 1) and theirs <= side(said, p, 1)
+
+
+def _particle(clause: Clause, verb: int) -> str:
+    """The preposition right after the verb ("blocks on"), or ""."""
+    after = clause.words()[verb + 1:verb + 2]
+    return after[0] if after and after[0] in PHRASE_STOPS else ""
+
+
+_NOT_ONE_PHRASE = frozenset("by when which who whom whose where that".split())
 
 
 def _turns_on_verbs(said: Clause, source: Clause) -> bool:

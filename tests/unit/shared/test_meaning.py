@@ -88,6 +88,11 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     # a rate given another period
     ("The bond pays a quarterly coupon of 2.5 percent.", ["The bond pays an annual coupon of 2.5 percent."], "number"),
     ("Members pay 40 euros a month.", ["Members pay 40 euros every year."], "number"),
+    # the words before the verb and after it change places, read whole
+    ("The standby servers copy their journals to the main server.",
+     ["The main server copies its journal to the standby servers."], "role"),
+    ("In the survey, a drop in rents led to rising vacancy rates.",
+     ["In the survey, rising vacancy rates led to a drop in rents."], "role"),
     # money in another unit is another figure
     ("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."], "number"),
     # a loss with no amount is no fall: "fell" is a direction the sentence adds
@@ -193,6 +198,9 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("Commutes averaged 25 minutes in the suburbs against 40 minutes in the city centre.", [COMMUTE]),
     ("The write timeout defaults to 60 seconds.", [TIMEOUTS]),
     ("Members pay 40 euros a month, billed monthly.", ["Members pay a monthly fee of 40 euros."]),
+    # ... but not an agent or a relative clause, which order their sides by other words
+    ("The club, fined 20,000 euros by the league, said it would appeal.",
+     ["The league fined the club 20,000 euros.", "The club said it would appeal."]),
     ("The cyclist rode the 40 kilometres in 58 minutes.", [RIDES]),
     # a day of the month beside a span that is the quote's
     ("The fault was found on 4 May and fixed four weeks later.",
