@@ -108,6 +108,7 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
         hedged = {t.low for n, t in enumerate(part) if (t.low in HEDGES or t.low in _EXPECTED and (
                       n + 1 < len(part) and part[n + 1].low == "to" or n and part[n - 1].low in ARTICLES | _BE))
                   and not t.text.isupper()  # ("the CAN bus")
+                  and not (t.text == "May" and t.start > clause.start)  # ("on 3 May": the month)
                   and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))
                   and not _limit_after(part, n)} | _expects(part)
         if hedged and (about is None or any(

@@ -16,7 +16,8 @@ aligns with in:
   "only" the quote lacks, "rarely"/"few" on both sides or neither;
 * **certainty** ("modality"): no more certain than the quote (a hedge such as
   may/might/can/suggests is not dropped; "proves", "must", "conclusively" are not
-  added; association does not become cause);
+  added; association does not become cause), and what the quote states as proved,
+  confirmed or to come ("will") is not made a mere possibility;
 * **direction** ("comparative", :mod:`shared.verification.direction`): directional
   words (increases/reduces, faster/slower, better/worse, before/after, adds/removes)
   agree on their axis, and a comparison is not stated where the quote states none;
@@ -348,6 +349,13 @@ _ADVICE = re.compile(r"\b(?:advised|recommended|encouraged|urged)\s+(?:to|that)\
 _DUTY = re.compile(r"\bmust\b|\brequire[sd]?\b|\b(?:mandatory|compulsory|obligatory|obliged)\b", re.I)
 
 
+# A sentence may claim less than its quote ("may reduce" for "reduces"), but not turn
+# what the quote states as proved, confirmed or to come ("will close") into a possibility.
+_POSSIBLY = frozenset("may might could possibly perhaps probably suggest suggests suggested appear appears seem "
+                      "seems".split())
+_SURE = frozenset("will confirm confirms confirmed".split())
+
+
 def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     # "must complete" restates "requires … to complete", "forcing … to rebuild" or a rule
     # stated plainly ("the limit … is three years"): an obligation, not certainty. A
@@ -356,6 +364,9 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     obliged = set(said.words()) & STRONG == {"must"} and theirs >= 2
     if certainty(said) > theirs and not obliged and not _strong_word_quoted(said, source):
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
+    if certainty(said, about=source.forms) == 1 and (theirs == 3 or theirs == 2 and _POSSIBLY & set(said.words())
+                                                     and _SURE & set(source.words())):
+        return "modality", "it is less certain than its quote (a certainty turned into a hedge)"
     mine_text, theirs_text = said.text[said.start:said.end], source.text[source.start:source.end]
     advice, duty = _ADVICE.search(theirs_text), _DUTY.search(mine_text)
     if advice and duty and not _ADVICE.search(mine_text) and not _DUTY.search(theirs_text):

@@ -93,6 +93,10 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
      ["The main server copies its journal to the standby servers."], "role"),
     ("In the survey, a drop in rents led to rising vacancy rates.",
      ["In the survey, rising vacancy rates led to a drop in rents."], "role"),
+    # what the quote states as proved or to come is not a mere possibility
+    ("Tests suggested that the coating might stop corrosion.", ["Tests proved that the coating stops corrosion."],
+     "modality"),
+    ("The museum may reopen on 3 May.", ["The museum will reopen on 3 May."], "modality"),
     # money in another unit is another figure
     ("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."], "number"),
     # a loss with no amount is no fall: "fell" is a direction the sentence adds
@@ -198,6 +202,10 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("Commutes averaged 25 minutes in the suburbs against 40 minutes in the city centre.", [COMMUTE]),
     ("The write timeout defaults to 60 seconds.", [TIMEOUTS]),
     ("Members pay 40 euros a month, billed monthly.", ["Members pay a monthly fee of 40 euros."]),
+    # a sentence may claim less than its quote
+    ("The coating may stop corrosion.", ["The coating stops corrosion."]),
+    # "May" the month hedges nothing
+    ("The shop reopens on 3 May.", ["The shop will reopen on 3 May after repairs."]),
     # ... but not an agent or a relative clause, which order their sides by other words
     ("The club, fined 20,000 euros by the league, said it would appeal.",
      ["The league fined the club 20,000 euros.", "The club said it would appeal."]),
