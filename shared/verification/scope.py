@@ -3,7 +3,7 @@
 A condition of the quote (an opening qualifier ending in a comma, a phrase opened by
 within/when/if/unless/during/among, "by default", "in patients…") is not dropped, nor a
 part of an opening qualifier that narrows it further ("with asthma", "living in rural
-areas"), and the sentence does not say "whatever", "regardless of" or "even across"
+areas"), nor such a phrase of a condition ("in adults with hypertension"), and the sentence does not say "whatever", "regardless of" or "even across"
 where its quote holds only in some conditions. Read by :mod:`shared.verification.meaning`
 after its other checks.
 """
@@ -82,6 +82,11 @@ def _beyond_any(said: Clause, broad: str, source: Clause) -> bool:
 _NARROWERS = frozenset("with and living who whose that aged without excluding except".split())
 
 
+# (inside a condition, only a phrase that plainly narrows it: "who walked fewer steps"
+# after "than those" is the other side of a comparison)
+_NARROWING_PHRASES = frozenset("with without living aged excluding except".split())
+
+
 def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
     """A part of ``qualifier`` (split where it narrows further: "with", "and", "living",
     "aged"…) of whose content words the sentence keeps fewer than half, else None."""
@@ -132,6 +137,10 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
         if 2 * len(kept) < len(condition):  # most of it gone ("lowest income quintile" of "households in...")
             words = " ".join(t.text for t in condition)
             return "scope", f'it drops its quote\'s condition ("{words}")'
+        lost = _lost_part([t for t in source.tokens if condition[0].start <= t.start < condition[-1].end], mine) \
+            if condition and not restated_at else None
+        if lost and lost.split()[0].lower() in _NARROWING_PHRASES:
+            return "scope", f'it drops part of its quote\'s condition ("{lost}")'  # "in adults with hypertension"
     return None
 
 
