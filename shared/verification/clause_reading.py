@@ -116,7 +116,13 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
             return 1
     words = clause.words()
     sure = any(w in ("certain", "sure") and words[n + 1:n + 2] == ["to"] for n, w in enumerate(words))
-    return 3 if set(words) & STRONG or sure else 2
+    strong = {w for n, w in enumerate(words) if w in STRONG and not (
+        w in _TURNED_OUT and n + 1 < len(words) and (words[n + 1][:1].isdigit() or adjective(words[n + 1])))}
+    return 3 if strong or sure else 2
+
+
+# "proved 94% effective", "proved popular": what a thing turned out to be, not a proof
+_TURNED_OUT = frozenset("proved proven".split())
 
 
 def _expects(part: list[Token]) -> set[str]:

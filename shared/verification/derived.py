@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterator, Sequence
 from itertools import combinations
 
-from shared.verification.figures import Figure, bound, bound_side, same_figure
+from shared.verification.figures import Figure, bound, bound_side, same_figure, share_parts
 
 __all__ = ["converted", "is_year", "restated"]
 
@@ -66,7 +66,11 @@ _SCALES: dict[str, tuple[str, float]] = {
 _BINARY = {"kilobyte": 2.0 ** 10, "megabyte": 2.0 ** 20, "gigabyte": 2.0 ** 30, "terabyte": 2.0 ** 40,
            "petabyte": 2.0 ** 50}
 _UNIT_WORDS = {"second": "second", "minute": "minute", "hour": "hour", "day": "day", "week": "week",
-               "percent": "percentage", "millisecond": "millisecond"}
+               "percent": "percentage", "millisecond": "millisecond",
+               # "a quarter of a kilo", "half of a litre": a measure
+               "kilo": "kilogram", "kilogram": "kilogram", "gram": "gram", "tonne": "tonne", "litre": "litre",
+               "liter": "litre", "metre": "metre", "meter": "metre", "kilometre": "kilometre",
+               "kilometer": "kilometre"}
 
 _APPROX = re.compile(r"(?:\babout|\baround|\broughly|\bapproximately|\bnearly|\balmost|\bsome|\bcirca|"
                      r"\bclose to|\ban estimated|\bjust (?:under|over|below|above)|\bmore or less|~)\s*$", re.I)
@@ -108,6 +112,9 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
     strict = _THAN.search(before) is not None and found in ((1, False), (-1, False))
     if any((same_figure(said, s) and not (strict and not s.bounded)) or converted(said, s) for s in sources):
         return True  # ("1,500 metres" for "1.5 kilometres", "30 seconds" for "half a minute")
+    parts = share_parts(said)
+    if parts and all(any(s.value == n and s.unit != "percentage" for s in sources) for n in parts):
+        return True  # "27 out of 38 games" for "won 27 of its 38 games"
     mine = _readings(said, sentence[said.end:] if sentence else "")
     if is_year(said):
         return False

@@ -139,7 +139,8 @@ def said_of_another(fig: Figure, sentence: str, quote: str) -> str | None:
 
 _FOLLOWING_YEAR = re.compile(r"\b(?:the\s+(?:following|next|subsequent)\s+year|a\s+year\s+later|the\s+year\s+after)\b",
                              re.I)
-_YEAR_BEFORE = re.compile(r"\b(?:the\s+(?:previous|preceding|prior)\s+year|a\s+year\s+(?:earlier|before))\b", re.I)
+_YEAR_BEFORE = re.compile(r"\b(?:the\s+(?:previous|preceding|prior)\s+year|(?:a|the)\s+year\s+(?:earlier|before))\b",
+                          re.I)
 
 
 def _next_year(fig: Figure, quotes: Sequence[str]) -> bool:

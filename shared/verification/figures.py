@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from shared.verification.lexicon import MONTHS
 
-__all__ = ["Figure", "bound", "bound_side", "digit_words", "figures", "rate_periods", "same_figure"]
+__all__ = ["Figure", "bound", "bound_side", "digit_words", "figures", "rate_periods", "same_figure", "share_parts"]
 
 log = logging.getLogger(__name__)
 
@@ -385,6 +385,12 @@ def rate_periods(text: str) -> set[str]:
     "per quarter", "every week" (not "a year later")."""
     words = {_PERIOD_OF.get(w, _PERIOD_WORDS.get(w, "")) for w in map(str.lower, _RATE_WORD.findall(text))}
     return words | {(m.group(1) or m.group(2)).lower() for m in _PERIOD.finditer(text)}
+
+
+def share_parts(fig: Figure) -> tuple[float, float] | None:
+    """The part and the whole of a share said as "27 out of 38" or "one in five", else None."""
+    m = _ONE_IN.fullmatch(fig.surface) if fig.unit == "percentage" else None
+    return None if m is None else tuple(_COUNT_WORDS.get(g.lower()) or float(g) for g in (m.group(1), m.group(2)))
 
 
 def period_named(fig: Figure, text: str) -> bool:

@@ -32,6 +32,7 @@ IDIOMS: dict[str, tuple[str, ...]] = {
     "found the net": ("scored",),
     "every one of": ("each of",),
     "without optical aid": ("to the naked eye", "with the naked eye"),
+    "without any optical aid": ("to the naked eye", "with the naked eye"),
     "without dropping a set": ("in straight sets",),
     "left untreated": ("without treatment",),
 }

@@ -15,6 +15,7 @@ from shared.verification.idioms import plain_wording
     ("The jobless rate in the region held steady at 4.1% in June.",
      "Unemployment in the region remained unchanged at 4.1% in June."),
     ("The planet may be seen without optical aid in early May.", "The planet may be seen with the naked eye in early May."),
+    ("Observers can spot the nebula without any optical aid.", "The nebula is visible to the naked eye."),
 ])
 def test_a_set_phrase_restates_the_quotes_wording(sentence: str, quote: str) -> None:
     g = check_grounding(sentence, [quote])

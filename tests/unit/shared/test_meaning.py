@@ -100,6 +100,8 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     # a phrase that narrows a condition further is not dropped from it
     ("The vaccine cut hospital admissions among children.",
      ["In the study, the vaccine cut hospital admissions among children with asthma."], "scope"),
+    ("The crew won 9 out of 12 races.", ["The crew won 9 of its 14 races."], "number"),
+    ("Add a quarter of a litre of stock.", ["Add 500 millilitres of stock."], "number"),
     # money in another unit is another figure
     ("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."], "number"),
     # a loss with no amount is no fall: "fell" is a direction the sentence adds
@@ -210,6 +212,13 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # ... nor the other side of a comparison inside it
     ("Children with asthma who took the drug had fewer admissions than those taking a placebo.",
      ["Among children with asthma, those who took the drug had fewer admissions than those who took a placebo."]),
+    # a share said of the quote's part and whole; a fraction of a measure; the year before a
+    # year the quote states; "proved effective" as what a thing turned out to be
+    ("The crew won 9 out of 12 races.", ["The crew won 9 of its 12 races."]),
+    ("Add a quarter of a litre of stock.", ["Add 250 millilitres of stock."]),
+    ("In 2019 the port handled 3.1 million containers, against 2.8 million in 2018.",
+     ["The port handled 3.1 million containers in 2019, up from 2.8 million the year before."]),
+    ("In the trial, the drug proved 80% effective.", ["In the trial, the drug was 80 percent effective."]),
     # "May" the month hedges nothing
     ("The shop reopens on 3 May.", ["The shop will reopen on 3 May after repairs."]),
     # ... but not an agent or a relative clause, which order their sides by other words
