@@ -85,6 +85,9 @@ def conditions(clause: Clause) -> list[list[Token]]:
                 nxt.text[:1].isupper() or nxt.low in ("patients", "adults", "children", "women", "men", "mice", "rats",
                                                       "small", "large")):
             opens = True
+        if t.low == "in" and [u.low for u in toks[i + 1:i + 2]] == ["the"] and i + 3 < len(toks) \
+                and toks[i + 2].low in _RELATION and toks[i + 3].low == "of":
+            opens = True  # "in the presence of chlorides"
         if t.low == "than" and i >= 2 and toks[i - 1].low.endswith("er") and nxt is not None \
                 and figure_word(nxt.low) and is_content(toks[i - 2]):
             opens = True  # "supermarkets larger than 400 square metres": which ones
@@ -96,11 +99,20 @@ def conditions(clause: Clause) -> list[list[Token]]:
                 break
             phrase.append(u)
         content = [u for u in phrase if is_content(u) or u.low.isdigit()]
+        relation = next((n for n, u in enumerate(toks[i + 1:i + 4], start=i + 1)
+                         if u.low in _RELATION and n + 1 < len(toks) and toks[n + 1].low == "of"), None)
+        if relation is not None:  # "in the presence of a catalyst": the condition is the catalyst
+            content = [u for n, u in enumerate(toks[relation + 2:relation + 6], start=relation + 2)
+                       if is_content(u) and not any(toks[k].low in CONDITION_OPENERS or clause.pause_before(k)
+                                                    for k in range(relation + 2, n + 1))]
         if any(u.low in _POINTING for u in phrase[:2]) and any(u.lemma in _SPANS for u in phrase):
             continue  # "during the same period": the time another quote gives ("if this flag is set" is a condition)
         if content:
             out.append(content)
     return out
+
+
+_RELATION = frozenset("presence absence".split())
 
 
 def _argument(toks: list[Token], i: int) -> bool:

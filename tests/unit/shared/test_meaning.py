@@ -102,6 +102,7 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
      ["In the study, the vaccine cut hospital admissions among children with asthma."], "scope"),
     ("The crew won 9 out of 12 races.", ["The crew won 9 of its 14 races."], "number"),
     ("Add a quarter of a litre of stock.", ["Add 500 millilitres of stock."], "number"),
+    ("Copper corrodes quickly.", ["Copper corrodes quickly in the presence of chlorides."], "scope"),
     # money in another unit is another figure
     ("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."], "number"),
     # a loss with no amount is no fall: "fell" is a direction the sentence adds
@@ -219,6 +220,10 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("In 2019 the port handled 3.1 million containers, against 2.8 million in 2018.",
      ["The port handled 3.1 million containers in 2019, up from 2.8 million the year before."]),
     ("In the trial, the drug proved 80% effective.", ["In the trial, the drug was 80 percent effective."]),
+    # "in the presence of X" is kept by saying X
+    ("Without a nickel catalyst, the reaction does not proceed.",
+     ["The reaction proceeds only in the presence of a nickel catalyst."]),
+    ("Copper corrodes quickly when chlorides are present.", ["Copper corrodes quickly in the presence of chlorides."]),
     # "May" the month hedges nothing
     ("The shop reopens on 3 May.", ["The shop will reopen on 3 May after repairs."]),
     # ... but not an agent or a relative clause, which order their sides by other words
