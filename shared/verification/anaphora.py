@@ -6,7 +6,7 @@ may lend a clause its predicate without a subject of its own (see
 
 from __future__ import annotations
 
-from shared.verification.lexicon import DIRECTIONS
+from shared.verification.lexicon import DIRECTIONS, MONTHS
 
 __all__ = ["anaphoric", "points_back"]
 
@@ -36,6 +36,8 @@ def anaphoric(quote: str) -> bool:
     after = [w.lower() for w in rest.split()[:2]] if len(lead.split()) <= 8 else []
     if after[:1] and after[0] in _ANAPHORS or after == ["the", "same"] or words[:2] == ["the", "same"]:
         return True  # "With about 3.3 billion speakers, it is…", "Over the final 20 m, the same athletes…"
+    if words[2:3] == ["it"] and words[3:4] and words[3] not in _DUMMY_AFTER and _time_opener(words[:2]):
+        return True  # "Last year it sold 2.1 million tickets", "In 2019 it merged with…" (not "In 2019 it was…")
     if "also" in words[1:4]:
         return True  # "The release also introduces…", "Participants also improved…": it goes on from before
     if words[1:2] == ["of"] and words[2:3] and words[2] in _BACK and words[3:4] \
@@ -49,6 +51,17 @@ def anaphoric(quote: str) -> bool:
     return words[0] == "the" and any(
         len(words) > n + 1 and words[n + 1] in _BARE_NOUN_FOLLOWERS and first[n].islower() and _an_act(words[n])
         and all(w.islower() for w in first[1:n]) for n in (1, 2))  # "The decline was…", "The root cause was…"
+
+
+_DUMMY_AFTER = frozenset("is was 's seems seemed appears appeared takes took".split())
+_TIME_WORDS = frozenset("year month week season quarter decade century spring summer autumn winter".split())
+
+
+def _time_opener(words: list[str]) -> bool:
+    """Two words that say when ("last year", "in 2019", "in March")."""
+    first, second = (words + ["", ""])[:2]
+    return first in ("last", "this", "next", "that", "each", "every") and second in _TIME_WORDS \
+        or first in ("in", "on", "by", "since") and (second.isdigit() or second in MONTHS)
 
 
 # People a study or survey is made of: a quote that opens with them speaks of one told of before.

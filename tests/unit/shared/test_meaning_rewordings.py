@@ -869,6 +869,12 @@ def test_those_infected_participants_and_the_root_cause_point_back() -> None:
     assert anaphoric("The root cause was an expired TLS certificate.")
     assert not anaphoric("Each of these mechanisms requires a system call.")
     assert not anaphoric("The kernel was rebuilt.")
+    # "it" after a time that opens the quote is its subject, named before; not a dummy "it is"
+    assert anaphoric("Last year it sold 2.1 million tickets.")
+    assert anaphoric("In 2019 it merged with its largest rival.")
+    assert not anaphoric("In 2019 it was still unclear whether the merger would close.")
+    assert _ok("The fair, held in Leeds each May, sold 40,000 tickets last year.",
+               "The fair takes place every May in Leeds.", "Last year it sold 40,000 tickets.")
     assert _ok("Last year the region recorded 842 measles cases, most of them in people who had not been vaccinated.",
                "Measles cases in the region rose to 842 last year.", "Most of those infected had not been vaccinated.")
 
