@@ -53,7 +53,7 @@ from shared.verification.clause_reading import (
 from shared.verification.quantity_reading import a_few, every_unit, quantified_units, quantity, universals
 from shared.verification.clause_roles import same_verb, subject, verbness
 from shared.verification.clauses import (
-    AUX, Clause, aligned_pair, clauses, is_content,
+    AUX, Clause, aligned_pair, clauses, covered, is_content,
 )
 from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
@@ -85,9 +85,32 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
     for check in (_polarity, _opposite, _quantifiers, _modality, direction, converse, roles, sides_swapped,
                   objects_swapped):
         problem = check(said, source, whole) if check in (direction, roles, objects_swapped) else check(said, source)
+        if problem is None and check is _polarity and whole is not None and _denied_elsewhere(said, source, whole):
+            problem = "negation", "it states what another clause of its quote denies"
         if problem is not None:
             return problem
     return scope(said, source, sentence)
+
+
+def _denied_elsewhere(said: Clause, source: Clause, whole: Clause) -> bool:
+    """A clause of the quote sentence other than the one ``said`` aligns with denies, in
+    words all of which ``said`` has, what ``said`` states: "The author's 2021 novel won the
+    Booker Prize" against "… was shortlisted for the Booker Prize but did not win"."""
+    if negations(said):
+        return False
+    rest = [t for t in whole.tokens if not source.start <= t.start < source.end]
+    if not rest:
+        return False
+    other = Clause.spanning(rest, whole.text)
+    toks = other.tokens
+    for i, t in enumerate(toks):
+        if t.low not in ("not", "n't", "never") and not t.low.endswith("n't"):
+            continue
+        end = next((n for n in range(i + 1, len(toks)) if other.pause_before(n)), len(toks))
+        denied = [u for u in toks[i + 1:end] if is_content(u)]
+        if denied and denied[0].verb and all(covered(u, said.forms) for u in denied):
+            return True
+    return False
 
 
 def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:

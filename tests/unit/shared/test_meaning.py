@@ -103,6 +103,8 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     ("The crew won 9 out of 12 races.", ["The crew won 9 of its 14 races."], "number"),
     ("Add a quarter of a litre of stock.", ["Add 500 millilitres of stock."], "number"),
     ("Copper corrodes quickly.", ["Copper corrodes quickly in the presence of chlorides."], "scope"),
+    # what another clause of the quote denies is not stated
+    ("The film won the Palme d'Or.", ["The film was nominated for the Palme d'Or but did not win."], "negation"),
     # money in another unit is another figure
     ("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."], "number"),
     # a loss with no amount is no fall: "fell" is a direction the sentence adds
@@ -224,6 +226,7 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("Without a nickel catalyst, the reaction does not proceed.",
      ["The reaction proceeds only in the presence of a nickel catalyst."]),
     ("Copper corrodes quickly when chlorides are present.", ["Copper corrodes quickly in the presence of chlorides."]),
+    ("The team won the cup.", ["The team won the cup but did not win the league."]),
     # "May" the month hedges nothing
     ("The shop reopens on 3 May.", ["The shop will reopen on 3 May after repairs."]),
     # ... but not an agent or a relative clause, which order their sides by other words
