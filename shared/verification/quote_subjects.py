@@ -141,8 +141,13 @@ def keeps_subject(clause: Clause, quote: Sequence[Clause], *, whole: bool = Fals
         if forms and not forms <= have and not abbreviated(name, text, clause.text):
             return False
     aligned = aligned_clause(clause, quote)
-    return not any(u.forms & own and not u.verb and not u.forms & clause.forms and _stood_in(u, aligned, clause)
+    return not any(u.forms & own and (not u.verb or u.low in _ORDINALS) and not u.forms & clause.forms
+                   and _stood_in(u, aligned, clause)
                    for u in subject_tokens(aligned))  # (a word that may be a verb may be the subject's end)
+
+
+# ("the second season": an ordinal in a subject is no verb, though "second" may be one)
+_ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())
 
 
 def _stood_in(u: Token, quote_clause: Clause, clause: Clause) -> bool:

@@ -105,6 +105,9 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     ("Copper corrodes quickly.", ["Copper corrodes quickly in the presence of chlorides."], "scope"),
     # what another clause of the quote denies is not stated
     ("The film won the Palme d'Or.", ["The film was nominated for the Palme d'Or but did not win."], "negation"),
+    # an ordinal swapped in the subject keeps no subject ("second" may be a verb elsewhere)
+    ("The first round of talks produced a draft treaty.",
+     ["The first round of talks produced no agreement.", "The second round produced a draft treaty."], "merge"),
     # money in another unit is another figure
     ("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."], "number"),
     # a loss with no amount is no fall: "fell" is a direction the sentence adds
