@@ -102,7 +102,11 @@ _PREPOSITIONS = frozenset("among amongst via upon across toward towards despite 
 
 def is_content(t: Token) -> bool:
     return t.low not in STOPWORDS and t.low not in _FEATURE_WORDS and t.lemma not in _FEATURE_WORDS \
-        and t.low not in _PREPOSITIONS and len(t.low) > 1 and not t.low.isdigit()
+        and t.low not in _PREPOSITIONS and (len(t.low) > 1 or t.text in _LETTER_NAMES) and not t.low.isdigit()
+
+
+# A capital letter that names a thing ("T cells", "vitamin C", "plan B"); not "A" or "I".
+_LETTER_NAMES = frozenset("BCDEFGHJKLMNOPQRSTUVWXYZ")
 
 
 # -- clauses and their features ------------------------------------------------------------

@@ -108,6 +108,9 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     # an ordinal swapped in the subject keeps no subject ("second" may be a verb elsewhere)
     ("The first round of talks produced a draft treaty.",
      ["The first round of talks produced no agreement.", "The second round produced a draft treaty."], "merge"),
+    # a capital letter names a thing ("T cells"): swapped, it swaps the parties
+    ("Helper T cells activate the B cells that make antibodies.",
+     ["Helper B cells activate the T cells that make antibodies."], "role"),
     # money in another unit is another figure
     ("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."], "number"),
     # a loss with no amount is no fall: "fell" is a direction the sentence adds
@@ -230,6 +233,7 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["The reaction proceeds only in the presence of a nickel catalyst."]),
     ("Copper corrodes quickly when chlorides are present.", ["Copper corrodes quickly in the presence of chlorides."]),
     ("The team won the cup.", ["The team won the cup but did not win the league."]),
+    ("Plan B was adopted in March.", ["In March the board adopted plan B."]),
     # "May" the month hedges nothing
     ("The shop reopens on 3 May.", ["The shop will reopen on 3 May after repairs."]),
     # ... but not an agent or a relative clause, which order their sides by other words
