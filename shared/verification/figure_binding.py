@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 from shared.research.text import terms
 from shared.verification.derived import is_year, restated
-from shared.verification.figures import Figure, figures, multiple_named, period_named, rate_periods, same_figure
+from shared.verification.figures import (
+    Figure, figures, multiple_given, multiple_named, multiple_verbs, period_named, rate_periods, same_figure,
+)
 from shared.verification.clause_roles import verbness
 from shared.verification.quote_subjects import aligned_clause, keeps_subject
 from shared.verification.clauses import Clause, abbreviated, clauses, covered, is_content, names, place_named, token
@@ -64,6 +66,11 @@ def figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_cl
         said, given = rate_periods(sentence[clause.start:clause.end + 1]), rate_periods(" ".join(quotes[i] for i in helpers))
         if said - given and given - said:  # "a monthly rate of 5.9 percent" against "an annual rate of 5.9 percent"
             return fail("number", f"the period {min(said - given)} is not its quote's ({min(given - said)})", support)
+    text = sentence[clause.start:clause.end + 1]
+    given = " ".join(quotes[i] for i in helpers)
+    for value, word, _ in multiple_verbs(text):
+        if not multiple_given(value, given):  # "… and halved its energy bills": a change no quote gives
+            return fail("number", f'the change "{word}" is not in its quotes', support, [word])
     # Digits the quantity parser did not read as a figure ("C++17", "version 3 of"):
     # each must stand in the clause's own quotes as written.
     spans = [(f.start, f.end) for f in sentence_figures]

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from shared.verification.lexicon import MONTHS
 
-__all__ = ["Figure", "bound", "bound_side", "digit_words", "figures", "rate_periods", "same_figure", "share_parts"]
+__all__ = ["Figure", "bound", "bound_side", "digit_words", "figures", "multiple_given", "multiple_verbs", "rate_periods", "same_figure", "share_parts"]
 
 log = logging.getLogger(__name__)
 
@@ -421,6 +421,40 @@ def multiple_named(fig: Figure, text: str) -> bool:
 
 
 _MULTIPLE_VERBS = {0.5: "halv", 2.0: "doubl", 3.0: "tripl", 4.0: "quadrupl"}
+_MULTIPLE_VERB = re.compile(r"\b(halv|doubl|tripl|quadrupl)(?:es|ed|ing)\b", re.IGNORECASE)
+
+
+def multiple_verbs(text: str) -> list[tuple[float, str, int]]:
+    """The changes ``text`` states by a verb of a multiple ("halved its bills", "doubled"):
+    (the multiple, the word, where it starts)."""
+    stems = {verb: value for value, verb in _MULTIPLE_VERBS.items()}
+    return [(stems[m.group(1).lower()], m.group(), m.start()) for m in _MULTIPLE_VERB.finditer(text)]
+
+
+def multiple_given(value: float, text: str) -> bool:
+    """``text`` gives the change of a verb of a multiple (:func:`multiple_verbs`): the verb,
+    the multiple as a figure ("by half", "twice"), its percentage ("cut by 50 percent"),
+    or two figures of one unit that stand in that ratio ("from 40 to 80")."""
+    if re.search(rf"\b(?:{_MULTIPLE_VERBS[value]}(?:e|es|ed|ing)|{_MULTIPLE_WORDS[value]})\b", text, re.IGNORECASE):
+        return True
+    found = [f for f in figures(text) if not _year_like(f)]
+    if any(f.unit == "percentage" and f.value == 100.0 * abs(value - 1) for f in found):
+        return True
+    # (whatever unit the quantity parser gave each: "350 at the start" is read as ampere-turns)
+    return any(a.value > 0 and b.value > 0 and (a.unit == "percentage") == (b.unit == "percentage")
+               and any(math.isclose(x, value, rel_tol=0.02) for x in (a.value / b.value, b.value / a.value))
+               for n, a in enumerate(found) for b in found[n + 1:])
+
+
+def _year_like(f: Figure) -> bool:
+    """A bare figure written as a year ("1950", not "2,000" or "2 thousand")."""
+    return not f.unit and f.value.is_integer() and 1000 <= f.value <= 2100 and "," not in f.surface \
+        and not _SCALE_AFTER.search(" " + f.surface)
+
+
+_MULTIPLE_WORDS = {0.5: r"half", 2.0: r"twice|two-?fold|2-fold|two\s+times|double|factor\s+of\s+(?:two|2)",
+                   3.0: r"thrice|three-?fold|3-fold|three\s+times|triple|factor\s+of\s+(?:three|3)",
+                   4.0: r"four-?fold|4-fold|four\s+times|quadruple|factor\s+of\s+(?:four|4)"}
 # the same changes as percentages: halving is a 50% fall, doubling a 100% rise
 _PERCENT_VERBS = {100.0 * abs(multiple - 1): verb for multiple, verb in _MULTIPLE_VERBS.items()}
 
