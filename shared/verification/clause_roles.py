@@ -55,7 +55,8 @@ NOT_PARTICIPLES = frozenset("often even open seen then when been".split())
 
 
 _POSSESSIVES = frozenset("their its his her our your my".split())
-DETERMINERS = ARTICLES | frozenset("our your his her their its my each every some many any no most all both few several such".split())
+DETERMINERS = ARTICLES | frozenset("our your his her their its my each every some many any no most all both few "
+                                   "several such".split())
 
 
 LEADS_VERB = AUX | frozenset("can cannot could may might must will would should to not n't never also often "

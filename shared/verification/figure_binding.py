@@ -63,7 +63,8 @@ def figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_cl
         why = "comes from another quote than the rest of its clause" if found else "is not in its quotes"
         return fail("number", f"the figure {fig.surface} {why}", support, [fig.surface])
     if any(clause.start <= f.start < clause.end + 1 for f in sentence_figures):
-        said, given = rate_periods(sentence[clause.start:clause.end + 1]), rate_periods(" ".join(quotes[i] for i in helpers))
+        said = rate_periods(sentence[clause.start:clause.end + 1])
+        given = rate_periods(" ".join(quotes[i] for i in helpers))
         if said - given and given - said:  # "a monthly rate of 5.9 percent" against "an annual rate of 5.9 percent"
             return fail("number", f"the period {min(said - given)} is not its quote's ({min(given - said)})", support)
     text = sentence[clause.start:clause.end + 1]

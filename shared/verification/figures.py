@@ -18,7 +18,8 @@ from functools import lru_cache
 
 from shared.verification.lexicon import MONTHS
 
-__all__ = ["Figure", "bound", "bound_side", "digit_words", "figures", "multiple_given", "multiple_verbs", "rate_periods", "same_figure", "share_parts"]
+__all__ = ["Figure", "bound", "bound_side", "digit_words", "figures", "multiple_given", "multiple_verbs",
+           "rate_periods", "same_figure", "share_parts"]
 
 log = logging.getLogger(__name__)
 

@@ -3,9 +3,10 @@
 A condition of the quote (an opening qualifier ending in a comma, a phrase opened by
 within/when/if/unless/during/among, "by default", "in patients…") is not dropped, nor a
 part of an opening qualifier that narrows it further ("with asthma", "living in rural
-areas"), nor such a phrase of a condition ("in adults with hypertension"), and the sentence does not say "whatever", "regardless of" or "even across"
-where its quote holds only in some conditions. Read by :mod:`shared.verification.meaning`
-after its other checks.
+areas"), nor such a phrase of a condition ("in adults with hypertension"), and the
+sentence does not say "whatever", "regardless of" or "even across" where its quote
+holds only in some conditions. Read by :mod:`shared.verification.meaning` after its
+other checks.
 """
 
 from __future__ import annotations
