@@ -3,7 +3,8 @@
 A condition of the quote (an opening qualifier ending in a comma, a phrase opened by
 within/when/if/unless/during/among, "by default", "in patients…") is not dropped, nor a
 part of an opening qualifier that narrows it further ("with asthma", "living in rural
-areas"), nor such a phrase of a condition ("in adults with hypertension"), and the
+areas"), nor such a phrase of a condition ("in adults with hypertension") or of the
+quote's subject ("employees with at least two years of service"), and the
 sentence does not say "whatever", "regardless of" or "even across" where its quote
 holds only in some conditions. Read by :mod:`shared.verification.meaning` after its
 other checks.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from shared.research.text import STOPWORDS
 from shared.verification.added_matter import superlative
+from shared.verification.clause_roles import subject_tokens
 from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, place_named, token
 from shared.verification.condition_reading import SETTINGS, conditions, opening_qualifier
 from shared.verification.derived import converted
@@ -128,6 +130,9 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     lost = _lost_part(opening_qualifier(source), mine)
     if lost:
         return "scope", f'it drops part of its quote\'s condition ("{lost}")'
+    narrowed = _subject_narrowed(said, source, mine)
+    if narrowed:
+        return "scope", f'it drops what narrows its quote\'s subject ("{narrowed}")'
     asserted = _asserted_condition(said, source, mine)
     if asserted:
         return "scope", f'it states its quote\'s condition ("{asserted}") as a fact'
@@ -142,6 +147,28 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
             if condition and not restated_at else None
         if lost and lost.split()[0].lower() in _NARROWING_PHRASES:
             return "scope", f'it drops part of its quote\'s condition ("{lost}")'  # "in adults with hypertension"
+    return None
+
+
+def _subject_narrowed(said: Clause, source: Clause, mine: set[str]) -> str | None:
+    """The quote's subject is narrowed by a "with" phrase ("Employees with at least two
+    years of service are entitled…", "households with children") of whose words the
+    sentence, keeping the noun it narrows, says none: the phrase, else None."""
+    toks = subject_tokens(source)
+    if not toks:
+        return None
+    words = [t.low for t in source.tokens]
+    start = next((n for n, t in enumerate(source.tokens) if t is toks[0]), None)
+    end = next((n for n, t in enumerate(source.tokens) if t is toks[-1]), None)
+    if start is None or end is None:
+        return None
+    for n in range(start + 1, end + 1):
+        if words[n] != "with" or not is_content(source.tokens[n - 1]) or not covered(source.tokens[n - 1], mine):
+            continue
+        phrase = source.tokens[n:end + 1]
+        content = [t for t in phrase if is_content(t) or t.low.isdigit()]
+        if content and not any(covered(t, mine) for t in content):
+            return " ".join(t.text for t in phrase)
     return None
 
 

@@ -114,6 +114,9 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     # a change said by a verb of a multiple is a figure its quotes must give
     ("The new turbine cut fuel use by 20 percent and doubled its output.",
      ["The new turbine cut fuel use by 20 percent."], "number"),
+    # a "with" phrase that narrows the quote's subject is not dropped
+    ("Members are entitled to free parking.", ["Members with at least five years of service are entitled to free parking."],
+     "scope"),
     # money in another unit is another figure
     ("Each share pays a dividend of 30 euros.", ["Each share pays a dividend of 0.30 euros."], "number"),
     # a loss with no amount is no fall: "fell" is a direction the sentence adds
@@ -239,6 +242,8 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("Plan B was adopted in March.", ["In March the board adopted plan B."]),
     ("The plant's output doubled to 80 megawatts.", ["The plant's output rose from 40 megawatts to 80 megawatts."]),
     ("Sales of the model tripled last year.", ["Sales of the model rose by a factor of three last year."]),
+    ("Long-serving members are entitled to free parking.",
+     ["Members with at least five years of service are entitled to free parking."]),
     # "May" the month hedges nothing
     ("The shop reopens on 3 May.", ["The shop will reopen on 3 May after repairs."]),
     # ... but not an agent or a relative clause, which order their sides by other words
