@@ -62,14 +62,12 @@ def figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_cl
             continue  # "The 22.5-gigawatt Three Gorges Dam generated…": a figure of the same subject
         why = "comes from another quote than the rest of its clause" if found else "is not in its quotes"
         return fail("number", f"the figure {fig.surface} {why}", support, [fig.surface])
+    text, given = sentence[clause.start:clause.end + 1], " ".join(quotes[i] for i in helpers)
     if any(clause.start <= f.start < clause.end + 1 for f in sentence_figures):
-        said = rate_periods(sentence[clause.start:clause.end + 1])
-        given = rate_periods(" ".join(quotes[i] for i in helpers))
-        if said - given and given - said:  # "a monthly rate of 5.9 percent" against "an annual rate of 5.9 percent"
-            return fail("number", f"the period {min(said - given)} is not its quote's ({min(given - said)})", support)
-    text = sentence[clause.start:clause.end + 1]
-    given = " ".join(quotes[i] for i in helpers)
-    for value, word, _ in multiple_verbs(text):
+        mine, theirs = rate_periods(text), rate_periods(given)
+        if mine - theirs and theirs - mine:  # "a monthly rate of 5.9 percent" against "an annual rate of 5.9 percent"
+            return fail("number", f"the period {min(mine - theirs)} is not its quote's ({min(theirs - mine)})", support)
+    for value, word in multiple_verbs(text):
         if not multiple_given(value, given):  # "… and halved its energy bills": a change no quote gives
             return fail("number", f'the change "{word}" is not in its quotes', support, [word])
     # Digits the quantity parser did not read as a figure ("C++17", "version 3 of"):

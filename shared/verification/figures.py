@@ -416,27 +416,30 @@ def multiple_named(fig: Figure, text: str) -> bool:
         return False
     else:
         verb = _MULTIPLE_VERBS.get(fig.value)
-    if verb is None:
-        return False
-    return re.search(rf"\b{verb}(?:e|es|ed|ing)\b", text, re.IGNORECASE) is not None
+    return verb is not None and _verb_said(verb, text)
+
+
+def _verb_said(stem: str, text: str) -> bool:
+    """``text`` says the verb of a multiple whose stem is ``stem`` ("halv": "halved")."""
+    return re.search(rf"\b{stem}(?:e|es|ed|ing)\b", text, re.IGNORECASE) is not None
 
 
 _MULTIPLE_VERBS = {0.5: "halv", 2.0: "doubl", 3.0: "tripl", 4.0: "quadrupl"}
-_MULTIPLE_VERB = re.compile(r"\b(halv|doubl|tripl|quadrupl)(?:es|ed|ing)\b", re.IGNORECASE)
+_MULTIPLE_OF = {verb: multiple for multiple, verb in _MULTIPLE_VERBS.items()}
+_MULTIPLE_VERB = re.compile(rf"\b({'|'.join(_MULTIPLE_VERBS.values())})(?:es|ed|ing)\b", re.IGNORECASE)
 
 
-def multiple_verbs(text: str) -> list[tuple[float, str, int]]:
+def multiple_verbs(text: str) -> list[tuple[float, str]]:
     """The changes ``text`` states by a verb of a multiple ("halved its bills", "doubled"):
-    (the multiple, the word, where it starts)."""
-    stems = {verb: value for value, verb in _MULTIPLE_VERBS.items()}
-    return [(stems[m.group(1).lower()], m.group(), m.start()) for m in _MULTIPLE_VERB.finditer(text)]
+    (the multiple, the word)."""
+    return [(_MULTIPLE_OF[m.group(1).lower()], m.group()) for m in _MULTIPLE_VERB.finditer(text)]
 
 
 def multiple_given(value: float, text: str) -> bool:
     """``text`` gives the change of a verb of a multiple (:func:`multiple_verbs`): the verb,
     the multiple as a figure ("by half", "twice"), its percentage ("cut by 50 percent"),
     or two figures of one unit that stand in that ratio ("from 40 to 80")."""
-    if re.search(rf"\b(?:{_MULTIPLE_VERBS[value]}(?:e|es|ed|ing)|{_MULTIPLE_WORDS[value]})\b", text, re.IGNORECASE):
+    if _verb_said(_MULTIPLE_VERBS[value], text) or re.search(rf"\b(?:{_MULTIPLE_WORDS[value]})\b", text, re.IGNORECASE):
         return True
     found = [f for f in figures(text) if not _year_like(f)]
     if any(f.unit == "percentage" and f.value == 100.0 * abs(value - 1) for f in found):

@@ -68,10 +68,11 @@ def _swapped_across(said: Clause, source: Clause) -> bool:
         if any(clause.pause_before(n) for n in range(start + 1, verb + 1)) or any(
                 t.low in _NOT_ONE_PHRASE for t in clause.tokens[start:]):
             return False  # (the words before the verb are not one phrase, or an agent names another side)
-    ss = {min(t.forms) for t in said.tokens[a:p] if is_content(t)} - side(said, p, 1)
-    qs = {min(t.forms) for t in source.tokens[b:q] if is_content(t)} - side(source, q, 1)
+    so, qo = side(said, p, 1), side(source, q, 1)
+    ss = {min(t.forms) for t in said.tokens[a:p] if is_content(t)} - so
+    qs = {min(t.forms) for t in source.tokens[b:q] if is_content(t)} - qo
     mine, theirs = ss - qs, qs - ss
-    return bool(mine) and bool(theirs) and mine <= side(source, q, 1) and theirs <= side(said, p, 1)
+    return bool(mine) and bool(theirs) and mine <= qo and theirs <= so
 
 
 def _particle(clause: Clause, verb: int) -> str:
