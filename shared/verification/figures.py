@@ -18,8 +18,8 @@ from functools import lru_cache
 
 from shared.verification.lexicon import MONTHS
 
-__all__ = ["Figure", "bound", "bound_side", "digit_words", "figures", "multiple_given", "multiple_verbs",
-           "rate_periods", "same_figure", "share_parts"]
+__all__ = ["AGO", "PERIOD", "PERIOD_OF", "SCALE_AFTER", "Figure", "bound", "bound_side", "digit_words", "figures",
+           "same_figure", "share_of", "share_parts"]
 
 log = logging.getLogger(__name__)
 
@@ -70,14 +70,9 @@ _DIGITS = re.compile(r"(?<![\d.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,]*\d)")
 # A rate's period ("267 Gt a year"); "a year later" is a time, not a period.
 # ("a quarter" is also a share; "each quarter", "per quarter" are periods; "of a year" is
 # a share of one, "of each month" is still the period)
-_PERIOD = re.compile(r"(?:(?<!of )\b(?:a|an)\s+(second|minute|hour|day|week|month|year)"
+PERIOD = re.compile(r"(?:(?<!of )\b(?:a|an)\s+(second|minute|hour|day|week|month|year)"
                      r"|\b(?:per|each|every)\s+(second|minute|hour|day|week|month|quarter|year))\b(?!-)"
                      r"(?!\s+(?:later|earlier|before|after|ago|in\s+which|when|that|of)\b)", re.IGNORECASE)
-# A period said as an adverb or adjective ("daily fluctuations", "paid annually"): a word,
-# not a figure ("weekly mileage"), but it names the period a figure's "a day" says.
-_PERIOD_WORDS = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
-                 "annually": "year", "annual": "year"}
-_PERIOD_UNITS = frozenset(_PERIOD_WORDS.values()) | {"second", "minute"}
 _PREPOSITION_IN = re.compile(r"\s+(?:\d|the\b|a\b|an\b|[A-Z])")
 _PERIOD_END = re.compile(r"\s+(?:a|an)\s+(second|minute|hour|day|week|month|year)$", re.IGNORECASE)
 _ON_YEAR = re.compile(r"[\s-]+on[\s-]+year\b", re.IGNORECASE)
@@ -124,15 +119,15 @@ _RUNS = (re.compile(r"\b(\w+|\d+)(?:st|nd|rd|th)?\s+(?:consecutive|straight|succ
          re.compile(r"\b(\w+|\d+)\s+" + _PERIODS + r"\s+(?:in\s+a\s+row|running)\b", re.IGNORECASE),
          re.compile(r"\b(\w+|\d+)(?:st|nd|rd|th)?\s+(?:consecutive|straight|successive)\s+"
                     r"(annual|yearly|quarterly|monthly|weekly|daily)\b", re.IGNORECASE))
-_PERIOD_OF = {"annual": "year", "yearly": "year", "quarterly": "quarter", "monthly": "month", "weekly": "week",
+PERIOD_OF = {"annual": "year", "yearly": "year", "quarterly": "quarter", "monthly": "month", "weekly": "week",
               "daily": "day"}
-_AGO = re.compile(r"\b(a|an|one)\s+" + _PERIODS + r"\s+(?:earlier|before|ago|later|previously)\b", re.IGNORECASE)
+AGO = re.compile(r"\b(a|an|one)\s+" + _PERIODS + r"\s+(?:earlier|before|ago|later|previously)\b", re.IGNORECASE)
 # A century of the era: "the twelfth century", "the 12th century", "the 1100s".
 _CENTURY = re.compile(r"\b((?:twenty-)?[a-z]+th|(?:twenty-)?(?:first|second|third)|\d{1,2}(?:st|nd|rd|th))\s+century\b",
                       re.IGNORECASE)
 _HUNDREDS = re.compile(r"\b(\d{1,2})00s\b")
 _NEXT_WORD = re.compile(r"\s+([A-Za-z][\w-]*)")
-_SCALE_AFTER = re.compile(r"\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
+SCALE_AFTER = re.compile(r"\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
 # (not from inside a figure's groups: "41,000-capacity" holds no name "000-capacity")
 _DIGIT_WORD = re.compile(r"(?<![^\W_])(?<!\d[,.])[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
 
@@ -240,7 +235,7 @@ def figures(text: str) -> tuple[Figure, ...]:
                 first, second = second, first
             out += [Figure(low, unit, first, start, end), Figure(high, unit, second, start, end)]
             continue
-        scale = _SCALE_AFTER.match(text, end)  # "some 10.6 million": the parser may leave its scale word
+        scale = SCALE_AFTER.match(text, end)  # "some 10.6 million": the parser may leave its scale word
         value = float(q.value) * _SCALE_WORDS[scale.group(1).lower()] if scale else float(q.value)
         out.append(Figure(value, unit, text[start:scale.end()] if scale else surface, start,
                           scale.end() if scale else end))
@@ -280,7 +275,7 @@ def figures(text: str) -> tuple[Figure, ...]:
             value, unit = _COUNT_WORDS[m.group(1).lower()] / _PARTS[m.group(2).lower()[:3]], ""
         out = _outside(out, m)
         out.append(Figure(value, unit, m.group(), m.start(), m.end()))
-    for m in [*(m for run in _RUNS for m in run.finditer(text)), *_AGO.finditer(text)]:
+    for m in [*(m for run in _RUNS for m in run.finditer(text)), *AGO.finditer(text)]:
         # "the fourth consecutive year", "eighteen quarters in a row": a count of periods;
         # "a year earlier": a time ago (not the parser's "fourth" as a quarter)
         count = _ORDINALS.get(m.group(1).lower()) or _NUMBERS.get(m.group(1).lower())
@@ -291,7 +286,7 @@ def figures(text: str) -> tuple[Figure, ...]:
             continue
         out = _outside(out, m)
         period = m.group(2).lower()
-        out.append(Figure(count, _PERIOD_OF.get(period, period.rstrip("s")), m.group().strip(), m.start(), m.end()))
+        out.append(Figure(count, PERIOD_OF.get(period, period.rstrip("s")), m.group().strip(), m.start(), m.end()))
     out += _periods(text, out)
     # Digits the parser passed over ("from 500 Mt in 2005 to 400 Mt": it keeps neither
     # 2005 nor 400): bare figures, so no figure of the text goes unread.
@@ -302,7 +297,7 @@ def figures(text: str) -> tuple[Figure, ...]:
             after = text[m.end():].lstrip()  # "400 Mt" after a parsed "500 Mt": the same unit
             unit = next((u for sym, u in units.items() if re.match(rf"{re.escape(sym)}(?!\w)", after)), "")
             value, end = float(m.group().replace(",", "")), m.end()
-            scale = _SCALE_AFTER.match(text, m.end())  # "and $250 billion": its scale and currency too
+            scale = SCALE_AFTER.match(text, m.end())  # "and $250 billion": its scale and currency too
             if scale:
                 value, end = value * _SCALE_WORDS[scale.group(1).lower()], scale.end()
             if text[max(0, m.start() - 1):m.start()] == "$":
@@ -364,7 +359,7 @@ def _periods(text: str, found: list[Figure]) -> tuple[Figure, ...]:
     one of that unit, on both sides alike, so "267 Gt a year" restates "267 Gt per year"
     and "a month" does not."""
     out = []
-    for m in _PERIOD.finditer(text):
+    for m in PERIOD.finditer(text):
         unit = (m.group(1) or m.group(2)).lower()  # (after "a"/"an", or after "per"/"each"/"every")
         if not any(g.start <= m.start() < g.end for g in found) \
                 and not (unit == "second" and _ORDINAL_AFTER.match(text, m.end())):
@@ -378,89 +373,10 @@ _ORDINAL_AFTER = re.compile(r"\s+(?!(?:and|or|but|to|in|on|at|for|per|of|with|fr
                             r"faster|slower|longer|shorter|sooner)\b)[a-z]{2,}\b")
 
 
-_RATE_WORD = re.compile(r"\b(hourly|daily|weekly|monthly|quarterly|yearly|annual|annually)\b", re.IGNORECASE)
-
-
-def rate_periods(text: str) -> set[str]:
-    """The periods ``text`` gives a rate or a recurrence: "monthly", "annual", "a day",
-    "per quarter", "every week" (not "a year later")."""
-    words = {_PERIOD_OF.get(w, _PERIOD_WORDS.get(w, "")) for w in map(str.lower, _RATE_WORD.findall(text))}
-    return words | {(m.group(1) or m.group(2)).lower() for m in _PERIOD.finditer(text)}
-
-
 def share_parts(fig: Figure) -> tuple[float, float] | None:
     """The part and the whole of a share said as "27 out of 38" or "one in five", else None."""
     m = _ONE_IN.fullmatch(fig.surface) if fig.unit == "percentage" else None
     return None if m is None else tuple(_COUNT_WORDS.get(g.lower()) or float(g) for g in (m.group(1), m.group(2)))
-
-
-def period_named(fig: Figure, text: str) -> bool:
-    """``fig`` is a period said alone ("a day", "annual") and ``text`` speaks of that unit
-    in any words ("daily fluctuations", "for the third consecutive year", "year on
-    year"): the period is the text's, though it gives it no figure."""
-    if fig.value != 1 or fig.unit not in _PERIOD_UNITS or any(c.isdigit() for c in fig.surface):
-        return False
-    if _AGO.fullmatch(fig.surface) and any(f.unit == fig.unit and f.value != 1 for f in figures(text)):
-        return False  # "a year earlier" is a time ago: "two years earlier" is not it
-    adverbs = [w for w, unit in _PERIOD_WORDS.items() if unit == fig.unit]
-    return re.search(rf"\b(?:{fig.unit}s?|{'|'.join(adverbs) or fig.unit})\b", text, re.IGNORECASE) is not None
-
-
-def multiple_named(fig: Figure, text: str) -> bool:
-    """``fig`` is a half or a multiple written as a word ("fallen by half", "two times") or
-    as the percentage of such a change ("cut by 50 percent", "up 100%"), and ``text`` says
-    it with a verb ("halved", "doubled", "tripled")."""
-    if fig.unit == "percentage":  # "cut by 50 percent" for "halved", "up 100%" for "doubled"
-        verb = _PERCENT_VERBS.get(fig.value)
-    elif fig.unit or any(c.isdigit() for c in fig.surface):
-        return False
-    else:
-        verb = _MULTIPLE_VERBS.get(fig.value)
-    return verb is not None and _verb_said(verb, text)
-
-
-def _verb_said(stem: str, text: str) -> bool:
-    """``text`` says the verb of a multiple whose stem is ``stem`` ("halv": "halved")."""
-    return re.search(rf"\b{stem}(?:e|es|ed|ing)\b", text, re.IGNORECASE) is not None
-
-
-_MULTIPLE_VERBS = {0.5: "halv", 2.0: "doubl", 3.0: "tripl", 4.0: "quadrupl"}
-_MULTIPLE_OF = {verb: multiple for multiple, verb in _MULTIPLE_VERBS.items()}
-_MULTIPLE_VERB = re.compile(rf"\b({'|'.join(_MULTIPLE_VERBS.values())})(?:es|ed|ing)\b", re.IGNORECASE)
-
-
-def multiple_verbs(text: str) -> list[tuple[float, str]]:
-    """The changes ``text`` states by a verb of a multiple ("halved its bills", "doubled"):
-    (the multiple, the word)."""
-    return [(_MULTIPLE_OF[m.group(1).lower()], m.group()) for m in _MULTIPLE_VERB.finditer(text)]
-
-
-def multiple_given(value: float, text: str) -> bool:
-    """``text`` gives the change of a verb of a multiple (:func:`multiple_verbs`): the verb,
-    the multiple as a figure ("by half", "twice"), its percentage ("cut by 50 percent"),
-    or two figures of one unit that stand in that ratio ("from 40 to 80")."""
-    if _verb_said(_MULTIPLE_VERBS[value], text) or re.search(rf"\b(?:{_MULTIPLE_WORDS[value]})\b", text, re.IGNORECASE):
-        return True
-    found = [f for f in figures(text) if not _year_like(f)]
-    if any(f.unit == "percentage" and f.value == 100.0 * abs(value - 1) for f in found):
-        return True
-    # (whatever unit the quantity parser gave each: "350 at the start" is read as ampere-turns)
-    return any(a.value > 0 and b.value > 0 and (a.unit == "percentage") == (b.unit == "percentage")
-               and any(math.isclose(x, value, rel_tol=0.02) for x in (a.value / b.value, b.value / a.value))
-               for n, a in enumerate(found) for b in found[n + 1:])
-
-
-def _year_like(f: Figure) -> bool:
-    """A bare figure written as a year ("1950", not "2,000" or "2 thousand")."""
-    return not f.unit and f.value.is_integer() and 1000 <= f.value <= 2100 and "," not in f.surface \
-        and not _SCALE_AFTER.search(" " + f.surface)
-
-
-_MULTIPLE_WORDS = {0.5: r"half", 2.0: r"twice|two-?fold|2-fold|two\s+times|double|factor\s+of\s+(?:two|2)",
-                   3.0: r"thrice|three-?fold|3-fold|three\s+times|triple|factor\s+of\s+(?:three|3)",
-                   4.0: r"four-?fold|4-fold|four\s+times|quadruple|factor\s+of\s+(?:four|4)"}
-# the same changes as percentages: halving is a 50% fall, doubling a 100% rise
-_PERCENT_VERBS = {100.0 * abs(multiple - 1): verb for multiple, verb in _MULTIPLE_VERBS.items()}
 
 
 def _leading_number(surface: str) -> float:
