@@ -79,7 +79,10 @@ def verbness(clause: Clause, i: int) -> int:
         return 3
     if prev[:1].isdigit() and _inflected(t, "ed"):
         return 3  # "from 2010 to 2020 lowered": a verb after a figure
-    if t.low.endswith("ing") or prev in DETERMINERS or figure_word(prev) or prev in ("percentage", "basis"):
+    # (a capital "A" after a word is a name's letter, "protein kinase A activates", not an article)
+    letter = i > 1 and clause.tokens[i - 1].text == "A"
+    if t.low.endswith("ing") or not letter and (prev in DETERMINERS or figure_word(prev)) \
+            or prev in ("percentage", "basis"):
         return 0  # "the fire", "most cases", "four days", "25 eagles", "3 percentage points": a noun
     if _inflected(t, "ed"):
         after = clause.tokens[i + 1].low if i + 1 < len(clause.tokens) else ""
@@ -126,7 +129,8 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
         i, j = order_word_at(words, word), order_word_at(theirs, word)
         if (i is None or j is None) and word in words and word in theirs:
             i, j = words.index(word), theirs.index(word)  # (both bound a figure: "more than 20 miles")
-        if i is not None and j is not None and not _paired(words, word) and not _paired(theirs, word):
+        if i is not None and j is not None and not _paired(words, word) and not _paired(theirs, word) \
+                and not (word != "than" and _same_time(said, i, source, j)):
             return i, j
     a, b = max(1, qualifier_end(said)), max(1, qualifier_end(source))  # (not a verb of an opening qualifier)
     candidates = [(-verbness(said, i), i) for i in range(a, len(said.tokens))]
@@ -141,6 +145,16 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
 
 
 ORDER_WORDS = ("than", "before", "after")
+
+
+def _same_time(said: Clause, i: int, source: Clause, j: int) -> bool:
+    """"before"/"after" opens the same time in both clauses ("… sued the hospital after
+    the surgery", "After the surgery, …"): a time the clause happens in, not one of two
+    things it orders; the clause turns on its verb."""
+    if i < qualifier_end(said) and j < qualifier_end(source):
+        return True
+    when = phrase(said, i, 1)[0]
+    return bool(when) and when == phrase(source, j, 1)[0]
 
 
 def _paired(words: list[str], word: str) -> bool:

@@ -124,6 +124,13 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     # a period after "of" is still a period
     ("Invoices are sent on the last working day of each month.",
      ["Invoices are sent on the last working day of each quarter."], "number"),
+    # the same time after "after" in both is no order of two things: the verb's parties swap
+    ("After the audit, the bank sued the supplier for fraud.", ["The supplier sued the bank for fraud after the audit."],
+     "role"),
+    ("The council fined the landlord before the hearing.", ["The landlord fined the council before the hearing."],
+     "role"),
+    # a capital "A" after a word names a thing ("kinase A"): no article before the verb
+    ("The receptor activates protein kinase A.", ["Protein kinase A activates the receptor."], "role"),
 ])
 def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str, quotes: list[str],
                                                                       category: str) -> None:
@@ -258,6 +265,9 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # "a number of" limits as "several" does
     ("Auditors found errors in a number of the branch ledgers.",
      ["Auditors found errors in several of the branch ledgers."]),
+    # "before"/"after" that order two things still do: the sides stay with their word
+    ("The verdict came after the trial ended.", ["The trial ended before the verdict came."]),
+    ("After the hearing, the landlord paid the fine.", ["The landlord paid the fine after the hearing."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
