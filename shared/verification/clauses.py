@@ -177,7 +177,8 @@ def clauses(text: str) -> list[Clause]:
             cuts.append(t.start)  # "grew 2.3 percent while receipts hit 25 billion euros": two facts
         if (t.low == "without" and nxt.low.endswith("ing")) or (
                 t.low == "and" and nxt.verb and nxt.low not in STOPWORDS and not noun and not gerunds) or (
-                t.low == "and" and _adverb_and_verb(tokens[i + 1:i + 4])):
+                t.low == "and" and _adverb_and_verb(tokens[i + 1:i + 4])) or (
+                t.low == "and" and _auxiliary_and_verb(tokens[i - 1], tokens[i + 1:i + 4])):
             cuts.append(t.start)
     cuts.sort()
     parts: list[list[Token]] = []
@@ -202,6 +203,24 @@ def adjective(word: str, *, unknown: bool = False) -> bool:
 
     lemmas = lemminflect.getAllLemmas(word)
     return "ADJ" in lemmas or unknown and not lemmas
+
+
+# Auxiliaries and modals that open a predicate after "and" ("… and was associated with…").
+_AUXILIARIES = frozenset("is are was were has have had will would can could may might must should shall".split())
+
+
+def _auxiliary_and_verb(before: Token, following: list[Token]) -> bool:
+    """The tokens after an "and" open a predicate of their own with an auxiliary and its
+    verb ("… by 30 percent and was associated with…", "… and can be fined"), after a
+    word that ends a phrase (not "more and more", "and/or")."""
+    words = [t.low for t in following]
+    if len(following) < 2 or words[0] not in _AUXILIARIES or before.low in STOPWORDS:
+        return False
+    nxt = following[1]
+    if words[0] in ("is", "are", "was", "were") and nxt.low in ("the", "a", "an", "its", "their", "one"):
+        return True  # "… and was the first release to…": a predicate of its own
+    return nxt.low in ("not", "be", "been", "also", "now", "still") or nxt.verb and nxt.low not in STOPWORDS \
+        and (nxt.low.endswith(("ed", "en")) or nxt.low == nxt.lemma)
 
 
 def _adverb_and_verb(following: list[Token]) -> bool:

@@ -19,7 +19,7 @@ from shared.verification.figure_binding import Failure, fail, figures_bound, nam
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
 from shared.verification.clause_roles import (
-    dated, fronted_parts, passive, pivots, relative_parts, subject, trailing_parts, verbness,
+    dated, fronted_parts, passive, pivots, relative_parts, subject, subject_tokens, trailing_parts, verbness,
 )
 from shared.verification.quote_subjects import (
     CARRIERS, alignment, gives_predicate, grafted_subject, keeps_subject, other_setting, own_subject,
@@ -27,8 +27,8 @@ from shared.verification.quote_subjects import (
 )
 from shared.verification.anaphora import anaphoric
 from shared.verification.lexicon import CONDITION_OPENERS
-from shared.verification.clauses import (Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of,
-                                         is_content)
+from shared.verification.clauses import (AUX, Clause, Token, abbreviated, broader_forms, clauses, covered,
+                                         forms_of, is_content)
 
 __all__ = ["Anchored", "anchor_all"]
 
@@ -101,7 +101,8 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         problem = _anchor(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support, before,
                           cover)
         if n and not isinstance(problem, Failure):
-            problem = _carried_subject(said[n - 1], pairs[-1], clause, problem, quotes) or problem
+            antecedent = said[n - 2] if n > 1 and said[n - 1].tokens[0].low in _RELATIVES else None
+            problem = _carried_subject(said[n - 1], pairs[-1], clause, problem, quotes, antecedent) or problem
         if isinstance(problem, Failure):
             each = _each_part(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support, cover)
             if each is not None:
@@ -316,11 +317,14 @@ _RELATIVES = frozenset("which who whose that where".split())
 
 
 def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause, Clause]], clause: Clause,
-                     readings: list[tuple[Clause, Clause, Clause]], quotes: Sequence[str]) -> Failure | None:
+                     readings: list[tuple[Clause, Clause, Clause]], quotes: Sequence[str],
+                     antecedent: Clause | None = None) -> Failure | None:
     """A clause with no subject of its own ("…, and writes data to disk") says its
-    predicate of the subject of the clause before it. When it rests
-    on another quote than that clause, the quote must say it of the same thing: "Redis
-    keeps its data in memory and writes to a commit log" takes Cassandra's predicate."""
+    predicate of the subject of the clause before it (for a relative clause, "…, which
+    occupies the carrier thread and will…", of what that clause speaks of, its
+    ``antecedent``). When it rests on another quote than that clause, the quote must say
+    it of the same thing: "Redis keeps its data in memory and writes to a commit log"
+    takes Cassandra's predicate."""
     if not clause.tokens or clause.tokens[0].low not in CARRIERS or subject(clause):
         return None
     if before.tokens and before.tokens[0].low in CONDITION_OPENERS:
@@ -328,7 +332,9 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
     if len(clause.tokens) > 1 and clause.tokens[1].low.endswith("ing") \
             and any(t.low == "with" for t in before.tokens[1:]):
         return None  # "…, with wind contributing 27% and overtaking gas": it goes on from the "with" phrase
-    carried = subject(before)
+    carried, named = subject(before), before
+    if not carried and antecedent is not None:
+        carried, named = subject(antecedent), antecedent
     if not carried:
         return None
     # (a quote's clause is told by its text and place: tokens are shared between texts
@@ -338,10 +344,12 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
         if not whole.tokens or (whole.text, whole.start) in earlier:
             return None  # it rests on the quote the clause before it rests on
         own = {f for f in own_subject(aligned) if not f.endswith("li")}
+        if _object_of(carried, before, aligned) and not _named_apart(before, aligned):
+            return None  # "… in 5% of patients receiving dapagliflozin": the quote speaks of what it is given to
         if not own or own & carried and not _named_apart(before, aligned) or _verb_of(own, clause, aligned) \
                 or anaphoric(whole.text[whole.start:whole.end]) or _agentless(clause, aligned):
             return None
-    said = " ".join(t.text for t in before.tokens if min(t.forms) in carried)
+    said = " ".join(t.text for t in named.tokens if min(t.forms) in carried)
     return fail("merge", f'it gives "{said}" what another quote says of something else',
                 missing=[t.text for t in clause.content[:1]])
 
@@ -354,17 +362,40 @@ def _verb_of(own: set[str], clause: Clause, aligned: Clause) -> bool:
     return any(t.verb and t.forms & own and t.low not in nouns for t in clause.tokens[1:])
 
 
+def _object_of(carried: set[str], before: Clause, aligned: Clause) -> bool:
+    """The carried subject stands after a participle in the quote's clause, outside its
+    subject ("patients receiving dapagliflozin", "those treated with X"), with no name or
+    figure the sentence's clause lacks ("added in Python 3.11" is another version)."""
+    toks = aligned.tokens
+    for i, t in enumerate(toks[1:], start=1):
+        after = toks[i + 1:i + 4]
+        if not after or not (t.low.endswith(("ing", "ed")) and t.verb and carried <= {f for u in after for f in u.forms}):
+            continue
+        said = before.text[before.start:before.end]
+        phrase = aligned.text[t.end:after[-1].end + 8]  # (with the figure after the last word: "Python 3.11")
+        if not any(w not in said for w in re.findall(r"\d[\d.,]*|\b[A-Z]\w*", phrase)):
+            return True
+    return False
+
+
 def _named_apart(one: Clause, other: Clause) -> bool:
     """The subjects of the two clauses, alike in their words ("Version …", "Drug …"), each
     have a name or figure the other lacks ("Version 4.1" and "Version 4.2", "Drug X" and
     "Drug Y"): two things."""
     def names(clause: Clause) -> set[str]:
-        end = next((i for i in range(1, len(clause.tokens)) if verbness(clause, i) >= 2), None) \
-            or next((i for i in range(1, len(clause.tokens)) if verbness(clause, i) >= 1), 3)  # ("Drug X cut")
-        return {t.low for i, t in enumerate(clause.tokens[:end])
-                if any(c.isdigit() for c in t.low) or i and t.text[:1].isupper()}
+        toks = clause.tokens
+        end = next((i for i in range(1, len(toks)) if toks[i].low in AUX or verbness(clause, i) >= 2), None) \
+            or next((i for i in range(1, len(toks)) if verbness(clause, i) >= 1), 3)  # ("Drug X cut")
+        region = clause.text[toks[0].start:toks[end].start] if end < len(toks) else clause.text[toks[0].start:]
+        return {t.low for i, t in enumerate(toks[:end]) if i and t.text[:1].isupper()} \
+            | set(re.findall(r"\d+(?:[.,]\d+)*", region))  # ("Version 2.1": one figure, not "2" and "1")
     mine, theirs = names(one), names(other)
-    return bool(mine - theirs) and bool(theirs - mine)
+    if mine - theirs and theirs - mine:
+        return True
+    # ("The eastern line" and "The western line": one head, a word in place of another)
+    a, b = subject_tokens(one), subject_tokens(other)
+    return len(a) == len(b) > 1 and bool(a[-1].forms & b[-1].forms) and sum(
+        not x.forms & y.forms and not covered(x, y.forms) for x, y in zip(a, b, strict=True)) == 1
 
 
 def _agentless(clause: Clause, aligned: Clause) -> bool:

@@ -131,6 +131,15 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
      "role"),
     # a capital "A" after a word names a thing ("kinase A"): no article before the verb
     ("The receptor activates protein kinase A.", ["Protein kinase A activates the receptor."], "role"),
+    # "and" with an auxiliary opens a predicate of its own, said of the subject before it
+    ("Drug K lowered cholesterol by 30 percent and was associated with fewer strokes.",
+     ["Drug K lowered cholesterol by 30 percent.", "Drug M was associated with fewer strokes."], "merge"),
+    ("Version 2.1 removed the legacy parser and was the first release to support plugins.",
+     ["Version 2.1 removed the legacy parser.", "Version 2.2 was the first release to support plugins."], "merge"),
+    # ... and one head with a word in place of another is another thing ("northern", "southern")
+    ("The northern line carried 90,000 passengers a day and was extended by 8 km in 2020.",
+     ["The northern line carries about 90,000 passengers a day.", "The southern line was extended by 8 km in 2020."],
+     "merge"),
 ])
 def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str, quotes: list[str],
                                                                       category: str) -> None:
@@ -268,6 +277,10 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # "before"/"after" that order two things still do: the sides stay with their word
     ("The verdict came after the trial ended.", ["The trial ended before the verdict came."]),
     ("After the hearing, the landlord paid the fine.", ["The landlord paid the fine after the hearing."]),
+    # a quote that names the carried subject after a participle speaks of it
+    ("In the study, the new tablet lowered blood pressure by 8 mmHg and was associated with dizziness in 4 percent"
+     " of patients.", ["The new tablet lowered blood pressure by 8 mmHg compared with placebo.",
+                       "Dizziness was reported in 4% of patients receiving the new tablet."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
