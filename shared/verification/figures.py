@@ -159,6 +159,9 @@ _FRACTIONS = {"half": 0.5, "quarter": 0.25, "third": 1 / 3}
 # A fraction written with a hyphen ("nine-tenths", "two-thirds").
 _HYPHENED = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine)-(halves|thirds?|quarters?|fifths?|"
                        r"sixths?|sevenths?|eighths?|ninths?|tenths?)\b", re.IGNORECASE)
+# ("one third of their volume", "two thirds of the members": a fraction without its hyphen)
+_SPACED = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine)\s+(thirds?|quarters?|fifths?|sixths?|"
+                     r"sevenths?|eighths?|ninths?|tenths?)(?=\s+of\b)", re.IGNORECASE)
 _PARTS = {"hal": 2, "thi": 3, "qua": 4, "fif": 5, "six": 6, "sev": 7, "eig": 8, "nin": 9, "ten": 10}
 # A rate's period in a figure's surface ("per year", "a day", "/h") and in its unit's name.
 # (not per second or minute: "MB/s" and "rpm" are units of their own)
@@ -268,7 +271,7 @@ def figures(text: str) -> tuple[Figure, ...]:
             continue
         out = [f for f in out if not m.start() <= f.start < m.end()]
         out.append(Figure(round(100.0 * part / whole, 2), "percentage", m.group(), m.start(), m.end()))
-    for m in [*_FRACTION_OF.finditer(text), *_HYPHENED.finditer(text)]:
+    for m in [*_FRACTION_OF.finditer(text), *_HYPHENED.finditer(text), *_SPACED.finditer(text)]:
         if m.re is _FRACTION_OF:
             value, unit = _FRACTIONS[m.group(1).split()[-1].lower()], " ".join(m.group(2).lower().split())
         else:
@@ -312,7 +315,41 @@ def figures(text: str) -> tuple[Figure, ...]:
     out = [replace(f, bounded=True) if _bounded(text[:f.start]) else f for f in out]
     out = [replace(f, counts=m.group(1).lower()) if not f.unit and (m := _NEXT_WORD.match(text, f.end)) else f
            for f in out]
-    return tuple(sorted(out, key=lambda f: f.start))
+    return _compounds(text, sorted(out, key=lambda f: f.start))
+
+
+# A time said in two parts: "an hour and a half", "four hours and twenty minutes".
+_AND_A_HALF = re.compile(r"\s+and\s+a\s+half\b", re.IGNORECASE)
+_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+_SMALLER = {("hour", "minute"): 60.0, ("minute", "second"): 60.0, ("day", "hour"): 24.0, ("week", "day"): 7.0,
+            ("year", "month"): 12.0}
+
+
+def _compounds(text: str, found: list[Figure]) -> tuple[Figure, ...]:
+    """Two figures that say one time ("an hour and a half" is 1.5 hours; "four hours and
+    twenty minutes" is 260 minutes) read as one."""
+    out: list[Figure] = []
+    for f in found:
+        last = out[-1] if out else None
+        if last is None or last.unit not in _PERIOD_UNITS_OF_TIME or last.bounded != f.bounded and f.bounded:
+            out.append(f)
+            continue
+        half = _AND_A_HALF.match(text, last.end)
+        if half and f.value == 0.5 and not f.unit and f.start < half.end() <= f.end:
+            out[-1] = replace(last, value=last.value + 0.5, surface=text[last.start:f.end], end=f.end)
+            continue
+        # (not the end of a list, "19 hours, 42 minutes and 8 seconds", read part by part as a clock's "19:42:08")
+        joined = _AND.match(text, last.end) if not re.search(r",\s*$", text[:last.start]) else None
+        factor = _SMALLER.get((last.unit, f.unit))
+        if joined and joined.end() == f.start and factor and not _TIME_AFTER.match(text, f.end):
+            out[-1] = replace(last, value=last.value * factor + f.value, unit=f.unit, surface=text[last.start:f.end],
+                              end=f.end)
+            continue
+        out.append(f)
+    return tuple(out)
+
+
+_PERIOD_UNITS_OF_TIME = frozenset({"second", "minute", "hour", "day", "week", "month", "year"})
 
 
 def _for_parser(text: str) -> str:

@@ -260,3 +260,30 @@ def test_a_percentage_restates_a_british_per_cent() -> None:
     assert check_grounding("For a third meeting in a row, the central bank held rates at 5.25%.",
                            ["The central bank left interest rates unchanged at 5.25 per cent for the third "
                             "consecutive meeting."]).ok
+
+
+@pytest.mark.parametrize(("sentence", "quote"), [
+    ("The ferry takes an hour and a half to cross.", "The ferry crossing takes 90 minutes."),
+    ("Patients waited 260 minutes on average.", "Patients waited four hours and twenty minutes on average."),
+    ("The comet stayed visible for a year and a half.", "The comet was visible for 18 months."),
+    ("The lake holds 2.4 cubic kilometres of water.", "The lake holds 2.4 billion cubic metres of water."),
+    ("Around a third of the ice has been lost.", "The glacier has lost one third of its ice."),
+])
+def test_a_time_in_two_parts_a_spaced_fraction_and_cubic_kilometres(sentence: str, quote: str) -> None:
+    assert check_grounding(sentence, [quote]).ok
+
+
+@pytest.mark.parametrize(("sentence", "quote"), [
+    ("The ferry takes 60 minutes to cross.", "The ferry crossing takes an hour and a half."),
+    ("Patients waited four hours on average.", "Patients waited four hours and twenty minutes on average."),
+    ("The lake holds 2.4 cubic kilometres of water.", "The lake holds 2.4 million cubic metres of water."),
+])
+def test_a_part_of_a_time_or_another_volume_is_refused(sentence: str, quote: str) -> None:
+    g = check_grounding(sentence, [quote])
+    assert not g.ok and g.category == "number"
+
+
+def test_a_list_of_times_is_read_part_by_part() -> None:
+    # (as a clock's "19:42:08" is), and a time after "and … later" is a time of its own
+    assert [f.value for f in figures("She finished in 19 hours, 42 minutes and 8 seconds.")] == [19, 42, 8]
+    assert [f.unit for f in figures("The race took 2 hours and 30 minutes later it rained.")] == ["hour", "minute"]
