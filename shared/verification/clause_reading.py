@@ -117,7 +117,8 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
     words = clause.words()
     sure = any(w in ("certain", "sure") and words[n + 1:n + 2] == ["to"] for n, w in enumerate(words))
     strong = {w for n, w in enumerate(words) if w in STRONG and not (
-        w in _TURNED_OUT and n + 1 < len(words) and (words[n + 1][:1].isdigit() or adjective(words[n + 1])))}
+        w in _TURNED_OUT and n + 1 < len(words) and (words[n + 1][:1].isdigit() or adjective(words[n + 1])))
+        and not (w.startswith("establish") and words[n + 1:n + 2] != ["that"])}  # ("to establish the orchestra")
     return 3 if strong or sure else 2
 
 

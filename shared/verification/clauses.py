@@ -35,7 +35,7 @@ _FEATURE_WORDS = NEGATORS | QUANTIFIERS.keys() | RARE | EXCLUSIVE | HEDGES | STR
 BE = frozenset("is are was were be been being get gets got".split())
 AUX = BE | frozenset("has have had do does did will would shall should".split())
 _FOOTNOTE = re.compile(r"\[\d+\]")
-_AGE = re.compile(r"\d+-(?:year|month|week|day)-olds?", re.IGNORECASE)
+_AGE = re.compile(r"\d+(?:-(?:to-)?\d+)?-(?:year|month|week|day)-olds?", re.IGNORECASE)  # ("16-to-24-year-olds")
 
 
 @dataclass(frozen=True)

@@ -427,11 +427,15 @@ def _unit_text(f: Figure) -> str:
     return m.group(1).strip() if m else ""
 
 
+_RANGE_TO = re.compile(r"(?<![\w-])\d+-to-$")
+
+
 def _inside_name(text: str, start: int, end: int) -> bool:
     """The figure is glued to letters ("SHA-256", "HTTP/2", "p99"): part of a name."""
     before = text[start - 1] if start > 0 else " "
     after = text[end] if end < len(text) else " "
-    glued_before = before.isalpha() or (before in "-/_" and start > 1 and text[start - 2].isalnum())
+    glued_before = before.isalpha() or (before in "-/_" and start > 1 and text[start - 2].isalnum()
+                                        and not _RANGE_TO.search(text, 0, start))  # (not "16-to-24-year-olds")
     return glued_before or after.isalpha() and not text[start:end].strip()[-1:].isalpha()
 
 

@@ -155,8 +155,9 @@ def _governed_flip(one: Clause, other: Clause) -> bool:
             continue
         found = [j for j, u in enumerate(theirs) if is_content(u) and u.forms & governed.forms]
         contrast = one.text[:t.start].rstrip().endswith(",")  # "a warning, not an error"
-        if not_until(one, other) or contrast and any(set_aside(other, j) for j in found):
-            continue  # "not released until it commits" for "released only when"; "not an error" for "rather than"
+        if not_until(one, other) or not_since(one, other) or contrast and any(set_aside(other, j) for j in found):
+            continue  # "not released until it commits" for "released only when"; "not an error" for "rather than";
+            # "has not erupted since 1913" for "last erupted in 1913"
         if not_without(one, other):
             continue  # "cannot log in without a code" for "a code is required to log in"
         if any(u.low in {p + governed.low for p in WORD_NEGATING_PREFIXES} for u in theirs):

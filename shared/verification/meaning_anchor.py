@@ -112,8 +112,9 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
             return problem
         pairs.append(problem)
     ranked = any(superlative(u) or u.low in ("most", "least") for qc in quote_clauses for c in qc for u in c.tokens)
-    claimed = next((t for c in said for t in c.tokens if extreme(t) and not covered(t, every)
-                    and not (ranked and superlative(t))), None)  # ("the lowest area" for "the smallest")
+    claimed = next((t for c in said for n, t in enumerate(c.tokens) if extreme(t) and not covered(t, every)
+                    and not (ranked and superlative(t)) and not _ever_denied(c, n)),
+                   None)  # ("the lowest area" for "the smallest")
     if claimed is not None:  # "a club record", "the lowest on record", "unanimously", "first-ever"
         return fail("terms", f'it says "{claimed.text}", a record or superlative none of its quotes states',
                     support, [claimed.text])
@@ -134,6 +135,15 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         return fail("terms", f"{len(unsupported)} of its terms are in none of its quotes: "
                              f"{', '.join(unsupported[:8])}", support, unsupported)
     return Anchored(pairs, support)
+
+
+_DENIERS = frozenset("not never without no nor n't".split())
+
+
+def _ever_denied(clause: Clause, i: int) -> bool:
+    """"without ever using it", "has not ever failed": "ever" that strengthens a negation
+    claims no record."""
+    return clause.tokens[i].low == "ever" and any(u.low in _DENIERS for u in clause.tokens[max(0, i - 3):i])
 
 
 def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],

@@ -131,6 +131,11 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
      "role"),
     # a capital "A" after a word names a thing ("kinase A"): no article before the verb
     ("The receptor activates protein kinase A.", ["Protein kinase A activates the receptor."], "role"),
+    ("The jobless rate for 18-to-30-year-olds fell to 9.1%.",
+     ["Unemployment among people aged 18 to 24 fell to 9.1 percent."], "number"),
+    ("The geyser has not erupted since 1962.", ["The geyser erupted in 1962."], "negation"),
+    ("The trial established that the vaccine prevents infection.",
+     ["The trial suggested that the vaccine may prevent infection."], "modality"),
     # "and" with an auxiliary opens a predicate of its own, said of the subject before it
     ("Drug K lowered cholesterol by 30 percent and was associated with fewer strokes.",
      ["Drug K lowered cholesterol by 30 percent.", "Drug M was associated with fewer strokes."], "merge"),
@@ -277,6 +282,15 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # "before"/"after" that order two things still do: the sides stay with their word
     ("The verdict came after the trial ended.", ["The trial ended before the verdict came."]),
     ("After the hearing, the landlord paid the fine.", ["The landlord paid the fine after the hearing."]),
+    # "ever" after a negation claims no record; "has not … since" a year is "last … in" it
+    ("Opening a socket without ever closing it triggers a linter warning rather than an error.",
+     ["The linter emits a warning, but not an error, when a socket is opened and never closed."]),
+    ("The geyser has not erupted since 1962.", ["The geyser last erupted in 1962."]),
+    # an age range joined by hyphens is two figures, not a name; "to establish" a thing proves nothing
+    ("The jobless rate for 18-to-24-year-olds fell to 9.1%.",
+     ["Unemployment among people aged 18 to 24 fell to 9.1 percent."]),
+    ("Thirty teachers came together to establish the school in 1921.",
+     ["The school was founded in 1921 by a group of thirty teachers."]),
     # a quote that names the carried subject after a participle speaks of it
     ("In the study, the new tablet lowered blood pressure by 8 mmHg and was associated with dizziness in 4 percent"
      " of patients.", ["The new tablet lowered blood pressure by 8 mmHg compared with placebo.",
