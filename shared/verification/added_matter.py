@@ -16,7 +16,8 @@ from shared.verification.clauses import Clause, Token, covered, is_content, toke
 from shared.verification.clause_roles import REPORTING
 from shared.verification.figure_words import NUMBER_WORDS
 
-__all__ = ["CAUSAL_LINKS", "added_part", "compound_parts", "extreme", "gives_cause", "new_run", "superlative"]
+__all__ = ["CAUSAL_LINKS", "added_part", "compound_parts", "extreme", "gives_cause", "linked_across", "new_run",
+           "superlative"]
 
 
 # Words that rank a thing against every other: a record, a first, a unanimous vote.
@@ -124,3 +125,35 @@ def added_part(first: Token, said: Sequence[Clause], every: set[str], *, purpose
         part = toks[i:end]  # (", with PostgreSQL recommended for production": said of a thing the quotes name)
     return not any(is_content(u) and covered(u, every) or u.low[:1].isdigit() for u in part) \
         and part[-1].lemma not in REPORTING
+
+
+# Words that make one thing the cause of another ("driven by", "following", "led to").
+# ("following" is as often a time: "climbed 18% in March, following export curbs")
+_LINKS = frozenset("because due owing thanks driven fuelled fueled led leading caused causing prompted "
+                   "triggered".split())
+# Words of a quote that gives a cause or a sequence of its own, round which a sentence may reword.
+_QUOTE_LINKS = CAUSAL_LINKS | _LINKS | frozenset("cause causes result resulted resulting response consequently "
+                                                 "intended reason blamed attributed".split())
+
+
+def linked_across(said: Sequence[Clause], quote_forms: Sequence[set[str]], quotes_words: set[str]) -> str | None:
+    """A word that makes what one quote says the cause of what another says ("revenue
+    growth … was driven by a restructuring", "resigned … following an inquiry"), where
+    no quote gives a cause: the link, else None. The words before it rest on one quote
+    and those after it on another."""
+    if len(quote_forms) < 2 or quotes_words & _QUOTE_LINKS:
+        return None
+    toks = [t for c in said for t in c.tokens]
+    for i, t in enumerate(toks):
+        if t.low not in _LINKS or not i or t.low == "due" and toks[i - 1].low in ("is", "are", "was", "were"):
+            continue  # ("is due to be sentenced", "is due to host": a date)
+        before = [u for u in toks[:i] if is_content(u)]
+        after = [u for u in toks[i + 1:] if is_content(u)]
+        if len(before) < 2 or len(after) < 2:
+            continue
+        cb = [sum(covered(u, f) for u in before) for f in quote_forms]
+        ca = [sum(covered(u, f) for u in after) for f in quote_forms]
+        first, second = max(range(len(cb)), key=cb.__getitem__), max(range(len(ca)), key=ca.__getitem__)
+        if first != second and ca[first] < ca[second] and cb[second] < cb[first]:
+            return t.text
+    return None

@@ -14,7 +14,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shared.verification.added_matter import CAUSAL_LINKS, added_part, compound_parts, extreme, gives_cause, new_run, superlative
+from shared.verification.added_matter import (
+    CAUSAL_LINKS, added_part, compound_parts, extreme, gives_cause, linked_across, new_run, superlative,
+)
 from shared.verification.figure_binding import Failure, fail, figures_bound, names_bound
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
@@ -118,6 +120,10 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     if claimed is not None:  # "a club record", "the lowest on record", "unanimously", "first-ever"
         return fail("terms", f'it says "{claimed.text}", a record or superlative none of its quotes states',
                     support, [claimed.text])
+    link = linked_across(said, quote_forms, {w for q in quotes for w in re.findall(r"[a-z]+", q.lower())})
+    if link is not None:
+        return fail("merge", f'it links by "{link}" what its quotes state apart, none of them giving a cause',
+                    support, [link])
     if support < min_support:
         return fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
                              f" not found: {', '.join(unsupported[:8])}", support, unsupported)

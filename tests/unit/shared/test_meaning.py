@@ -136,6 +136,11 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     ("The geyser has not erupted since 1962.", ["The geyser erupted in 1962."], "negation"),
     ("The trial established that the vaccine prevents infection.",
      ["The trial suggested that the vaccine may prevent infection."], "modality"),
+    # a cause that joins what two quotes state apart, none of them giving one
+    ("The firm's 9 percent profit rise in 2023 was driven by a merger that cut 400 jobs.",
+     ["The firm's profit rose 9 percent in 2023.", "In 2023 the firm completed a merger that cut 400 jobs."], "merge"),
+    ("Ticket sales fell by a fifth because of the new stadium that opened in May.",
+     ["Ticket sales fell by a fifth this season.", "The new stadium opened in May."], "merge"),
     # "and" with an auxiliary opens a predicate of its own, said of the subject before it
     ("Drug K lowered cholesterol by 30 percent and was associated with fewer strokes.",
      ["Drug K lowered cholesterol by 30 percent.", "Drug M was associated with fewer strokes."], "merge"),
@@ -291,6 +296,11 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["Unemployment among people aged 18 to 24 fell to 9.1 percent."]),
     ("Thirty teachers came together to establish the school in 1921.",
      ["The school was founded in 1921 by a group of thirty teachers."]),
+    # ... a cause a quote gives, or "is due to" a date, joins nothing
+    ("The firm's 9 percent profit rise in 2023 was driven by a merger that cut 400 jobs.",
+     ["The firm's profit rose 9 percent in 2023.", "The rise was driven by a merger that cut 400 jobs."]),
+    ("Convicted of theft on Monday, the driver is due to be sentenced on 4 June.",
+     ["The driver was convicted of theft on Monday.", "Sentencing is scheduled for 4 June."]),
     # a quote that names the carried subject after a participle speaks of it
     ("In the study, the new tablet lowered blood pressure by 8 mmHg and was associated with dizziness in 4 percent"
      " of patients.", ["The new tablet lowered blood pressure by 8 mmHg compared with placebo.",
