@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from shared.verification.clause_reading import DATES, PHRASE_STOPS, direction_flipped, directions, only_a_thing
+from shared.verification.clause_reading import (
+    ARTICLES, DATES, PHRASE_STOPS, direction_flipped, directions, only_a_thing,
+)
 from shared.verification.clause_roles import (
     ORDER_WORDS, fronted_end, passive, phrase, pivots, qualifier_end, role_parts, side, verbness,
 )
@@ -37,6 +39,9 @@ def roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[st
         return "role", "it swaps who does what to whom in its quote"
     if _swapped_across(said, source):
         return "role", "it swaps who does what to whom in its quote"
+    dropped = _preposition_dropped(said, source)
+    if dropped:
+        return "role", f'it makes what its quote does "{dropped}" someone into what is done to them'
     if not clean or _any_passive(said, source):
         return None  # (a passive's subject is read less surely: "X is supplied with Y by Z")
     quote_forms = (whole or source).forms
@@ -73,6 +78,31 @@ def _swapped_across(said: Clause, source: Clause) -> bool:
     qs = {min(t.forms) for t in source.tokens[b:q] if is_content(t)} - qo
     mine, theirs = ss - qs, qs - ss
     return bool(mine) and bool(theirs) and mine <= qo and theirs <= so
+
+
+# Prepositions that put the one after them beside the verb's subject, not under its act:
+# "trained under Paul Ferrand" is not "trained Paul Ferrand", "fought with" not "fought".
+_BESIDE = frozenset("under for with alongside against".split())
+
+
+def _preposition_dropped(said: Clause, source: Clause) -> str | None:
+    """The quote's verb reaches a party through a preposition ("trained under Paul
+    Ferrand") that the sentence makes the verb's object ("trained Paul Ferrand"): that
+    preposition, else None."""
+    words, theirs = said.tokens, source.tokens
+    for j, v in enumerate(theirs[:-2]):
+        if theirs[j + 1].low not in _BESIDE or verbness(source, j) < 2:
+            continue
+        k = j + 2 + (theirs[j + 2].low in ARTICLES)
+        if k >= len(theirs) or not is_content(theirs[k]):
+            continue
+        for i, u in enumerate(words[:-1]):
+            if not u.forms & v.forms or verbness(said, i) < 2:
+                continue
+            n = i + 1 + (words[i + 1].low in ARTICLES)
+            if n < len(words) and words[n].forms & theirs[k].forms:
+                return theirs[j + 1].low
+    return None
 
 
 def _particle(clause: Clause, verb: int) -> str:

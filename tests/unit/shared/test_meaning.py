@@ -136,6 +136,9 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     ("The geyser has not erupted since 1962.", ["The geyser erupted in 1962."], "negation"),
     ("The trial established that the vaccine prevents infection.",
      ["The trial suggested that the vaccine may prevent infection."], "modality"),
+    # a party the quote's verb reaches through "under"/"with" made its object
+    ("The young violinist studied Clara Weiss in Vienna.", ["The young violinist studied under Clara Weiss in Vienna."],
+     "role"),
     # a cause that joins what two quotes state apart, none of them giving one
     ("The firm's 9 percent profit rise in 2023 was driven by a merger that cut 400 jobs.",
      ["The firm's profit rose 9 percent in 2023.", "In 2023 the firm completed a merger that cut 400 jobs."], "merge"),
@@ -296,6 +299,8 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["Unemployment among people aged 18 to 24 fell to 9.1 percent."]),
     ("Thirty teachers came together to establish the school in 1921.",
      ["The school was founded in 1921 by a group of thirty teachers."]),
+    ("The young violinist studied under Clara Weiss in Vienna.",
+     ["In Vienna, the young violinist studied under Clara Weiss."]),
     # ... a cause a quote gives, or "is due to" a date, joins nothing
     ("The firm's 9 percent profit rise in 2023 was driven by a merger that cut 400 jobs.",
      ["The firm's profit rose 9 percent in 2023.", "The rise was driven by a merger that cut 400 jobs."]),
