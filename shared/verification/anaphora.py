@@ -6,6 +6,8 @@ may lend a clause its predicate without a subject of its own (see
 
 from __future__ import annotations
 
+import re
+
 from shared.verification.lexicon import DIRECTIONS, MONTHS
 
 __all__ = ["anaphoric", "points_back"]
@@ -38,6 +40,9 @@ def anaphoric(quote: str) -> bool:
         return True  # "With about 3.3 billion speakers, it is…", "Over the final 20 m, the same athletes…"
     if words[2:3] == ["it"] and words[3:4] and words[3] not in _DUMMY_AFTER and _time_opener(words[:2]):
         return True  # "Last year it sold 2.1 million tickets", "In 2019 it merged with…" (not "In 2019 it was…")
+    opening = [w.strip("\"'([,;:").lower() for w in quote.split()[:7]]
+    if {"its", "their"} & set(opening[:5]) and {"it", "they"} & set(opening[2:7]):
+        return True  # "For most of its length it runs underground": what "its" and "it" speak of came before
     if "also" in words[1:4]:
         return True  # "The release also introduces…", "Participants also improved…": it goes on from before
     if words[1:2] == ["of"] and words[2:3] and words[2] in _BACK and words[3:4] \
@@ -96,4 +101,10 @@ def points_back(quote: str) -> bool:
         return True
     low = quote.lower()
     words = {w.strip("\"'()[],;:.") for w in low.split()}
-    return bool(words & _BACK) or any(p in low for p in _BACK_PHRASES)
+    return bool(words & _BACK) or any(p in low for p in _BACK_PHRASES) or _OBJECT_PRONOUN.search(low) is not None
+
+
+# "The upper house approved it…": the object of a past verb, what a quote before named
+# (not "made it possible", "found it hard": a dummy before what it stands for).
+_OBJECT_PRONOUN = re.compile(r"\b[a-z]{3,}ed\s+(?:it|them)\b(?!\s+(?:is|was|to|that|possible|impossible|clear|"
+                             r"difficult|hard|easy|easier|harder|necessary|likely|unlikely)\b)")

@@ -217,8 +217,9 @@ def _auxiliary_and_verb(before: Token, following: list[Token]) -> bool:
     if len(following) < 2 or words[0] not in _AUXILIARIES or before.low in STOPWORDS:
         return False
     nxt = following[1]
-    if words[0] in ("is", "are", "was", "were") and nxt.low in ("the", "a", "an", "its", "their", "one"):
-        return True  # "… and was the first release to…": a predicate of its own
+    if words[0] in ("is", "are", "was", "were") and nxt.low in ("the", "a", "an", "its", "their", "one") \
+            or words[0] in ("has", "have", "had") and nxt.low == "to":
+        return True  # "… and was the first release to…", "… and has to be kept cold": a predicate of its own
     return nxt.low in ("not", "be", "been", "also", "now", "still") or nxt.verb and nxt.low not in STOPWORDS \
         and (nxt.low.endswith(("ed", "en")) or nxt.low == nxt.lemma)
 

@@ -301,6 +301,14 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["The school was founded in 1921 by a group of thirty teachers."]),
     ("The young violinist studied under Clara Weiss in Vienna.",
      ["In Vienna, the young violinist studied under Clara Weiss."]),
+    # a quote that speaks of what another named ("For most of its length it…", "… approved it")
+    ("The 12-kilometre canal runs through a tunnel for most of its length.",
+     ["The canal is 12 kilometres long.", "For most of its course it runs through a tunnel."]),
+    ("After passing the senate on 12 May, the bill was signed by the governor without changes two weeks later.",
+     ["The bill passed the senate on 12 May.", "The governor signed it without changes two weeks later."]),
+    # "and has to" opens a predicate of its own, resting on its own quote
+    ("The drug is taken as three doses a month apart and has to be kept below 25 °C.",
+     ["The drug is given as three doses a month apart.", "It must be stored below 25 degrees Celsius."]),
     # ... a cause a quote gives, or "is due to" a date, joins nothing
     ("The firm's 9 percent profit rise in 2023 was driven by a merger that cut 400 jobs.",
      ["The firm's profit rose 9 percent in 2023.", "The rise was driven by a merger that cut 400 jobs."]),
