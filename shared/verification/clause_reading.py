@@ -286,9 +286,15 @@ def direction_of(t: Token) -> tuple[str, int] | None:
     if hit is None and "-" in t.low:
         parts = t.low.split("-")
         # (not a change it ends with, as a noun: "chair-rise times")
-        hit = next((DIRECTIONS[part] for n, part in enumerate(parts) if part in DIRECTIONS and (
-            n < len(parts) - 1 or part not in _CHANGE_NOUNS)), None)
+        # (a part by its lemma too: "sixth-highest")
+        hit = next((DIRECTIONS[x] for n, part in enumerate(parts) for x in (part, *_lemmas(part)) if x in DIRECTIONS
+                    and (n < len(parts) - 1 or x not in _CHANGE_NOUNS) and (x == part or DIRECTIONS[x][0] != "particle")),
+                   None)  # ("flare-ups" holds no particle "up")
     return hit
+
+
+def _lemmas(word: str) -> tuple[str, ...]:
+    return token(word, 0, 0).lemmas if word else ()
 
 
 # Changes named by a noun that may end a compound ("chair-rise times", "price-cut"):

@@ -130,7 +130,7 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
         if (i is None or j is None) and word in words and word in theirs:
             i, j = words.index(word), theirs.index(word)  # (both bound a figure: "more than 20 miles")
         if i is not None and j is not None and not _paired(words, word) and not _paired(theirs, word) \
-                and not (word != "than" and _same_time(said, i, source, j)):
+                and not _same_time(said, i, source, j):
             return i, j
     a, b = max(1, qualifier_end(said)), max(1, qualifier_end(source))  # (not a verb of an opening qualifier)
     candidates = [(-verbness(said, i), i) for i in range(a, len(said.tokens))]
@@ -149,8 +149,15 @@ ORDER_WORDS = ("than", "before", "after")
 
 def _same_time(said: Clause, i: int, source: Clause, j: int) -> bool:
     """"before"/"after" opens the same time in both clauses ("… sued the hospital after
-    the surgery", "After the surgery, …"): a time the clause happens in, not one of two
-    things it orders; the clause turns on its verb."""
+    the surgery", "After the surgery, …"), or "than" the same bound ("on tables larger
+    than one million rows"): what the clause happens in, not one of two things it orders;
+    the clause turns on its verb."""
+    if said.words()[i] == "than":  # (the same words on each side, in another order before it: the two things
+        # it orders are not its sides)
+        def order(clause: Clause, at: int) -> list[str]:
+            return [min(t.forms) for t in clause.tokens[:at] if is_content(t)]
+        return bool(side(said, i, 1)) and side(said, i, 1) == side(source, j, 1) \
+            and side(said, i, -1) == side(source, j, -1) and order(said, i) != order(source, j)
     if i < qualifier_end(said) and j < qualifier_end(source):
         return True
     when = phrase(said, i, 1)[0]

@@ -368,9 +368,9 @@ def _keeps_base(said: Clause, source: Clause) -> bool:
     # (what the compared are doing is no part of the base when a thing is named: "those
     # receiving placebo" is said "placebo")
     base = _named_things(base)
-    if not base:
-        return False
     toks = [t for c in clauses(said.text) for t in c.tokens]
+    if not base:  # ("than those who did not": a base in no words of its own, said as "non-participants")
+        return any(t.low in _OUTDOING for t in toks)
     have = {f for t in toks for f in t.forms}
     have |= {f for t in toks if "-" in t.low for part in t.low.split("-") if part for f in token(part, 0, 0).forms}
     first = [n for n, t in enumerate(toks) if covered(base[0], set(t.forms)) or "-" in t.low and any(
@@ -384,7 +384,11 @@ def _keeps_base(said: Clause, source: Clause) -> bool:
 _BASE_REACH = 5
 
 
-_COMPARING = frozenset("compared comparison against versus vs relative over of unlike".split())
+# Verbs whose object is what the subject is compared with ("outscored a matched group").
+_OUTDOING = frozenset("outscored outscores outperformed outperforms outpaced outpaces outsold outsells outnumbered "
+                      "outnumber outnumbers outgrew outgrows outstripped outstrips surpassed surpasses overtook "
+                      "overtakes".split())
+_COMPARING = frozenset("compared comparison against versus vs relative over of unlike".split()) | _OUTDOING
 
 
 def converse(said: Clause, source: Clause) -> tuple[str, str] | None:

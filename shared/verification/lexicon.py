@@ -93,7 +93,8 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
     **{w: ("magnitude", _UP) for w in """increase raise rise grow boost gain expand exceed amplify elevate
         maximize maximise double triple more higher greater larger bigger longer heavier
         wider taller above upward high large big long increased lengthen widen deepen extend
-        growth climb soar surge jump spike rally swell overtake surpass outstrip""".split()},
+        growth climb soar surge jump spike rally swell overtake surpass outstrip
+        outgrow outgrew outsell outsold outnumber outnumbered outscore outscored""".split()},
     **{w: ("magnitude", _DOWN) for w in """decrease reduce lower cut decline drop fall shrink
         diminish lessen minimize minimise halve less fewer smaller shorter lighter narrower
         below downward low small short reduced decreased shorten narrow
@@ -104,8 +105,10 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
         reinforcement benefit help outperform superior best""".split()},
     **{w: ("quality", _DOWN) for w in """worse worsen degrade deterioration impair weaken harm hurt hinder
         underperform inferior worst trail lag""".split()},
-    **{w: ("time", _UP) for w in "before earlier sooner prior precede preceded precedes previously".split()},
-    **{w: ("time", _DOWN) for w in "after later afterwards subsequently subsequent".split()},
+    **{w: ("time", _UP) for w in "before earlier sooner prior precede preceded precedes previously predate".split()},
+    **{w: ("time", _DOWN) for w in "after later afterwards subsequently subsequent postdate".split()},
+    **{w: ("distance", _UP) for w in "farther farthest".split()},
+    **{w: ("distance", _DOWN) for w in "closer closest nearer nearest".split()},
     **{w: ("cost", _UP) for w in "costlier costly pricier pricey expensive dearer".split()},
     **{w: ("cost", _DOWN) for w in "cheaper cheap inexpensive cheapest".split()},
     # Particles of phrasal verbs: "bring up" is not "bring down"; compared only when both have one.

@@ -136,6 +136,18 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     ("The geyser has not erupted since 1962.", ["The geyser erupted in 1962."], "negation"),
     ("The trial established that the vaccine prevents infection.",
      ["The trial suggested that the vaccine may prevent infection."], "modality"),
+    # directions in a compound's part, of distance, in time and of verbs that outdo
+    ("Rainfall this June was the third-highest on record.", ["Rainfall this June was the third-lowest on record."],
+     "comparative"),
+    ("The moon orbits farther from its planet than the other moons do.",
+     ["The moon orbits closer to its planet than the other moons do."], "comparative"),
+    ("The chapel was built about a century after the castle.", ["The chapel predates the castle by about a century."],
+     "comparative"),
+    ("The first-year students outscored the final-year students on the quiz.",
+     ["The first-year students scored lower on the quiz than the final-year students."], "comparative"),
+    # the same bound after "than" in both: the verb's parties are what is swapped
+    ("Column stores outperformed row stores on tables larger than ten million rows.",
+     ["Row stores outperformed column stores on tables larger than ten million rows."], "role"),
     # a party the quote's verb reaches through "under"/"with" made its object
     ("The young violinist studied Clara Weiss in Vienna.", ["The young violinist studied under Clara Weiss in Vienna."],
      "role"),
@@ -301,6 +313,11 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["The school was founded in 1921 by a group of thirty teachers."]),
     ("The young violinist studied under Clara Weiss in Vienna.",
      ["In Vienna, the young violinist studied under Clara Weiss."]),
+    # a verb that outdoes names what its quote compares with; "flare-ups" hold no particle
+    ("Pupils in the programme outscored a matched group by 6 points.",
+     ["Pupils in the programme scored 6 points higher than a matched group."]),
+    ("Smoke, pollen and cold air frequently set off flare-ups in people with asthma.",
+     ["People with asthma often experience flare-ups triggered by smoke, pollen and cold air."]),
     # a quote that speaks of what another named ("For most of its length it…", "… approved it")
     ("The 12-kilometre canal runs through a tunnel for most of its length.",
      ["The canal is 12 kilometres long.", "For most of its course it runs through a tunnel."]),
