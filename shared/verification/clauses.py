@@ -158,7 +158,8 @@ class Clause:
 def clauses(text: str) -> list[Clause]:
     """The clauses of ``text``: cut at the breaks above, before "without" and a gerund
     (its own negated clause), at "and" before a verb ("reduced latency and increased
-    throughput", "… and still sends it traffic"), and at "while" between two figures. A piece with no content word of its own ("…, which is not slower",
+    throughput", "… and still sends it traffic", "… and was associated with…"), and at
+    "while" between two figures. A piece with no content word of its own ("…, which is not slower",
     "…, but not both") stays with the clause before it, whose words it turns."""
     tokens = _tokens(text)
     cuts = [0] + [m.start() for m in _CLAUSE_BREAK.finditer(text)] + [len(text) + 1]
