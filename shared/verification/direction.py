@@ -429,4 +429,25 @@ def _roles_exchanged(said: Clause, word: str, source: Clause, other: frozenset[s
         return False
     (ss, _), (so, _) = phrase(said, i, -1), phrase(said, i, 1)
     (qs, _), (qo, _) = phrase(source, j, -1), phrase(source, j, 1)
+    so, qo = so or _up_to_pause(said, i), qo or _up_to_pause(source, j)  # ("lost 3–1 to Harbour City")
+    if _by_agent(said, i) and not _by_agent(source, j):
+        # ("was beaten … by Denver" restates "lost … to Denver", the sides where they were)
+        return bool(ss & qs or not qs) and bool(_up_to_pause(said, i) & (qo | _up_to_pause(source, j)))
     return bool((ss & qo) - qs) and bool((so & qs) - qo)
+
+
+def _by_agent(clause: Clause, i: int) -> bool:
+    """Token ``i`` is a passive verb with its agent ("was beaten 104–98 by Denver")."""
+    words = clause.words()
+    return i > 0 and words[i - 1] in ("is", "are", "was", "were", "been", "be") and "by" in words[i + 1:i + 5]
+
+
+def _up_to_pause(clause: Clause, i: int) -> set[str]:
+    """The content words after token ``i`` up to the clause's next pause."""
+    out: set[str] = set()
+    for n in range(i + 1, len(clause.tokens)):
+        if clause.pause_before(n):
+            break
+        if is_content(clause.tokens[n]):
+            out.add(min(clause.tokens[n].forms))
+    return out

@@ -140,7 +140,8 @@ _PAIRS = """read/write reader/writer input/output client/server send/receive sen
     positive/negative acidic/alkaline benign/malignant inhibit/activate agonist/antagonist
     upregulate/downregulate front/back upper/lower top/bottom north/south east/west head/tail
     source/target sender/recipient donor/recipient employer/employee landlord/tenant
-    plaintiff/defendant creditor/debtor predator/prey inflow/outflow incoming/outgoing
+    plaintiff/defendant creditor/debtor predator/prey inflow/outflow incoming/outgoing beat/lose
+    prosecution/defence prosecution/defense
     numerator/denominator prefix/suffix forward/backward payer/payee supply/demand
     teacher/student minimum/maximum""".split()
 CONVERSES: dict[str, frozenset[str]] = {}

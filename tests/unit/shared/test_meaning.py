@@ -148,6 +148,10 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     # the same bound after "than" in both: the verb's parties are what is swapped
     ("Column stores outperformed row stores on tables larger than ten million rows.",
      ["Row stores outperformed column stores on tables larger than ten million rows."], "role"),
+    # a converse said with its sides where they were ("lost to" for "beat"), or the other side
+    ("Eastfield lost 2–0 to Riverton in the semi-final.", ["Eastfield beat Riverton 2–0 in the semi-final."],
+     "comparative"),
+    ("The prosecution appealed the verdict.", ["The defence appealed the verdict."], "comparative"),
     # a party the quote's verb reaches through "under"/"with" made its object
     ("The young violinist studied Clara Weiss in Vienna.", ["The young violinist studied under Clara Weiss in Vienna."],
      "role"),
@@ -313,6 +317,8 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["The school was founded in 1921 by a group of thirty teachers."]),
     ("The young violinist studied under Clara Weiss in Vienna.",
      ["In Vienna, the young violinist studied under Clara Weiss."]),
+    ("Riverton lost 2–0 to Eastfield in the semi-final.", ["Eastfield beat Riverton 2–0 in the semi-final."]),
+    ("The club was beaten 3–1 by Riverton in the final.", ["It lost the final to Riverton, 3–1."]),
     # a verb that outdoes names what its quote compares with; "flare-ups" hold no particle
     ("Pupils in the programme outscored a matched group by 6 points.",
      ["Pupils in the programme scored 6 points higher than a matched group."]),
