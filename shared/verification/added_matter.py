@@ -111,7 +111,7 @@ def added_part(first: Token, said: Sequence[Clause], every: set[str], *, purpose
     clause, i = found
     toks = clause.tokens
     start = next((n for n in range(i, 0, -1) if clause.pause_before(n)), 0)
-    end = next((n for n in range(i + 1, len(toks)) if clause.pause_before(n)), len(toks))
+    end = clause.pause_after(i)
     # Or a trailing "with" phrase ("… recovery with one-second granularity"), or an
     # opening purpose ("To conserve water, …").
     # (not the complement of a verb: "diagnosed with", "associated with")

@@ -27,7 +27,8 @@ def anaphoric(quote: str) -> bool:
     """The quote opens by pointing back ("Its effect...", "This loss...", "Despite its
     name, ...", "The decline is...": a bare "the" and a noun for an event or act): what it
     speaks of was named before it, perhaps in another quote."""
-    words = [w.strip("\"'([,;:").lower() for w in quote.split()[:4]]
+    opening = [w.strip("\"'([,;:").lower() for w in quote.split()[:7]]
+    words = opening[:4]
     if not words:
         return False
     if words[0] in _ANAPHORS or quote.lower().startswith(_GOING_ON) or _SUBJECT_PRONOUNS & set(words[1:4]):
@@ -40,7 +41,6 @@ def anaphoric(quote: str) -> bool:
         return True  # "With about 3.3 billion speakers, it is…", "Over the final 20 m, the same athletes…"
     if words[2:3] == ["it"] and words[3:4] and words[3] not in _DUMMY_AFTER and _time_opener(words[:2]):
         return True  # "Last year it sold 2.1 million tickets", "In 2019 it merged with…" (not "In 2019 it was…")
-    opening = [w.strip("\"'([,;:").lower() for w in quote.split()[:7]]
     if {"its", "their"} & set(opening[:5]) and {"it", "they"} & set(opening[2:7]):
         return True  # "For most of its length it runs underground": what "its" and "it" speak of came before
     if "also" in words[1:4]:

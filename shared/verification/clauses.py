@@ -129,6 +129,11 @@ class Clause:
             return False
         return any(c in ",;:.()" for c in between)
 
+    def pause_after(self, i: int) -> int:
+        """The index of the first token after token ``i`` that a pause stands before, or
+        the clause's length: where the phrase ``i`` is in ends."""
+        return next((n for n in range(i + 1, len(self.tokens)) if self.pause_before(n)), len(self.tokens))
+
     @property
     def content(self) -> list[Token]:
         return [t for t in self.tokens if is_content(t)]

@@ -304,7 +304,7 @@ def _events(clause: Clause, i: int) -> tuple[list[Token], list[Token]] | None:
     toks = clause.tokens
     if toks[i].low not in _ORDER_WORDS:
         return None
-    end = next((n for n in range(i + 1, len(toks)) if clause.pause_before(n)), len(toks))
+    end = clause.pause_after(i)
     phrase_words, rest = toks[i + 1:end], toks[:i] + toks[end:]
     if i + 1 < len(toks) and toks[i + 1].low == "which":
         phrase_words, rest = toks[:i], toks[i + 2:]  # "A, after which B": A comes first, read as "B after A"
@@ -444,10 +444,4 @@ def _by_agent(clause: Clause, i: int) -> bool:
 
 def _up_to_pause(clause: Clause, i: int) -> set[str]:
     """The content words after token ``i`` up to the clause's next pause."""
-    out: set[str] = set()
-    for n in range(i + 1, len(clause.tokens)):
-        if clause.pause_before(n):
-            break
-        if is_content(clause.tokens[n]):
-            out.add(min(clause.tokens[n].forms))
-    return out
+    return {min(t.forms) for t in clause.tokens[i + 1:clause.pause_after(i)] if is_content(t)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 
-from shared.verification.figures import AGO, PERIOD, PERIOD_OF, SCALE_AFTER, Figure, figures
+from shared.verification.figures import AGO, PERIOD, PERIOD_OF, SCALE_AFTER, TIME_UNITS, Figure, figures
 
 __all__ = ["multiple_given", "multiple_named", "multiple_verbs", "period_named", "rate_periods"]
 
@@ -21,7 +21,6 @@ __all__ = ["multiple_given", "multiple_named", "multiple_verbs", "period_named",
 # not a figure ("weekly mileage"), but it names the period a figure's "a day" says.
 _PERIOD_WORDS = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
                  "annually": "year", "annual": "year"}
-_PERIOD_UNITS = frozenset(_PERIOD_WORDS.values()) | {"second", "minute"}
 
 _RATE_WORD = re.compile(r"\b(hourly|daily|weekly|monthly|quarterly|yearly|annual|annually)\b", re.IGNORECASE)
 
@@ -37,7 +36,7 @@ def period_named(fig: Figure, text: str) -> bool:
     """``fig`` is a period said alone ("a day", "annual") and ``text`` speaks of that unit
     in any words ("daily fluctuations", "for the third consecutive year", "year on
     year"): the period is the text's, though it gives it no figure."""
-    if fig.value != 1 or fig.unit not in _PERIOD_UNITS or any(c.isdigit() for c in fig.surface):
+    if fig.value != 1 or fig.unit not in TIME_UNITS or any(c.isdigit() for c in fig.surface):
         return False
     if AGO.fullmatch(fig.surface) and any(f.unit == fig.unit and f.value != 1 for f in figures(text)):
         return False  # "a year earlier" is a time ago: "two years earlier" is not it

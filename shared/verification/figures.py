@@ -18,8 +18,8 @@ from functools import lru_cache
 
 from shared.verification.lexicon import MONTHS
 
-__all__ = ["AGO", "PERIOD", "PERIOD_OF", "SCALE_AFTER", "Figure", "bound", "bound_side", "digit_words", "figures",
-           "same_figure", "share_of", "share_parts"]
+__all__ = ["AGO", "PERIOD", "PERIOD_OF", "SCALE_AFTER", "TIME_UNITS", "Figure", "bound", "bound_side", "digit_words",
+           "figures", "same_figure", "share_of", "share_parts"]
 
 log = logging.getLogger(__name__)
 
@@ -318,6 +318,8 @@ def figures(text: str) -> tuple[Figure, ...]:
     return _compounds(text, sorted(out, key=lambda f: f.start))
 
 
+# The units of a period of time, as the parser names them.
+TIME_UNITS = frozenset({"second", "minute", "hour", "day", "week", "month", "year"})
 # A time said in two parts: "an hour and a half", "four hours and twenty minutes".
 _AND_A_HALF = re.compile(r"\s+and\s+a\s+half\b", re.IGNORECASE)
 _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
@@ -331,7 +333,7 @@ def _compounds(text: str, found: list[Figure]) -> tuple[Figure, ...]:
     out: list[Figure] = []
     for f in found:
         last = out[-1] if out else None
-        if last is None or last.unit not in _PERIOD_UNITS_OF_TIME or last.bounded != f.bounded and f.bounded:
+        if last is None or last.unit not in TIME_UNITS or f.bounded and not last.bounded:
             out.append(f)
             continue
         half = _AND_A_HALF.match(text, last.end)
@@ -348,8 +350,6 @@ def _compounds(text: str, found: list[Figure]) -> tuple[Figure, ...]:
         out.append(f)
     return tuple(out)
 
-
-_PERIOD_UNITS_OF_TIME = frozenset({"second", "minute", "hour", "day", "week", "month", "year"})
 
 
 def _for_parser(text: str) -> str:

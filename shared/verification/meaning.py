@@ -106,7 +106,7 @@ def _denied_elsewhere(said: Clause, source: Clause, whole: Clause) -> bool:
     for i, t in enumerate(toks):
         if t.low not in ("not", "n't", "never") and not t.low.endswith("n't"):
             continue
-        end = next((n for n in range(i + 1, len(toks)) if other.pause_before(n)), len(toks))
+        end = other.pause_after(i)
         denied = [u for u in toks[i + 1:end] if is_content(u)]
         if denied and denied[0].verb and all(covered(u, said.forms) for u in denied):
             return True

@@ -382,12 +382,11 @@ def _object_of(carried: set[str], before: Clause, aligned: Clause) -> bool:
     """The carried subject stands after a participle in the quote's clause, outside its
     subject ("patients receiving dapagliflozin", "those treated with X"), with no name or
     figure the sentence's clause lacks ("added in Python 3.11" is another version)."""
-    toks = aligned.tokens
+    toks, said = aligned.tokens, before.text[before.start:before.end]
     for i, t in enumerate(toks[1:], start=1):
         after = toks[i + 1:i + 4]
         if not after or not (t.low.endswith(("ing", "ed")) and t.verb and carried <= {f for u in after for f in u.forms}):
             continue
-        said = before.text[before.start:before.end]
         phrase = aligned.text[t.end:after[-1].end + 8]  # (with the figure after the last word: "Python 3.11")
         if not any(w not in said for w in re.findall(r"\d[\d.,]*|\b[A-Z]\w*", phrase)):
             return True
