@@ -9,7 +9,7 @@ that keeps its quote's roles from one that turns them round ("A acquired B" agai
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import ARTICLES, DATES, PHRASE_STOPS, WEAK, direction_of
+from shared.verification.clause_reading import ARTICLES, DATES, PHRASE_STOPS, WEAK, direction_of, only_a_thing
 from shared.verification.condition_reading import FRONTING
 from shared.verification.clauses import AUX, BE, Clause, Token, is_content, lemmas_of
 from shared.verification.figure_words import bounds_figure, figure_word, order_word_at
@@ -193,6 +193,8 @@ def phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
             return named, True
     out: set[str] = set()
     i = pivot + step
+    if step < 0:
+        i = _before_frame(clause, pivot)
     while 0 <= i < len(clause.tokens) and len(out) < 6:
         if clause.pause_before(i if step > 0 else i + 1) and not (step > 0 and i == pivot + 1):
             return out, True
@@ -212,6 +214,33 @@ def phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
             out.add(min(t.forms))
         i += step
     return out, 0 <= i < len(clause.tokens) or True
+
+
+# Words of a frame the verb's subject stands before: "is likely to", "was able to".
+_FRAME_WORDS = frozenset("likely unlikely able unable set due about going certain sure".split())
+
+
+def _before_frame(clause: Clause, pivot: int) -> int:
+    """Where the subject of the verb at ``pivot`` ends when a frame stands between
+    them, "Poor sleep was found to precede …", "Depressive symptoms tended to precede
+    …", "The fund is likely to grow …": the token before the frame (one to four words
+    of auxiliaries, adverbs and one verb of the frame, then "to"); else the token
+    before the verb."""
+    toks = clause.tokens
+    if pivot < 2 or toks[pivot - 1].low != "to":
+        return pivot - 1
+    i, verbs = pivot - 2, 0
+    while i >= 0 and pivot - 1 - i <= 4:
+        t = toks[i]
+        if t.low in AUX or t.low in BE or t.low in ("not", "never", "also") or t.low.endswith("ly") \
+                and t.low not in _FRAME_WORDS:
+            i -= 1
+        elif (t.low in _FRAME_WORDS or verbness(clause, i) >= 1) and verbs == 0 and not only_a_thing(t.low):
+            verbs += 1
+            i -= 1
+        else:
+            break
+    return i if verbs and i < pivot - 2 else pivot - 1
 
 
 def _apposed(clause: Clause, pivot: int) -> set[str] | None:

@@ -66,7 +66,7 @@ from shared.verification.negation_reading import (
     automatic, before_other_negated_predicate, ceased, contrasted, ended_doing, negated_both, negated_words, not_since,
     not_until, not_without, omitted, set_aside, until_after_negation,
 )
-from shared.verification.roles import objects_swapped, roles, sides_swapped
+from shared.verification.roles import names_exchanged, objects_swapped, roles, sides_swapped
 from shared.verification.scope import scope
 from shared.research.text import STOPWORDS
 
@@ -83,8 +83,9 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
     word forms of the whole sentence ``said`` is part of, where a condition may stand
     for all its clauses ("In 2022, X died, while Y fell ill")."""
     for check in (_polarity, _opposite, _quantifiers, _modality, direction, converse, roles, sides_swapped,
-                  objects_swapped):
-        problem = check(said, source, whole) if check in (direction, roles, objects_swapped) else check(said, source)
+                  objects_swapped, names_exchanged):
+        problem = (check(said, source, whole) if check in (direction, roles, objects_swapped, names_exchanged)
+                   else check(said, source))
         if problem is None and check is _polarity and whole is not None and _denied_elsewhere(said, source, whole):
             problem = "negation", "it states what another clause of its quote denies"
         if problem is not None:

@@ -1,16 +1,19 @@
 """Who does what to whom: a sentence that keeps its quote's words but swaps its parties.
 
-Three readings of the same departure, each against the clause of the quote the
+Readings of the same departure, each against the clause of the quote the
 sentence's clause restates: the subject and object around the verb (or the "than",
 "before", "after") both clauses turn on (:func:`roles`); names and words of converse
 pairs standing on the other side of that verb (:func:`sides_swapped`); and what a
 preposition of movement or of a part ("onto", "into", "to", "from") governs
-(:func:`objects_swapped`). A relation that holds both ways ("X is linked to Y") swaps
+(:func:`objects_swapped`). A fourth reads names in the frames of a verb: a name of the
+sentence where its quote puts another of its names ("written by X" for "written by Y",
+:func:`names_exchanged`). A relation that holds both ways ("X is linked to Y") swaps
 no one.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from shared.verification.clause_reading import (
@@ -23,7 +26,7 @@ from shared.verification.clauses import Clause, is_content, salient_tokens, unkn
 from shared.verification.figure_words import NUMBER_WORDS
 from shared.verification.lexicon import CONVERSES, SYMMETRIC
 
-__all__ = ["objects_swapped", "roles", "sides_swapped"]
+__all__ = ["names_exchanged", "objects_swapped", "roles", "sides_swapped"]
 
 
 def roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
@@ -236,3 +239,79 @@ def _role_words(clause: Clause) -> set[str]:
     names = {w.lower() for w in salient_tokens(clause.text[clause.start:clause.end])}
     return {min(t.forms) for t in clause.tokens
             if t.low in names or t.low in CONVERSES or (t.low.isalpha() and len(t.low) > 3 and unknown_word(t.low))}
+
+
+# Words that make a name's place one of a list or an order rather than a role.
+_LISTING = frozenset("and or nor as between both either than vs versus like including".split())
+
+
+def _bare(word: str) -> str:
+    """A word without its possessive mark ("Sun's": "sun")."""
+    return re.sub(r"['’]s$", "", word.lower())
+
+
+def _names(text: str) -> set[str]:
+    return {_bare(w) for w in salient_tokens(text)}
+
+
+def _name_frames(clause: Clause) -> dict[tuple[str, ...], frozenset[str]]:
+    """Each name of ``clause`` (consecutive capitalised tokens, "Bob Dylan", "Mexico's
+    Balsas River"), as the set of its words, by the frames it stands in: the two words
+    before it ("written by"), and the word before with the word after ("with …
+    contributing"), articles aside. A frame is one of a verb's parties: it holds a
+    sure verb, crosses no pause and holds no listing word ("and", "between", "as")."""
+    names = _names(clause.text[clause.start:clause.end])
+    toks, out = clause.tokens, {}
+    i = 0
+    while i < len(toks):
+        if _bare(toks[i].low) not in names:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(toks) and _bare(toks[j + 1].low) in names and not clause.pause_before(j + 1):
+            j += 1
+        name = frozenset(_bare(t.low) for t in toks[i:j + 1])
+        before = [k for k in range(i - 1, -1, -1) if toks[k].low not in ARTICLES][:2]
+        near = [k for k in before if all(not clause.pause_before(n) for n in range(k + 1, i + 1))]
+        after = j + 1 if j + 1 < len(toks) and not clause.pause_before(j + 1) else None
+        frames = []
+        if len(near) == 2:
+            frames.append(("<", near[1], near[0]))
+        if near and after is not None:
+            frames.append((near[0], ">", after))
+        for frame in frames:
+            at = [k for k in frame if isinstance(k, int)]
+            if any(_acting(clause, k) for k in at) and not {toks[k].low for k in at} & _LISTING:
+                out[tuple(toks[k].low if isinstance(k, int) else k for k in frame)] = name
+        i = j + 1
+    return out
+
+
+def _acting(clause: Clause, k: int) -> bool:
+    """Token ``k`` is surely a verb, or a verb's participle ("with the Moon contributing")."""
+    t = clause.tokens[k]
+    return verbness(clause, k) >= 2 or t.verb and t.low != t.lemma and t.low.endswith(("ing", "ed", "en"))
+
+
+def _shown(name: frozenset[str], clause: Clause) -> str:
+    """A name's words as the clause writes them ("Jimi Hendrix")."""
+    return " ".join(re.sub(r"['’]s$", "", t.text) for t in clause.tokens if _bare(t.low) in name)
+
+
+def names_exchanged(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
+    """A name of the sentence stands where its quote puts another name it also has,
+    and that other name stands elsewhere in the sentence: "Written by Jimi Hendrix,
+    the song … Bob Dylan's version" against "written by Bob Dylan and made famous by
+    Jimi Hendrix's recording"; "with the Moon contributing" against "with the Sun
+    contributing" when the sentence gives the Sun the quote's main part."""
+    quote = whole or source
+    mine, theirs = _name_frames(said), _name_frames(quote)
+    # (the other name may stand in another clause of the sentence: "…, with the Moon …")
+    sentence, quoted = _names(said.text), _names(quote.text)
+    for frame, name in mine.items():
+        other = theirs.get(frame)
+        if other is None or name & other:
+            continue
+        if name <= quoted and other <= sentence:
+            return "role", f"it puts {_shown(name, said)} where its quote puts {_shown(other, quote)}"
+    return None

@@ -169,6 +169,14 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     ("The northern line carried 90,000 passengers a day and was extended by 8 km in 2020.",
      ["The northern line carries about 90,000 passengers a day.", "The southern line was extended by 8 km in 2020."],
      "merge"),
+    # the subject of a verb behind a frame ("was found to", "tended to") is the frame's
+    ("Among the volunteers, headaches tended to precede the fever.",
+     ["The fever was shown to precede the headaches among the volunteers."], "role"),
+    # a name where its quote puts another name it also has, in the same verb's frame
+    ("Designed by Ada Moreno, the bridge was later widened under Tom Hale.",
+     ["The bridge was designed by Tom Hale and later widened under Ada Moreno."], "role"),
+    ("Prices are set mainly by the Treasury, with the Central Bank advising on the timing.",
+     ["The Central Bank sets prices, with the Treasury advising on the timing."], "role"),
 ])
 def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str, quotes: list[str],
                                                                       category: str) -> None:
@@ -341,6 +349,13 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("In the study, the new tablet lowered blood pressure by 8 mmHg and was associated with dizziness in 4 percent"
      " of patients.", ["The new tablet lowered blood pressure by 8 mmHg compared with placebo.",
                        "Dizziness was reported in 4% of patients receiving the new tablet."]),
+    # a frame's subject read through the frame keeps a faithful restatement
+    ("Among the volunteers, the fever tended to precede the headaches.",
+     ["The fever was shown to precede the headaches among the volunteers."]),
+    # a name that holds the quote's name ("Peru's Urubamba valley") or one after a noun
+    # ("one orbit of Venus") is no exchange
+    ("The oldest remains come from Peru's Urubamba valley.", ["The oldest remains come from the Urubamba valley in Peru."]),
+    ("A single orbit of Venus around the Sun takes 225 Earth days.", ["Venus takes 225 Earth days to complete one orbit of the Sun."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
