@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from shared.verification.clause_reading import bound_sign, direction_of, hits, on_axis
+from shared.verification.clause_reading import PHRASE_STOPS, bound_sign, direction_of, hits, on_axis
 from shared.verification.clause_roles import phrase, swapped, verbness
 from shared.verification.clauses import Clause, Token, adjective, clauses, covered, is_content, token
 from shared.verification.figure_words import bounds_figure, figure_word, order_word_at
@@ -60,6 +60,9 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
         # "Y led to fewer X than Z" for "Z led to fewer X than Y": the same word, its sides exchanged
         return "comparative", f"it reverses the direction ({next(h[1] for h in mine)}) its quote states"
     for i, axis, sign, weak in mine:
+        turned = _second_object_turned(said, i, sign, axis, whole or source)
+        if turned:  # "reduces both pause times and memory use" for "… but increases memory use"
+            return "comparative", f'it gives "{turned}" a direction its quote reverses'
         if i >= 1 and said.tokens[i - 1].low == "or" and bounds_figure(said, i):
             continue  # "7,000 or more steps": a bound on the figure, read with the figure
         if _same_order(said, i, whole or source):
@@ -119,6 +122,38 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
         return "comparative", "it states more comparisons than its quote does"
     if _compares(source) and not _compares(said) and stated and not _keeps_base(said, source):
         return "comparative", "it drops or changes what its quote compares it with"
+    return None
+
+
+def _second_object_turned(said: Clause, i: int, sign: int, axis: str, quote: Clause) -> str | None:
+    """A change verb at ``i`` with two objects joined by "and" ("reduces both pause times
+    and memory use"), where the quote puts the second object after a change verb of the
+    other sign on the same axis, and after none of this sign ("… but increases memory
+    use"): the second object's words as the sentence writes them, else None."""
+    toks = said.tokens
+    if axis not in _COMPARATIVE_AXES or verbness(said, i) < 2:
+        return None
+    end = said.pause_after(i)
+    joint = next((k for k in range(i + 2, end) if toks[k].low == "and"), None)
+    if joint is None or any(t.low in PHRASE_STOPS for t in toks[i + 1:joint]):
+        return None
+    second = []
+    for t in toks[joint + 1:end]:
+        if t.low in PHRASE_STOPS or direction_of(t) is not None:
+            break
+        if is_content(t):
+            second.append(t)
+    if not second:
+        return None
+    head = second[-1]
+    found = [m for m, u in enumerate(quote.tokens) if u.forms & head.forms]
+    changes = [h for h in hits(quote) if h[1] == axis and verbness(quote, h[0]) >= 2]
+    for m in found:
+        before = [h for h in changes if h[0] < m and not any(quote.pause_before(n) and quote.tokens[n].low
+                                                              in ("and", "but", "while", "whereas")
+                                                              for n in range(h[0] + 1, m))]
+        if before and before[-1][2] != sign:
+            return " ".join(t.text for t in second)
     return None
 
 

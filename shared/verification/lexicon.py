@@ -98,7 +98,7 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
     **{w: ("magnitude", _DOWN) for w in """decrease reduce lower cut decline drop fall shrink
         diminish lessen minimize minimise halve less fewer smaller shorter lighter narrower
         below downward low small short reduced decreased shorten narrow
-        reduction shrinkage plunge plummet slump tumble dwindle wane""".split()},
+        reduction shrinkage plunge plummet slump tumble dwindle wane shave trim slash""".split()},
     **{w: ("speed", _UP) for w in "faster quicker fast quick quickly rapidly swiftly speed accelerate".split()},
     **{w: ("speed", _DOWN) for w in "slower slow slowly decelerate delay".split()},
     **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen reinforce
