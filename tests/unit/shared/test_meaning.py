@@ -177,6 +177,11 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
      ["The bridge was designed by Tom Hale and later widened under Ada Moreno."], "role"),
     ("Prices are set mainly by the Treasury, with the Central Bank advising on the timing.",
      ["The Central Bank sets prices, with the Treasury advising on the timing."], "role"),
+    # a change verb's second object, which the quote gives the other direction
+    ("The new pump lowers both noise levels and energy use.",
+     ["The new pump lowers noise levels but raises energy use."], "comparative"),
+    ("The bypass has trimmed 15 minutes from commute times.", ["Commute times are 15 minutes longer since the bypass opened."],
+     "comparative"),
 ])
 def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str, quotes: list[str],
                                                                       category: str) -> None:
@@ -356,6 +361,10 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # ("one orbit of Venus") is no exchange
     ("The oldest remains come from Peru's Urubamba valley.", ["The oldest remains come from the Urubamba valley in Peru."]),
     ("A single orbit of Venus around the Sun takes 225 Earth days.", ["Venus takes 225 Earth days to complete one orbit of the Sun."]),
+    # both objects of the quote's change, or the second one's own change, restated
+    ("The new pump lowers both noise levels and energy use.", ["The new pump lowers noise levels and energy use."]),
+    ("The new pump lowers noise levels and raises energy use.", ["The new pump lowers noise levels but raises energy use."]),
+    ("The bypass has trimmed 15 minutes from commute times.", ["Commute times are 15 minutes shorter since the bypass opened."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
