@@ -23,6 +23,9 @@ _GOING_ON = ("as a result", "as a consequence", "in response", "in turn", "conse
              "in addition", "moreover", "however", "in contrast", "by contrast", "meanwhile")
 
 
+_PAUSE = re.compile(r",(?!\d)")
+
+
 def anaphoric(quote: str) -> bool:
     """The quote opens by pointing back ("Its effect...", "This loss...", "Despite its
     name, ...", "The decline is...": a bare "the" and a noun for an event or act): what it
@@ -33,7 +36,8 @@ def anaphoric(quote: str) -> bool:
         return False
     if words[0] in _ANAPHORS or quote.lower().startswith(_GOING_ON) or _SUBJECT_PRONOUNS & set(words[1:4]):
         return True
-    lead, _, rest = quote.partition(",")
+    pause = _PAUSE.search(quote)  # (a comma inside a figure, "1,280", is no pause)
+    lead, rest = (quote[:pause.start()], quote[pause.end():]) if pause else (quote, "")
     if len(lead.split()) <= 3 and rest and any(w.lower() in _ANAPHORS for w in lead.split()):
         return True  # "Despite its name, the conflict spanned…"
     after = [w.lower() for w in rest.split()[:2]] if len(lead.split()) <= 8 else []
