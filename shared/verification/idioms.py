@@ -35,6 +35,23 @@ IDIOMS: dict[str, tuple[str, ...]] = {
     "without any optical aid": ("to the naked eye", "with the naked eye"),
     "without dropping a set": ("in straight sets",),
     "left untreated": ("without treatment",),
+    "lost their lives": ("died",),
+    "lost his life": ("died",),
+    "lost her life": ("died",),
+    "aboard": ("on board",),
+    "Oscar for": ("Academy Award for",),
+    # days with a fixed date, for the date a quote gives
+    "New Year's Day": ("1 January", "January 1"),
+    "New Year’s Day": ("1 January", "January 1"),
+    "New Year's Eve": ("31 December", "December 31"),
+    "New Year’s Eve": ("31 December", "December 31"),
+    "Christmas Day": ("25 December", "December 25"),
+    "Christmas Eve": ("24 December", "December 24"),
+    "Boxing Day": ("26 December", "December 26"),
+    "Valentine's Day": ("14 February", "February 14"),
+    "Valentine’s Day": ("14 February", "February 14"),
+    "Halloween": ("31 October", "October 31"),
+    "Bastille Day": ("14 July", "July 14"),
 }
 
 def _words(text: str) -> re.Pattern[str]:

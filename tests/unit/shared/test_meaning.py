@@ -182,6 +182,11 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
      ["The new pump lowers noise levels but raises energy use."], "comparative"),
     ("The bypass has trimmed 15 minutes from commute times.", ["Commute times are 15 minutes longer since the bypass opened."],
      "comparative"),
+    # a day with a fixed date is read as that date only where the quote gives it
+    ("The old station closed for good on Boxing Day 2019.", ["The old station closed for good on 24 December 2019."],
+     "name"),
+    ("The old station closed for good on Boxing Day 2019.", ["The old station closed for good on 26 December 2018."],
+     "number"),
 ])
 def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str, quotes: list[str],
                                                                       category: str) -> None:
@@ -372,6 +377,9 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("Completed in 1932, the Harbour Arch had the world's longest steel arch span, at 1,650 feet, until 1977.",
      ["The Harbour Arch opened in 1932.",
       "At 1,650 feet, its main span was the longest of any steel arch in the world until 1977."]),
+    # set phrases and days with a fixed date, in the quote's wording
+    ("The old station closed for good on Boxing Day 2019.", ["The old station closed for good on 26 December 2019."]),
+    ("Two of the crew lost their lives in the fire.", ["Two crew members died in the fire."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
