@@ -16,9 +16,10 @@ from shared.research.text import STOPWORDS
 from shared.verification.added_matter import superlative
 from shared.verification.clause_roles import subject_tokens
 from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, place_named, token
+from shared.verification.clause_reading import only_a_thing
 from shared.verification.condition_reading import SETTINGS, conditions, opening_qualifier
 from shared.verification.derived import converted
-from shared.verification.figures import figures, same_figure
+from shared.verification.figures import TIME_UNITS, figures, same_figure
 
 __all__ = ["scope"]
 
@@ -130,6 +131,9 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     lost = _lost_part(opening_qualifier(source), mine)
     if lost:
         return "scope", f'it drops part of its quote\'s condition ("{lost}")'
+    bound = _bound_dropped(said, source, mine)
+    if bound:
+        return "scope", f'it drops its quote\'s condition ("{bound}")'
     narrowed = _subject_narrowed(said, source, mine)
     if narrowed:
         return "scope", f'it drops what narrows its quote\'s subject ("{narrowed}")'
@@ -147,6 +151,35 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
             if condition and not restated_at else None
         if lost and lost.split()[0].lower() in _NARROWING_PHRASES:
             return "scope", f'it drops part of its quote\'s condition ("{lost}")'  # "in adults with hypertension"
+    return None
+
+
+# Words that bound what a noun counts by a figure after it ("children over 12", "orders
+# over £50", "adults aged 65").
+_BOUNDING = frozenset("over under above below aged".split())
+_COUNTED = frozenset("orders people purchases items transactions incomes earnings".split())
+
+
+def _bound_dropped(said: Clause, source: Clause, mine: set[str]) -> str | None:
+    """The quote narrows a noun by a figure after it ("children over 12", "orders over
+    £50"); the sentence keeps the noun, says none of the quote's figures of that phrase,
+    and none of the bound's words: the phrase, else None."""
+    toks = source.tokens
+    for n in range(1, len(toks) - 1):
+        if toks[n].low not in _BOUNDING or source.pause_before(n):
+            continue
+        noun = toks[n - 1]
+        if not (only_a_thing(noun.low) or noun.low in _COUNTED) or not covered(noun, mine):
+            continue
+        at = toks[n].end
+        found = [f for f in figures(source.text[at:toks[min(source.pause_after(n), n + 3) - 1].end])
+                 if f.start <= 3 and f.unit not in TIME_UNITS]  # (a span, "over ten days", bounds no noun)
+        if not found:
+            continue
+        theirs = figures(said.text[said.start:said.end])
+        if any(same_figure(m, f) or converted(m, f) for m in theirs for f in found):
+            continue
+        return source.text[noun.start:at + found[0].end]
     return None
 
 

@@ -187,6 +187,9 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
      "name"),
     ("The old station closed for good on Boxing Day 2019.", ["The old station closed for good on 26 December 2018."],
      "number"),
+    # a noun the quote bounds by a figure ("adults over 65"), kept without it
+    ("The vaccine is recommended for adults with diabetes.", ["The vaccine is recommended for adults over 65 with diabetes."],
+     "scope"),
 ])
 def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str, quotes: list[str],
                                                                       category: str) -> None:
@@ -380,6 +383,11 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # set phrases and days with a fixed date, in the quote's wording
     ("The old station closed for good on Boxing Day 2019.", ["The old station closed for good on 26 December 2019."]),
     ("Two of the crew lost their lives in the fire.", ["Two crew members died in the fire."]),
+    # ... the bound restated, or a span of time ("over six weeks"), which bounds no noun
+    ("The vaccine is recommended for adults older than 65 with diabetes.",
+     ["The vaccine is recommended for adults over 65 with diabetes."]),
+    ("Six weeks of balance training cut falls among residents by a third.",
+     ["Balance training over six weeks cut falls among residents by a third."]),
 ])
 def test_a_faithful_rewording_is_kept_as_supported(sentence: str, quotes: list[str]) -> None:
     g = check_grounding(sentence, quotes)
