@@ -157,19 +157,23 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
 # Words that bound what a noun counts by a figure after it ("children over 12", "orders
 # over £50", "adults aged 65").
 _BOUNDING = frozenset("over under above below aged".split())
+_GOVERNING = frozenset("on for in to among".split())
 _COUNTED = frozenset("orders people purchases items transactions incomes earnings".split())
 
 
 def _bound_dropped(said: Clause, source: Clause, mine: set[str]) -> str | None:
-    """The quote narrows a noun by a figure after it ("children over 12", "orders over
-    £50"); the sentence keeps the noun, says none of the quote's figures of that phrase,
-    and none of the bound's words: the phrase, else None."""
+    """The quote narrows a noun by a figure after it ("children over 12", "on orders over
+    £50"); the sentence keeps the noun (or drops the whole phrase after its preposition)
+    and says none of the quote's figures of that phrase: the phrase, else None."""
     toks = source.tokens
     for n in range(1, len(toks) - 1):
         if toks[n].low not in _BOUNDING or source.pause_before(n):
             continue
         noun = toks[n - 1]
-        if not (only_a_thing(noun.low) or noun.low in _COUNTED) or not covered(noun, mine):
+        if not (only_a_thing(noun.low) or noun.low in _COUNTED):
+            continue
+        # (the noun kept, or the whole phrase after its preposition dropped: "on orders over £50")
+        if not covered(noun, mine) and not (n >= 2 and toks[n - 2].low in _GOVERNING):
             continue
         at = toks[n].end
         found = [f for f in figures(source.text[at:toks[min(source.pause_after(n), n + 3) - 1].end])

@@ -190,6 +190,8 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     # a noun the quote bounds by a figure ("adults over 65"), kept without it
     ("The vaccine is recommended for adults with diabetes.", ["The vaccine is recommended for adults over 65 with diabetes."],
      "scope"),
+    ("Shipping is free for customers in the EU.", ["Shipping is free for customers in the EU on purchases over €40."],
+     "scope"),
 ])
 def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str, quotes: list[str],
                                                                       category: str) -> None:
@@ -386,6 +388,7 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # ... the bound restated, or a span of time ("over six weeks"), which bounds no noun
     ("The vaccine is recommended for adults older than 65 with diabetes.",
      ["The vaccine is recommended for adults over 65 with diabetes."]),
+    ("Shipping is free on purchases of more than €40.", ["Shipping is free on purchases over €40."]),
     ("Six weeks of balance training cut falls among residents by a third.",
      ["Balance training over six weeks cut falls among residents by a third."]),
 ])
