@@ -159,4 +159,4 @@ CESSATION = frozenset("""stop cease end remove drop discontinue abandon abolish 
     retire deprecate halt quit""".split())
 # Verbs that say a thing is not there or not given: "the parameter is omitted" is "no
 # parameter is supplied", "where fertiliser was withheld" is "where none was applied".
-OMISSION = frozenset("omit withhold skip exclude".split())
+OMISSION = frozenset("omit withhold skip exclude avoid refrain".split())

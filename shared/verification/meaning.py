@@ -59,11 +59,11 @@ from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
-    CAUSAL, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, HEDGES, NEGATORS, QUANTIFIERS, STRONG,
+    CAUSAL, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, HEDGES, NEGATORS, OMISSION, QUANTIFIERS, STRONG,
     WORD_NEGATING_PREFIXES,
 )
 from shared.verification.negation_reading import (
-    automatic, before_other_negated_predicate, ceased, contrasted, ended_doing, negated_both, negated_words, not_since,
+    automatic, avoided, before_other_negated_predicate, ceased, contrasted, ended_doing, negated_both, negated_words, not_since,
     not_until, not_without, omitted, set_aside, until_after_negation,
 )
 from shared.verification.roles import names_exchanged, objects_swapped, roles, sides_swapped
@@ -163,6 +163,8 @@ def _governed_flip(one: Clause, other: Clause) -> bool:
             continue  # "cannot log in without a code" for "a code is required to log in"
         if any(u.low in {p + governed.low for p in WORD_NEGATING_PREFIXES} for u in theirs):
             continue  # "colonies that were not exposed" for "unexposed colonies"
+        if any(v.lemma in OMISSION for j in found for v in theirs[max(0, j - 2):j]):
+            continue  # "so as not to run aground" for "to avoid running aground"
         if found and not any(v.low in NEGATORS or v.low.endswith("n't") or v.low.startswith(WORD_NEGATING_PREFIXES)
                              for v in theirs[:max(found) + 1]):
             return True
@@ -179,7 +181,7 @@ def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
     flips = prefix_flips(said, source)
     if not_only(said) != not_only(source):
         return "negation", "it negates what its quote affirms, or affirms what its quote negates"
-    if (negations(said) + flips - negations(source)) % 2 == 0:
+    if (negations(said) + flips + avoided(said, source) - negations(source) - avoided(source, said)) % 2 == 0:
         if negated_both(said, source) and not not_without(source, said) \
                 or negated_both(source, said) and not not_without(said, source):
             return "negation", "it drops two negations of its quote (or adds two): not a double negative"
@@ -188,10 +190,10 @@ def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
         return None
     if not flips and (negations(said) + negated_words(said, source) + ceased(said, source) + contrasted(said, source)
                       + not_until(said, source) + not_since(said, source) + omitted(said, source)
-                      + automatic(said, source)
+                      + automatic(said, source) + avoided(said, source)
                       - negations(source) - negated_words(source, said) - ceased(source, said)
                       - contrasted(source, said) - not_until(source, said) - not_since(source, said)
-                      - omitted(source, said) - automatic(source, said)) % 2 == 0:
+                      - omitted(source, said) - automatic(source, said) - avoided(source, said)) % 2 == 0:
         return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
     return "negation", "it negates what its quote affirms, or affirms what its quote negates"
 

@@ -14,7 +14,7 @@ from shared.verification.clauses import Clause, adjective, clauses, covered, for
 from shared.verification.lexicon import CESSATION, NEGATORS, OMISSION, WORD_NEGATING_PREFIXES
 from shared.research.text import STOPWORDS
 
-__all__ = ["automatic", "before_other_negated_predicate", "ceased", "contrasted", "ended_doing", "negated_both",
+__all__ = ["automatic", "avoided", "before_other_negated_predicate", "ceased", "contrasted", "ended_doing", "negated_both",
            "negated_words", "not_since", "not_until", "not_without", "omitted", "set_aside", "until_after_negation"]
 
 
@@ -172,6 +172,27 @@ def omitted(clause: Clause, other: Clause) -> int:
     """1 when ``clause`` says with a verb that a thing is not given ("is omitted", "was
     withheld") where ``other`` negates ("no timeout is supplied") and has no such verb."""
     return int(bool(negations(other)) and any(t.lemma in OMISSION and not t.forms & other.forms for t in clause.tokens))
+
+
+def avoided(clause: Clause, other: Clause) -> int:
+    """1 when ``clause`` says a thing is kept from happening with a verb ("to avoid
+    running aground", "refrained from voting") where ``other``, with no negation and no
+    such verb, aims at it ("so as to run aground"): a negation in other words."""
+    if negations(other):
+        return 0
+    theirs = other.tokens
+    for i, t in enumerate(clause.tokens):
+        if t.lemma not in _KEPT_FROM or not t.verb or t.forms & other.forms:
+            continue
+        governed = next((u for u in clause.tokens[i + 1:i + 3] if is_content(u)), None)
+        # (what is avoided, said in the other as what is aimed at: "so as to run aground")
+        if governed is not None and any(u.forms & governed.forms and j and theirs[j - 1].low == "to"
+                                        for j, u in enumerate(theirs)):
+            return 1
+    return 0
+
+
+_KEPT_FROM = frozenset("avoid refrain".split())
 
 
 def automatic(clause: Clause, other: Clause) -> int:

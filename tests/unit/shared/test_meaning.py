@@ -192,6 +192,9 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
      "scope"),
     ("Shipping is free for customers in the EU.", ["Shipping is free for customers in the EU on purchases over €40."],
      "scope"),
+    # what the quote's "avoid" keeps from happening, said as what is aimed at
+    ("Crews lowered the reservoir so as to flood the valley.", ["Crews lowered the reservoir to avoid flooding the valley."],
+     "negation"),
 ])
 def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str, quotes: list[str],
                                                                       category: str) -> None:
@@ -389,6 +392,9 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("The vaccine is recommended for adults older than 65 with diabetes.",
      ["The vaccine is recommended for adults over 65 with diabetes."]),
     ("Shipping is free on purchases of more than €40.", ["Shipping is free on purchases over €40."]),
+    # ... or as what is not to happen
+    ("Crews lowered the reservoir so as not to flood the valley.",
+     ["Crews lowered the reservoir to avoid flooding the valley."]),
     ("Six weeks of balance training cut falls among residents by a third.",
      ["Balance training over six weeks cut falls among residents by a third."]),
 ])
