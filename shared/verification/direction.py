@@ -74,6 +74,9 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
             continue  # "more stiff" for "stiffer"
         if _same_phrase(said, i, whole or source):
             continue  # "the risk of falls": the quote's own words, a thing named, not a change
+        if i and said.tokens[i - 1].low in ("the", "this", "that") and verbness(said, i) < 2 \
+                and any(h[1] == axis and h[2] == sign and not h[3] for h in everywhere):
+            continue  # "… caused the reduction": the change the quote states, named again
         if said.tokens[i].low in _COMPARISON_WORDS and _comparative_of(
                 said, i, [(*h, source.tokens[h[0]].low) for h in theirs
                           if verbness(source, h[0]) >= 2 or source.tokens[h[0]].low.endswith("er")]):

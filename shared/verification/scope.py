@@ -143,6 +143,7 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     for condition in conditions(source):
         restated_at = _restated_figures(condition, source, said)
         kept = [t for t in condition if t.forms & mine or any(a <= t.start < b for a, b in restated_at)
+                or "-" in t.low and all(token(p, 0, 0).forms & mine for p in t.low.split("-") if p)
                 or t.text[:1].isupper() and any(abbreviated(w.text, source.text, said.text) for w in condition)]
         if 2 * len(kept) < len(condition):  # most of it gone ("lowest income quintile" of "households in...")
             words = " ".join(t.text for t in condition)

@@ -392,6 +392,12 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("The vaccine is recommended for adults older than 65 with diabetes.",
      ["The vaccine is recommended for adults over 65 with diabetes."]),
     ("Shipping is free on purchases of more than €40.", ["Shipping is free on purchases over €40."]),
+    # a change named again ("caused the reduction") that the quote states; a condition's
+    # compound said in its words ("under moderate emissions" for "a moderate-emissions scenario")
+    ("The survey tied daily walking to lower blood pressure but could not show that walking caused the decrease.",
+     ["Daily walking was associated with lower blood pressure, although the survey could not establish causation."]),
+    ("Under high emissions, summers in the city are expected to be 4 degrees warmer by 2080.",
+     ["Summers in the city are projected to warm by 4 degrees by 2080 under a high-emissions scenario."]),
     # ... or as what is not to happen
     ("Crews lowered the reservoir so as not to flood the valley.",
      ["Crews lowered the reservoir to avoid flooding the valley."]),
