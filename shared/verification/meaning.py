@@ -53,7 +53,7 @@ from shared.verification.clause_reading import (
 from shared.verification.quantity_reading import a_few, every_unit, quantified_units, quantity, universals
 from shared.verification.clause_roles import same_verb, subject, verbness
 from shared.verification.clauses import (
-    AUX, Clause, aligned_pair, clauses, covered, is_content,
+    AUX, Clause, Token, aligned_pair, clauses, covered, is_content,
 )
 from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
@@ -214,9 +214,23 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
                 - CONVERSES.get(lemma, frozenset())
             against = [u for u in source.tokens if u.low.isalpha() and not {*u.lemmas, u.low} & said_lemmas
                        and {*u.lemmas, u.low} & opposite]  # (its words of certainty too: "established")
+            if against and _done_to(said, t) and not any(_done_to(source, u) for u in against):
+                continue  # "those given the drug" for "patients taking the drug": one act, seen from each side
             if against:
                 return "negation", f'it says "{t.text}" where its quote says the opposite, "{against[0].text}"'
     return None
+
+
+# Those a study or a treatment is done to ("those given the drug", "patients sent home").
+_TREATED = frozenset("those people patients participants subjects volunteers children adults women men mice rats "
+                     "animals individuals infants".split())
+
+
+def _done_to(clause: Clause, t: Token) -> bool:
+    """``t`` is a participle said of the thing before it, as done to it ("those given
+    the drug", "patients sent home")."""
+    k = next((n for n, u in enumerate(clause.tokens) if u is t), 0)
+    return k > 0 and t.verb and t.low.endswith(("ed", "en")) and clause.tokens[k - 1].low in _TREATED
 
 
 # Universal words that say the same ("each server", "every server", "all servers").

@@ -398,6 +398,9 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["Daily walking was associated with lower blood pressure, although the survey could not establish causation."]),
     ("Under high emissions, summers in the city are expected to be 4 degrees warmer by 2080.",
      ["Summers in the city are projected to warm by 4 degrees by 2080 under a high-emissions scenario."]),
+    # one act seen from each side: "those given the vaccine" are those taking it
+    ("Volunteers given the vaccine were half as likely to be hospitalised.",
+     ["Volunteers taking the vaccine were half as likely to be hospitalised."]),
     # ... or as what is not to happen
     ("Crews lowered the reservoir so as not to flood the valley.",
      ["Crews lowered the reservoir to avoid flooding the valley."]),
