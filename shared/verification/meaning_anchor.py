@@ -120,7 +120,13 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     if claimed is not None:  # "a club record", "the lowest on record", "unanimously", "first-ever"
         return fail("terms", f'it says "{claimed.text}", a record or superlative none of its quotes states',
                     support, [claimed.text])
-    link = linked_across(said, quote_forms, {w for q in quotes for w in re.findall(r"[a-z]+", q.lower())})
+    quote_words = {w for q in quotes for w in re.findall(r"[a-z]+", q.lower())}
+    often = next((t for c in said for t in c.tokens if t.low in _HOW_OFTEN and not quote_words & _HOW_OFTEN[t.low]),
+                 None)
+    if often is not None:  # "daily direct flights" for "direct flights"
+        return fail("quantifier", f'it says "{often.text}", a frequency none of its quotes states', support,
+                    [often.text])
+    link = linked_across(said, quote_forms, quote_words)
     if link is not None:
         return fail("merge", f'it links by "{link}" what its quotes state apart, none of them giving a cause',
                     support, [link])
@@ -141,6 +147,15 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         return fail("terms", f"{len(unsupported)} of its terms are in none of its quotes: "
                              f"{', '.join(unsupported[:8])}", support, unsupported)
     return Anchored(pairs, support)
+
+
+# Words of how often a thing happens, and the words of a quote that state the same.
+_HOW_OFTEN = {word: frozenset(same.split()) for word, same in (
+    ("daily", "daily day days nightly"), ("nightly", "nightly night nights daily"),
+    ("weekly", "weekly week weeks"), ("fortnightly", "fortnightly fortnight weeks"),
+    ("monthly", "monthly month months"), ("quarterly", "quarterly quarter quarters"),
+    ("annually", "annually annual yearly year years"), ("yearly", "annually annual yearly year years"),
+    ("hourly", "hourly hour hours"))}
 
 
 _DENIERS = frozenset("not never without no nor n't".split())
