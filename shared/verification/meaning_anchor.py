@@ -126,6 +126,9 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     if often is not None:  # "daily direct flights" for "direct flights"
         return fail("quantifier", f'it says "{often.text}", a frequency none of its quotes states', support,
                     [often.text])
+    drawn = _inference_added(said, quote_forms, quote_words)
+    if drawn is not None:  # ", indicating it could host liquid oceans"
+        return fail("terms", f'it draws what none of its quotes says: "{drawn}"', support, [drawn])
     link = linked_across(said, quote_forms, quote_words)
     if link is not None:
         return fail("merge", f'it links by "{link}" what its quotes state apart, none of them giving a cause',
@@ -156,6 +159,27 @@ _HOW_OFTEN = {word: frozenset(same.split()) for word, same in (
     ("monthly", "monthly month months"), ("quarterly", "quarterly quarter quarters"),
     ("annually", "annually annual yearly year years"), ("yearly", "annually annual yearly year years"),
     ("hourly", "hourly hour hours"))}
+
+
+# Words that open an inference drawn from what was said (", suggesting that …").
+_INFERRING = frozenset("indicating suggesting implying meaning signalling signaling showing hinting".split())
+
+
+def _inference_added(said: Sequence[Clause], quote_forms: Sequence[set[str]], quote_words: set[str]) -> str | None:
+    """A part after a pause opened by a word of inference (", indicating it could host
+    liquid oceans") that no quote draws (none has that word), most of whose content words
+    no quote says: the part, else None."""
+    own = set().union(*quote_forms)
+    for clause in said:
+        for i, t in enumerate(clause.tokens):
+            if t.low not in _INFERRING or not clause.pause_before(i) or t.lemma in quote_words \
+                    or t.low in quote_words:
+                continue
+            part = clause.tokens[i + 1:clause.pause_after(i)]
+            words = [u for u in part if is_content(u)]
+            if words and 2 * len([u for u in words if u.forms & own]) < len(words):
+                return clause.text[t.start:part[-1].end]
+    return None
 
 
 _DENIERS = frozenset("not never without no nor n't".split())

@@ -195,6 +195,9 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     # a frequency none of the quotes states
     ("The council will run weekly bus services to the new hospital from June.",
      ["The council will run bus services to the new hospital from June."], "quantifier"),
+    # an inference none of the quotes draws, added after a pause
+    ("Divers found the wreck at a depth of 40 metres, suggesting the ship sank during a storm.",
+     ["Divers found the wreck at a depth of 40 metres."], "terms"),
     # what the quote's "avoid" keeps from happening, said as what is aimed at
     ("Crews lowered the reservoir so as to flood the valley.", ["Crews lowered the reservoir to avoid flooding the valley."],
      "negation"),
@@ -401,6 +404,9 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["Daily walking was associated with lower blood pressure, although the survey could not establish causation."]),
     ("Under high emissions, summers in the city are expected to be 4 degrees warmer by 2080.",
      ["Summers in the city are projected to warm by 4 degrees by 2080 under a high-emissions scenario."]),
+    # an inference the quote draws itself
+    ("Divers found the wreck at a depth of 40 metres, suggesting the ship sank in deep water.",
+     ["Divers found the wreck at a depth of 40 metres, which suggests the ship sank in deep water."]),
     # a frequency the quote states in other words ("every week")
     ("The council will run weekly bus services to the new hospital from June.",
      ["From June the council will run bus services to the new hospital every week."]),
