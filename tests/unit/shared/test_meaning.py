@@ -195,6 +195,8 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
     # a frequency none of the quotes states
     ("The council will run weekly bus services to the new hospital from June.",
      ["The council will run bus services to the new hospital from June."], "quantifier"),
+    ("Cutting the bus subsidy in April sent ridership down 9 percent over the summer.",
+     ["The city cut its bus subsidy in April.", "Ridership fell 9 percent over the summer."], "merge"),
     # an inference none of the quotes draws, added after a pause
     ("Divers found the wreck at a depth of 40 metres, suggesting the ship sank during a storm.",
      ["Divers found the wreck at a depth of 40 metres."], "terms"),
