@@ -122,7 +122,19 @@ def _turns_on_verbs(said: Clause, source: Clause) -> bool:
     "before"): sides of a noun ("peak demand on the grid" for "grid demand peaked") are
     its modifiers, not who does what to whom."""
     p, q = pivots(said, source) or (None, None)
-    return p is not None and (said.words()[p] in ORDER_WORDS or min(verbness(said, p), verbness(source, q)) >= 1)
+    if p is None:
+        return False
+    if said.words()[p] in ORDER_WORDS:
+        return True
+    return min(verbness(said, p), verbness(source, q)) >= 1 and not (_outranked(said, p) or _outranked(source, q))
+
+
+def _outranked(clause: Clause, i: int) -> bool:
+    """Token ``i`` may be a verb, but another of the clause surely is one ("grid demand
+    peaked"): the clause turns on that one."""
+    if i and clause.tokens[i - 1].low == "to":
+        return False  # ("tended to precede": the verb of its frame)
+    return verbness(clause, i) == 1 and any(verbness(clause, k) >= 2 for k in range(len(clause.tokens)) if k != i)
 
 
 def _any_passive(said: Clause, source: Clause) -> bool:
