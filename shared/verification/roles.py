@@ -132,9 +132,16 @@ def _turns_on_verbs(said: Clause, source: Clause) -> bool:
 def _outranked(clause: Clause, i: int) -> bool:
     """Token ``i`` may be a verb, but another of the clause surely is one ("grid demand
     peaked"): the clause turns on that one."""
-    if i and clause.tokens[i - 1].low == "to":
+    toks = clause.tokens
+    if i and toks[i - 1].low == "to":
         return False  # ("tended to precede": the verb of its frame)
-    return verbness(clause, i) == 1 and any(verbness(clause, k) >= 2 for k in range(len(clause.tokens)) if k != i)
+    others = [verbness(clause, k) for k in range(len(toks)) if k != i]
+    if verbness(clause, i) == 1:
+        return any(v >= 2 for v in others)
+    # A plural after an article, before a preposition ("the surveyed farms in"), where a
+    # verb after an auxiliary stands ("had adopted"): a noun.
+    return verbness(clause, i) == 2 and i + 1 < len(toks) and toks[i + 1].low in PHRASE_STOPS \
+        and any(u.low in ARTICLES for u in toks[max(0, i - 4):i]) and any(v >= 3 for v in others)
 
 
 def _any_passive(said: Clause, source: Clause) -> bool:
