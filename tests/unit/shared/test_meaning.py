@@ -409,8 +409,8 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     # a word both clauses share that may be a verb, where another surely is ("demand")
     ("Peak demand on the network hit 48 gigawatts on the morning of 3 February.",
      ["On the morning of 3 February, network demand peaked at 48 GW."]),
-    ("By 2022, about a third of the Douro valley vineyards in the study had switched to cover crops.",
-     ["Roughly 33 percent of the studied vineyards in the Douro valley had switched to cover crops by 2022."]),
+    ("By 2022, about a third of the Douro valley farms in the study had taken up cover crops.",
+     ["Roughly 33 percent of the studied farms in the Douro valley had adopted cover crops by 2022."]),
     # an inference the quote draws itself
     ("Divers found the wreck at a depth of 40 metres, suggesting the ship sank in deep water.",
      ["Divers found the wreck at a depth of 40 metres, which suggests the ship sank in deep water."]),
