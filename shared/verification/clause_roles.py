@@ -279,9 +279,35 @@ def role_parts(said: Clause, source: Clause) -> tuple[set[str], set[str], set[st
         (ss, c1), (so, c2) = phrase(said, p, -1), phrase(said, p, 1)
         (qs, c3), (qo, c4) = phrase(source, q, -1), phrase(source, q, 1)
         clean = c1 and c2 and c3 and c4 and min(verbness(said, p), verbness(source, q)) >= 2
-    if passive(said, p) != passive(source, q):
+    if undergoes(said, p) != undergoes(source, q):
         qs, qo = qo, qs
     return ss, so, qs, qo, clean
+
+
+# Verbs whose subject, with no object, is what undergoes the change ("1.8 million
+# hectares burned" is "the fire season burned 1.8 million hectares").
+_ERGATIVE = frozenset("burn break melt sink open close shatter dissolve freeze thaw spread flood collapse "
+                      "crack tear bend split".split())
+
+
+def undergoes(clause: Clause, i: int) -> bool:
+    """The subject of the verb at ``i`` is what the act is done to: a passive; a participle
+    after its noun, before a preposition, ahead of the clause's own verb ("a faulty
+    configuration pushed to edge routers triggered …"); or a verb of change with no
+    object ("hectares burned in the fire season")."""
+    toks = clause.tokens
+    if passive(clause, i):
+        return True
+    nxt = toks[i + 1].low if i + 1 < len(toks) else ""
+    after = toks[i + 2] if i + 2 < len(toks) else None
+    t = toks[i]
+    # (not "decided to divert": an infinitive; not "burned about 12,000 hectares": a figure)
+    governs = after is not None and (verbness(clause, i + 2) >= (1 if nxt == "to" else 2) or after.low[:1].isdigit())
+    reduced = i and t.low.endswith(("ed", "en")) and is_content(toks[i - 1]) and verbness(clause, i - 1) < 2 \
+        and nxt in PHRASE_STOPS and nxt != "by" and not governs \
+        and not any(u.low in ("and", "or", "but") for u in toks[i + 1:]) \
+        and any(verbness(clause, k) >= 2 or toks[k].low in BE for k in range(len(toks)) if k != i)
+    return bool(reduced) or t.lemma in _ERGATIVE and (not nxt or nxt in PHRASE_STOPS and not governs)
 
 
 def swapped(said: Clause, source: Clause) -> bool:

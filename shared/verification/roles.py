@@ -20,7 +20,7 @@ from shared.verification.clause_reading import (
     ARTICLES, DATES, PHRASE_STOPS, direction_flipped, directions, only_a_thing,
 )
 from shared.verification.clause_roles import (
-    ORDER_WORDS, fronted_end, passive, phrase, pivots, qualifier_end, role_parts, side, verbness,
+    ORDER_WORDS, fronted_end, passive, phrase, pivots, qualifier_end, role_parts, side, undergoes, verbness,
 )
 from shared.verification.clauses import Clause, is_content, salient_tokens, unknown_word
 from shared.verification.figure_words import NUMBER_WORDS
@@ -179,7 +179,7 @@ def sides_swapped(said: Clause, source: Clause) -> tuple[str, str] | None:
 def _voice(clause: Clause, i: int) -> bool:
     """Passive at ``i``: after a form of "be", or a participle with its agent ("executed by")."""
     nxt = clause.tokens[i + 1].low if i + 1 < len(clause.tokens) else ""
-    return passive(clause, i) or nxt == "by"
+    return undergoes(clause, i) or nxt == "by"
 
 
 def _shared_verb(said: Clause, source: Clause) -> tuple[int, int] | None:

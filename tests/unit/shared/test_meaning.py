@@ -411,6 +411,12 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["On the morning of 3 February, network demand peaked at 48 GW."]),
     ("By 2022, about a third of the Douro valley farms in the study had taken up cover crops.",
      ["Roughly 33 percent of the studied farms in the Douro valley had adopted cover crops by 2022."]),
+    # a verb of change with no object says what underwent it ("hectares burned"); a
+    # participle after its noun is said of it as done to it ("patients enrolled in")
+    ("Some 2,400 hectares burned in the region's 2022 fire season.",
+     ["The 2022 fire season in the region burned 2,400 hectares."]),
+    ("Men made up 40 percent of the 600 patients enrolled in the study.",
+     ["Of the 600 patients enrolled in the study, 40 percent were men."]),
     # an inference the quote draws itself
     ("Divers found the wreck at a depth of 40 metres, suggesting the ship sank in deep water.",
      ["Divers found the wreck at a depth of 40 metres, which suggests the ship sank in deep water."]),
