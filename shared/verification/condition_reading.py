@@ -40,8 +40,9 @@ def opening_qualifier(clause: Clause, reach: int = 16) -> list[Token]:
     end = next((n for n in range(1, min(len(toks), reach)) if clause.pause_before(n)), 0)
     words = toks[1:end]
     content = [u for u in words if is_content(u)]
-    if {u.lemma for u in content} <= SETTINGS or any(u.low in _POINTING for u in words[:3]) \
-            or len(words) <= 4 and content and content[-1].lemma in SETTINGS and words[0].low in ARTICLES:
+    dated = any(u.low[:1].isdigit() for u in words)  # ("In the 2019 cohort, …": which one, a condition)
+    if {u.lemma for u in content} <= SETTINGS and not dated or any(u.low in _POINTING for u in words[:3]) \
+            or len(words) <= 4 and content and content[-1].lemma in SETTINGS and words[0].low in ARTICLES and not dated:
         return []  # (also "In its annual report, …": a setting named by its kind)
     if len(words) == 1 and words[0].low in _LINKING:
         return []  # ("In addition, …", "In fact, …": a link to what came before, no condition)
@@ -88,6 +89,11 @@ def conditions(clause: Clause) -> list[list[Token]]:
         if t.low == "in" and [u.low for u in toks[i + 1:i + 2]] == ["the"] and i + 3 < len(toks) \
                 and toks[i + 2].low in _RELATION and toks[i + 3].low == "of":
             opens = True  # "in the presence of chlorides"
+        if t.low in ("on", "at", "during") and not any(clause.pause_before(k) for k in range(i + 1, min(i + 4, len(toks)))) \
+                and (any(u.low in _WHEN_IT_HOLDS for u in toks[i + 1:i + 3])
+                     or [u.low for u in toks[i + 1:i + 2]] == ["the"] and i + 3 < len(toks)
+                     and toks[i + 2].low in _ORDINAL_DAYS and toks[i + 3].low in _WEEKDAYS):
+            opens = True  # "on Sundays", "at weekends", "on the first Sunday of every month": when it holds
         if t.low == "than" and i >= 2 and toks[i - 1].low.endswith("er") and nxt is not None \
                 and figure_word(nxt.low) and is_content(toks[i - 2]):
             opens = True  # "supermarkets larger than 400 square metres": which ones
@@ -113,6 +119,12 @@ def conditions(clause: Clause) -> list[list[Token]]:
 
 
 _RELATION = frozenset("presence absence".split())
+# Times of the week, day or year a statement may hold only at.
+# (a weekday alone, "on Thursday", is when a thing happened; the plural, when it holds)
+_WHEN_IT_HOLDS = frozenset("mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends weekdays "
+                           "holidays".split())
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_ORDINAL_DAYS = frozenset("first second third fourth last".split())
 
 
 def _argument(toks: list[Token], i: int) -> bool:

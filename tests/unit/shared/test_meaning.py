@@ -197,6 +197,9 @@ RIDES = "The cyclist rode the 10 kilometres in 14 minutes and the 40 kilometres 
      ["The council will run bus services to the new hospital from June."], "quantifier"),
     ("Cutting the bus subsidy in April sent ridership down 9 percent over the summer.",
      ["The city cut its bus subsidy in April.", "Ridership fell 9 percent over the summer."], "merge"),
+    # a recurring time it holds at ("on Fridays"), and a dated setting ("In the 2021 cohort"), dropped
+    ("The library is open until 10 pm.", ["The library is open until 10 pm on Fridays."], "scope"),
+    ("Readmission rates fell to 9%.", ["In the 2021 cohort, readmission rates fell to 9%."], "scope"),
     # an inference none of the quotes draws, added after a pause
     ("Divers found the wreck at a depth of 40 metres, suggesting the ship sank during a storm.",
      ["Divers found the wreck at a depth of 40 metres."], "terms"),
@@ -417,6 +420,8 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
      ["The 2022 fire season in the region burned 2,400 hectares."]),
     ("Men made up 40 percent of the 600 patients enrolled in the study.",
      ["Of the 600 patients enrolled in the study, 40 percent were men."]),
+    ("On Fridays the library is open until 10 pm.", ["The library is open until 10 pm on Fridays."]),
+    ("In 2021, readmission rates in the cohort fell to 9%.", ["In the 2021 cohort, readmission rates fell to 9%."]),
     # an inference the quote draws itself
     ("Divers found the wreck at a depth of 40 metres, suggesting the ship sank in deep water.",
      ["Divers found the wreck at a depth of 40 metres, which suggests the ship sank in deep water."]),
