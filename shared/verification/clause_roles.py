@@ -351,10 +351,8 @@ def subject_tokens(clause: Clause) -> list[Token]:
         after_determiner = i > 0 and clause.tokens[i - 1].low in DETERMINERS
         if _bounds_figure(clause, i):
             continue  # "More than 90,000 households lost power": a bound on the subject's figure
-        before_aux = i + 1 < len(clause.tokens) and clause.tokens[i + 1].low in AUX  # ("services were"): a noun
         if t.low in AUX or (direction_of(t) and not _describes(clause, i, start)) or (
-                i > start and verbness(clause, i) >= 2 and not (after_determiner and modifier(clause, i))
-                and not before_aux):
+                i > start and verbness(clause, i) >= 2 and not (after_determiner and modifier(clause, i))):
             break
         if is_content(t):
             out.append(t)

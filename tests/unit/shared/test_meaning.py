@@ -389,9 +389,6 @@ def test_a_turned_sentence_is_refused_by_the_check_that_catches_it(sentence: str
     ("The new pump lowers both noise levels and energy use.", ["The new pump lowers noise levels and energy use."]),
     ("The new pump lowers noise levels and raises energy use.", ["The new pump lowers noise levels but raises energy use."]),
     ("The bypass has trimmed 15 minutes from commute times.", ["Commute times are 15 minutes shorter since the bypass opened."]),
-    # a clause's own subject before "were" ("services were"), though the word may be a verb
-    ("A faulty certificate renewal triggered the outage, and services were back online by 09:40 GMT.",
-     ["The outage was triggered by a faulty certificate renewal.", "Services were back online by 09:40 GMT."]),
     # "its" after a fronted figure with a comma in it ("At 1,280 metres, its main span…") points back
     ("Completed in 1932, the Harbour Arch had the world's longest steel arch span, at 1,650 feet, until 1977.",
      ["The Harbour Arch opened in 1932.",
