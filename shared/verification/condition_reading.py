@@ -40,9 +40,11 @@ def opening_qualifier(clause: Clause, reach: int = 16) -> list[Token]:
     end = next((n for n in range(1, min(len(toks), reach)) if clause.pause_before(n)), 0)
     words = toks[1:end]
     content = [u for u in words if is_content(u)]
-    dated = any(u.low[:1].isdigit() for u in words)  # ("In the 2019 cohort, …": which one, a condition)
-    if {u.lemma for u in content} <= SETTINGS and not dated or any(u.low in _POINTING for u in words[:3]) \
-            or len(words) <= 4 and content and content[-1].lemma in SETTINGS and words[0].low in ARTICLES and not dated:
+    # (a setting with a figure, "In the 2019 cohort, …", says which one: a condition)
+    setting = not any(u.low[:1].isdigit() for u in words) and (
+        {u.lemma for u in content} <= SETTINGS
+        or len(words) <= 4 and content and content[-1].lemma in SETTINGS and words[0].low in ARTICLES)
+    if setting or any(u.low in _POINTING for u in words[:3]):
         return []  # (also "In its annual report, …": a setting named by its kind)
     if len(words) == 1 and words[0].low in _LINKING:
         return []  # ("In addition, …", "In fact, …": a link to what came before, no condition)

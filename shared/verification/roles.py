@@ -264,9 +264,12 @@ def _role_words(clause: Clause) -> set[str]:
 _LISTING = frozenset("and or nor as between both either than vs versus like including".split())
 
 
+_POSSESSIVE = re.compile(r"['’]s$")
+
+
 def _bare(word: str) -> str:
     """A word without its possessive mark ("Sun's": "sun")."""
-    return re.sub(r"['’]s$", "", word.lower())
+    return _POSSESSIVE.sub("", word.lower())
 
 
 def _names(text: str) -> set[str]:
@@ -314,7 +317,7 @@ def _acting(clause: Clause, k: int) -> bool:
 
 def _shown(name: frozenset[str], clause: Clause) -> str:
     """A name's words as the clause writes them ("Jimi Hendrix")."""
-    return " ".join(re.sub(r"['’]s$", "", t.text) for t in clause.tokens if _bare(t.low) in name)
+    return " ".join(_POSSESSIVE.sub("", t.text) for t in clause.tokens if _bare(t.low) in name)
 
 
 def names_exchanged(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
