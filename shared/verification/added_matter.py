@@ -3,7 +3,9 @@
 A faithful restatement rewords its quotes a word here and there; a phrase of content
 words none of them has ("to counter rising food prices"), a reason they do not give
 ("after repeated raids") or a record or superlative they do not state ("a club record",
-"unanimously", "the lowest") is new matter. These readers find such words in the
+"unanimously", "the lowest") is new matter, and so is a frequency they do not state
+("daily flights") or an inference they do not draw (", indicating it could host
+oceans"). These readers find such words in the
 clauses of a sentence for the anchoring (``shared.verification.meaning_anchor``), and
 the parts of a compound the sentence says both of ("leave school" for "school-leaving").
 """
@@ -13,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shared.verification.clauses import Clause, Token, covered, is_content, token
-from shared.verification.clause_roles import REPORTING
+from shared.verification.clause_parts import REPORTING
 from shared.verification.figure_words import NUMBER_WORDS
 
-__all__ = ["CAUSAL_LINKS", "added_part", "compound_parts", "extreme", "gives_cause", "linked_across", "new_run",
-           "superlative"]
+__all__ = ["CAUSAL_LINKS", "added_part", "compound_parts", "extreme", "frequency_added", "gives_cause",
+           "inference_added", "linked_across", "new_run", "superlative"]
 
 
 # Words that rank a thing against every other: a record, a first, a unanimous vote.
@@ -156,4 +158,41 @@ def linked_across(said: Sequence[Clause], quote_forms: Sequence[set[str]], quote
         first, second = max(range(len(cb)), key=cb.__getitem__), max(range(len(ca)), key=ca.__getitem__)
         if first != second and ca[first] < ca[second] and cb[second] < cb[first]:
             return t.text
+    return None
+
+
+# Words of how often a thing happens, and the words of a quote that state the same.
+_HOW_OFTEN = {word: frozenset(same.split()) for word, same in (
+    ("daily", "daily day days nightly"), ("nightly", "nightly night nights daily"),
+    ("weekly", "weekly week weeks"), ("fortnightly", "fortnightly fortnight weeks"),
+    ("monthly", "monthly month months"), ("quarterly", "quarterly quarter quarters"),
+    ("annually", "annually annual yearly year years"), ("yearly", "annually annual yearly year years"),
+    ("hourly", "hourly hour hours"))}
+
+
+def frequency_added(said: Sequence[Clause], quote_words: set[str]) -> Token | None:
+    """A word of how often a thing happens ("daily direct flights") that no quote states
+    in any of its words ("weekly" for "every week" is the quote's), else None."""
+    return next((t for c in said for t in c.tokens if t.low in _HOW_OFTEN and not quote_words & _HOW_OFTEN[t.low]),
+                None)
+
+
+# Words that open an inference drawn from what was said (", suggesting that …").
+_INFERRING = frozenset("indicating suggesting implying meaning signalling signaling showing hinting".split())
+
+
+def inference_added(said: Sequence[Clause], quote_forms: Sequence[set[str]], quote_words: set[str]) -> str | None:
+    """A part after a pause opened by a word of inference (", indicating it could host
+    liquid oceans") that no quote draws (none has that word), most of whose content words
+    no quote says: the part, else None."""
+    own = set().union(*quote_forms)
+    for clause in said:
+        for i, t in enumerate(clause.tokens):
+            if t.low not in _INFERRING or not clause.pause_before(i) or t.lemma in quote_words \
+                    or t.low in quote_words:
+                continue
+            part = clause.tokens[i + 1:clause.pause_after(i)]
+            words = [u for u in part if is_content(u)]
+            if words and 2 * len([u for u in words if u.forms & own]) < len(words):
+                return clause.text[t.start:part[-1].end]
     return None

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from shared.verification.clause_reading import PHRASE_STOPS, bound_sign, direction_of, hits, on_axis
-from shared.verification.clause_roles import phrase, swapped, verbness
+from shared.verification.clause_roles import phrase, swapped
+from shared.verification.verb_reading import verbness
 from shared.verification.clauses import Clause, Token, adjective, clauses, covered, is_content, token
 from shared.verification.figure_words import bounds_figure, figure_word, order_word_at
 from shared.verification.figures import bound_side, figures, same_figure

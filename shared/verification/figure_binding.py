@@ -20,7 +20,7 @@ from shared.verification.figure_periods import (
     multiple_given, multiple_named, multiple_verbs, period_named, rate_periods,
 )
 from shared.verification.figures import Figure, figures, same_figure
-from shared.verification.clause_roles import verbness
+from shared.verification.verb_reading import verbness
 from shared.verification.quote_subjects import aligned_clause, keeps_subject
 from shared.verification.clauses import Clause, abbreviated, clauses, covered, is_content, names, place_named, token
 

@@ -27,7 +27,8 @@ aligns with in:
 
 Sentences are read into words and clauses by :mod:`shared.verification.clauses` (words matched by
 stem and lemma, so "DELETE" meets "deleted"), each clause's features by
-:mod:`shared.verification.clause_reading`, their verbs, subjects and objects by
+:mod:`shared.verification.clause_reading`, their verbs and voice by :mod:`shared.verification.verb_reading`,
+their subjects and parts by :mod:`shared.verification.clause_parts`, who does what to whom by
 :mod:`shared.verification.clause_roles`, anchored by :mod:`shared.verification.meaning_anchor`,
 the ways negation is said without "not" by :mod:`shared.verification.negation_reading`,
 and their figures read with units by :mod:`shared.verification.figures`. A sentence that is one of
@@ -51,7 +52,9 @@ from shared.verification.clause_reading import (
     prefix_flips,
 )
 from shared.verification.quantity_reading import a_few, every_unit, quantified_units, quantity, universals
-from shared.verification.clause_roles import same_verb, subject, verbness
+from shared.verification.clause_parts import subject
+from shared.verification.clause_roles import same_verb
+from shared.verification.verb_reading import verbness
 from shared.verification.clauses import (
     AUX, Clause, Token, aligned_pair, clauses, covered, is_content,
 )

@@ -15,14 +15,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.verification.added_matter import (
-    CAUSAL_LINKS, added_part, compound_parts, extreme, gives_cause, linked_across, new_run, superlative,
+    CAUSAL_LINKS, added_part, compound_parts, extreme, frequency_added, gives_cause, inference_added, linked_across,
+    new_run, superlative,
 )
 from shared.verification.figure_binding import Failure, fail, figures_bound, names_bound
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
-from shared.verification.clause_roles import (
-    dated, fronted_parts, passive, pivots, relative_parts, subject, subject_tokens, trailing_parts, verbness,
-)
+from shared.verification.clause_parts import dated, fronted_parts, relative_parts, subject, subject_tokens, trailing_parts
+from shared.verification.clause_roles import pivots
+from shared.verification.verb_reading import passive, verbness
 from shared.verification.quote_subjects import (
     CARRIERS, alignment, gives_predicate, grafted_subject, keeps_subject, other_setting, own_subject,
     stands_in, subject_of,
@@ -121,12 +122,11 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         return fail("terms", f'it says "{claimed.text}", a record or superlative none of its quotes states',
                     support, [claimed.text])
     quote_words = {w for q in quotes for w in re.findall(r"[a-z]+", q.lower())}
-    often = next((t for c in said for t in c.tokens if t.low in _HOW_OFTEN and not quote_words & _HOW_OFTEN[t.low]),
-                 None)
+    often = frequency_added(said, quote_words)
     if often is not None:  # "daily direct flights" for "direct flights"
         return fail("quantifier", f'it says "{often.text}", a frequency none of its quotes states', support,
                     [often.text])
-    drawn = _inference_added(said, quote_forms, quote_words)
+    drawn = inference_added(said, quote_forms, quote_words)
     if drawn is not None:  # ", indicating it could host liquid oceans"
         return fail("terms", f'it draws what none of its quotes says: "{drawn}"', support, [drawn])
     link = linked_across(said, quote_forms, quote_words)
@@ -150,36 +150,6 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         return fail("terms", f"{len(unsupported)} of its terms are in none of its quotes: "
                              f"{', '.join(unsupported[:8])}", support, unsupported)
     return Anchored(pairs, support)
-
-
-# Words of how often a thing happens, and the words of a quote that state the same.
-_HOW_OFTEN = {word: frozenset(same.split()) for word, same in (
-    ("daily", "daily day days nightly"), ("nightly", "nightly night nights daily"),
-    ("weekly", "weekly week weeks"), ("fortnightly", "fortnightly fortnight weeks"),
-    ("monthly", "monthly month months"), ("quarterly", "quarterly quarter quarters"),
-    ("annually", "annually annual yearly year years"), ("yearly", "annually annual yearly year years"),
-    ("hourly", "hourly hour hours"))}
-
-
-# Words that open an inference drawn from what was said (", suggesting that …").
-_INFERRING = frozenset("indicating suggesting implying meaning signalling signaling showing hinting".split())
-
-
-def _inference_added(said: Sequence[Clause], quote_forms: Sequence[set[str]], quote_words: set[str]) -> str | None:
-    """A part after a pause opened by a word of inference (", indicating it could host
-    liquid oceans") that no quote draws (none has that word), most of whose content words
-    no quote says: the part, else None."""
-    own = set().union(*quote_forms)
-    for clause in said:
-        for i, t in enumerate(clause.tokens):
-            if t.low not in _INFERRING or not clause.pause_before(i) or t.lemma in quote_words \
-                    or t.low in quote_words:
-                continue
-            part = clause.tokens[i + 1:clause.pause_after(i)]
-            words = [u for u in part if is_content(u)]
-            if words and 2 * len([u for u in words if u.forms & own]) < len(words):
-                return clause.text[t.start:part[-1].end]
-    return None
 
 
 _DENIERS = frozenset("not never without no nor n't".split())
@@ -305,7 +275,7 @@ def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_claus
 def _participle(opening: Clause) -> bool:
     """The opening clause starts with a participle ("Launched in 2018", "Having won"): it
     has no subject of its own. (Wider than the participles that may open a qualifier in
-    ``clause_roles``: "Written in 1820, …" too.)"""
+    ``clause_parts``: "Written in 1820, …" too.)"""
     first = opening.tokens[0] if opening.tokens else None
     return first is not None and first.verb and first.low != first.lemma and first.low.endswith(("ed", "ing", "en"))
 

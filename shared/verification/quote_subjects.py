@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shared.verification.anaphora import points_back
-from shared.verification.clause_roles import complement_subject, fronted_end, subject, subject_tokens
+from shared.verification.clause_parts import complement_subject, fronted_end, subject, subject_tokens
 from shared.verification.clauses import Clause, Token, abbreviated, clauses, covered, forms_of, is_content, names, token
 from shared.verification.figures import Figure, figures, same_figure
 

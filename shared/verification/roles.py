@@ -19,9 +19,9 @@ from collections import Counter
 from shared.verification.clause_reading import (
     ARTICLES, DATES, PHRASE_STOPS, direction_flipped, directions, only_a_thing,
 )
-from shared.verification.clause_roles import (
-    ORDER_WORDS, fronted_end, passive, phrase, pivots, qualifier_end, role_parts, side, undergoes, verbness,
-)
+from shared.verification.clause_parts import fronted_end, qualifier_end
+from shared.verification.clause_roles import ORDER_WORDS, phrase, pivots, role_parts, side
+from shared.verification.verb_reading import passive, undergoes, verbness
 from shared.verification.clauses import Clause, is_content, salient_tokens, unknown_word
 from shared.verification.figure_words import NUMBER_WORDS
 from shared.verification.lexicon import CONVERSES, SYMMETRIC

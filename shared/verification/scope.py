@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from shared.research.text import STOPWORDS
 from shared.verification.added_matter import superlative
-from shared.verification.clause_roles import subject_tokens
+from shared.verification.clause_parts import subject_tokens
 from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, place_named, token
 from shared.verification.clause_reading import only_a_thing
 from shared.verification.condition_reading import SETTINGS, conditions, opening_qualifier

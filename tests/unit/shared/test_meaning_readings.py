@@ -4,7 +4,7 @@ they must still refuse."""
 from __future__ import annotations
 
 from shared.verification.condition_reading import conditions
-from shared.verification.clause_roles import fronted_end, subject, subject_tokens
+from shared.verification.clause_parts import fronted_end, subject, subject_tokens
 from shared.verification.clauses import clauses
 from shared.verification.grounding import check_grounding
 from shared.verification.meaning import compare
