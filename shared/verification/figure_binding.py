@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shared.research.text import terms
+from shared.research.text import STOPWORDS, terms
 from shared.verification.derived import is_year, restated
 from shared.verification.figure_periods import (
     multiple_given, multiple_named, multiple_verbs, period_named, rate_periods,
@@ -44,6 +44,10 @@ def figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_cl
     for fig in sentence_figures:
         if not clause.start <= fig.start < clause.end + 1:
             continue
+        theirs = _counted_otherwise(fig, sentence, sentence_figures, [quotes[i] for i in sorted(helpers)])
+        if theirs and any(restated(fig, figures(quote), sentence) for quote in quotes):  # (else it is in none)
+            return fail("number", f'the figure {fig.surface} stands where its quote says "{theirs}"', support,
+                        [fig.surface])
         if restated(fig, [q for i in sorted(helpers) for q in figures(quotes[i])], sentence):
             other = next((w for i in sorted(helpers) if (w := said_of_another(fig, sentence, quotes[i]))), None)
             if other:
@@ -78,6 +82,43 @@ def figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_cl
     for t in clause.tokens:
         if t.low.isdigit() and not any(a <= t.start < b for a, b in spans) and t.low not in own:
             return fail("number", f"the figure {t.text} is not in its quotes", support, [t.text])
+    return None
+
+
+_COUNTED = re.compile(r"[ -]+([A-Za-z][A-Za-z-]*)(?:\s+([A-Za-z][A-Za-z-]*))?")
+
+
+def _counted(text: str, end: int) -> tuple[str, int] | None:
+    """The word a figure ending at ``end`` counts or dates: the second after it unless a
+    stop word ("62 new moons": moons; "6 hours of unpaid overtime": unpaid), else the
+    first ("the 2021 cohort had": cohort), as (its stem, where it ends), or None."""
+    m = _COUNTED.match(text, end)
+    if m is None:
+        return None
+    n = 2 if m.group(2) and m.group(2).lower() not in STOPWORDS else 1
+    word = m.group(n).lower()
+    return None if word in STOPWORDS else (min(token(word, 0, len(word)).forms), m.end(n))
+
+
+def _counted_otherwise(fig: Figure, sentence: str, sentence_figures: Sequence[Figure],
+                       helpers: Sequence[str]) -> str | None:
+    """The noun ``fig`` counts or dates in the sentence ("62 new moons of Jupiter", "the
+    2021 cohort") when a quote the clause rests on gives that noun another figure of the
+    same kind ("12 new moons", "the 2019 cohort"), and neither gives ``fig`` (or a figure
+    it derives from) nor the sentence that other figure: the figure is moved onto another
+    quote's thing. The quote's words ("12 new moons"), else None."""
+    noun = _counted(sentence, fig.end)
+    if noun is None:
+        return None
+    for quote in helpers:
+        theirs = figures(quote)
+        if restated(fig, theirs, sentence):
+            continue  # (the quote's figure, or one derived from its figures: "more than 1,200" for 1,214)
+        for q in theirs:
+            counted = _counted(quote, q.end)
+            if q.unit == fig.unit and is_year(q) == is_year(fig) and counted and counted[0] == noun[0] \
+                    and not any(same_figure(f, q) for f in sentence_figures):
+                return quote[q.start:counted[1]]
     return None
 
 

@@ -320,16 +320,17 @@ def figures(text: str) -> tuple[Figure, ...]:
 
 # The units of a period of time, as the parser names them.
 TIME_UNITS = frozenset({"second", "minute", "hour", "day", "week", "month", "year"})
-# A time said in two parts: "an hour and a half", "four hours and twenty minutes".
+# A time said in two parts: "an hour and a half", "four hours and twenty minutes",
+# "2 hours 40 minutes".
 _AND_A_HALF = re.compile(r"\s+and\s+a\s+half\b", re.IGNORECASE)
-_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+_AND = re.compile(r"\s+(?:and\s+)?", re.IGNORECASE)
 _SMALLER = {("hour", "minute"): 60.0, ("minute", "second"): 60.0, ("day", "hour"): 24.0, ("week", "day"): 7.0,
             ("year", "month"): 12.0}
 
 
 def _compounds(text: str, found: list[Figure]) -> tuple[Figure, ...]:
     """Two figures that say one time ("an hour and a half" is 1.5 hours; "four hours and
-    twenty minutes" is 260 minutes) read as one."""
+    twenty minutes" and "4 hours 20 minutes" are 260 minutes) read as one."""
     out: list[Figure] = []
     for f in found:
         last = out[-1] if out else None

@@ -409,7 +409,7 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     if certainty(said) > theirs and not obliged and not _strong_word_quoted(said, source):
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
     if certainty(said, about=source.forms) == 1 and (theirs == 3 or theirs == 2 and _POSSIBLY & set(said.words())
-                                                     and _SURE & set(source.words())):
+                                                     and (_SURE & set(source.words()) or _past_hedged(said))):
         return "modality", "it is less certain than its quote (a certainty turned into a hedge)"
     mine_text, theirs_text = said.text[said.start:said.end], source.text[source.start:source.end]
     advice, duty = _ADVICE.search(theirs_text), _DUTY.search(mine_text)
@@ -428,6 +428,13 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     if (mine & CAUSAL or changes) and not theirs & CAUSAL and theirs & CORRELATIONAL and not mine & CORRELATIONAL:
         return "modality", "it states as cause what its quote states as association"
     return None
+
+
+def _past_hedged(said: Clause) -> bool:
+    """The clause hedges a past event ("may have been caused", "might have closed"): what
+    happened, which a quote stating it plainly does not leave open."""
+    words = said.words()
+    return any(w in ("may", "might", "could") and words[n + 1:n + 2] == ["have"] for n, w in enumerate(words))
 
 
 def _strong_word_quoted(said: Clause, source: Clause) -> bool:

@@ -9,6 +9,8 @@ makes its subject what the act is done to.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from shared.verification.clause_reading import ARTICLES, PHRASE_STOPS, WEAK, direction_of
 from shared.verification.clauses import AUX, BE, Clause, Token, is_content, lemmas_of
 from shared.verification.figure_words import figure_word
@@ -86,13 +88,27 @@ def verbness(clause: Clause, i: int) -> int:
     if not s_form and prev not in STOPWORDS and nxt is not None and nxt.low in _POSSESSIVES \
             and not clause.pause_before(i) and not clause.pause_before(i + 1):
         return 2  # "the standby nodes replicate their logs": a word before "their" is a verb
-    return 2 if s_form or not lemmas_of(t.low)[2] else 1
+    # ("drove", "rose": a verb's irregular past, read as surely as "-ed")
+    past = not t.low.endswith(("s", "ing")) and not letter and _irregular_past(t.low)
+    return 2 if s_form or past or not lemmas_of(t.low)[2] else 1
 
 
 def _change(t: Token) -> bool:
     """A verb of change ("increase", "cut"), not an adjective or comparative ("short", "more")."""
     return direction_of(t) is not None and t.low not in WEAK and not t.low.endswith(("er", "est")) \
         and t.low not in ("more", "less", "fewer", "most", "least", "best", "worst", "up", "down")
+
+
+@lru_cache(maxsize=4096)
+def _irregular_past(low: str) -> bool:
+    """``low`` is a verb's simple past, unlike its participle ("drove", "rose", "grew";
+    not "known" or "kept", which may describe a noun, nor "number", a comparative of
+    "numb")."""
+    import lemminflect  # noqa: PLC0415 - its tables load on first use
+
+    lemmas = [lemma for lemma in lemminflect.getAllLemmas(low).get("VERB", ()) if lemma != low]
+    return any(low in lemminflect.getInflection(lemma, "VBD") and low not in lemminflect.getInflection(lemma, "VBN")
+               for lemma in lemmas)
 
 
 def inflected(t: Token, suffix: str) -> bool:

@@ -481,3 +481,50 @@ def test_contradictions_are_told_from_agreement_and_from_unrelated_text() -> Non
     assert contradicts("Latency increases under load.", "Latency decreases under load.") == "comparative"
     assert contradicts("Threads share memory.", "Threads share memory with each other.") is None
     assert contradicts("Threads share memory.", "The harbour froze in 1963.") is None
+
+
+def test_a_past_event_hedged_is_less_certain_than_its_plain_quote() -> None:
+    quote = "The fire was started by a faulty heater in the storeroom, the inspectors concluded."
+    g = check_grounding("The fire may have been started by a faulty heater in the storeroom.", [quote])
+    assert not g.ok and g.category == "modality", g
+    assert check_grounding("A faulty heater in the storeroom started the fire.", [quote]).ok
+    # A sentence may still claim less than a quote about what a thing does.
+    assert check_grounding("The statin may lower LDL cholesterol in adults.",
+                           ["The statin lowers LDL cholesterol in adults."]).ok
+
+
+def test_an_irregular_past_is_the_verb_roles_turn_on() -> None:
+    quote = "Rising rents drove the growth in commuting from the outer suburbs, the council said."
+    g = check_grounding("The growth in commuting from the outer suburbs drove rising rents, the council said.",
+                        [quote])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("The growth in commuting from the outer suburbs was driven by rising rents.", [quote]).ok
+
+
+def test_a_participle_joining_two_quotes_as_cause_is_a_merge() -> None:
+    quotes = ["The frost cut apple yields across the valley by 30%.", "Cider prices in the valley rose 12% that autumn."]
+    g = check_grounding("The frost cut apple yields across the valley by 30%, pushing cider prices up 12% that autumn.",
+                        quotes)
+    assert not g.ok and g.category == "merge", g
+
+
+def test_a_figure_moved_onto_another_quotes_thing_is_refused() -> None:
+    quotes = ["The telescope survey found 9 new comets in 2019.", "In 2022, the same survey reported 41 new asteroids."]
+    g = check_grounding("The telescope survey found 41 new comets.", quotes)
+    assert not g.ok and g.category == "number" and "9 new comets" in g.reason, g
+    cohorts = ["The 2018 intake had a pass rate of 81%.", "The 2020 intake reported a dropout rate of 6% in year one."]
+    g = check_grounding("The 2020 intake had a pass rate of 81% and a dropout rate of 6% in year one.", cohorts)
+    assert not g.ok and g.category == "number", g
+    # A figure derived from the quote's own is still its own, and a figure in no quote is reported as such.
+    assert check_grounding("The survey found more than 1,200 new comets.",
+                           ["The survey found 1,214 new comets.", "It found 300 new asteroids."]).ok
+    g = check_grounding("The telescope survey found 15 new comets.", quotes)
+    assert not g.ok and g.reason == "the figure 15 is not in its quotes", g
+
+
+def test_a_time_in_two_parts_without_and_is_one_figure() -> None:
+    quote = "The median stay in the ward was 3 hours and 25 minutes."
+    assert check_grounding("The median stay in the ward was 3 hours 25 minutes.", [quote]).ok
+    assert check_grounding("The median stay in the ward was 205 minutes.", [quote]).ok
+    assert not check_grounding("The median stay in the ward was 3 hours 45 minutes.", [quote]).ok
+
