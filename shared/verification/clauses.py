@@ -299,11 +299,29 @@ def _no_word(word: str) -> bool:
     return word.isalpha() and low not in STOPWORDS and low not in _OPENING_WORDS and unknown_word(low)
 
 
+# Adjectives of places not made by adding an ending to the place's name.
+_IRREGULAR_PLACES: dict[str, tuple[str, ...]] = {
+    adjective: tuple(places.split("|")) for adjective, places in (
+        ("French", "France"), ("British", "Britain|United Kingdom|UK"), ("English", "England"),
+        ("Scottish", "Scotland"), ("Welsh", "Wales"), ("Irish", "Ireland"), ("Spanish", "Spain"),
+        ("Dutch", "Netherlands|Holland"), ("Swiss", "Switzerland"), ("Greek", "Greece"), ("Turkish", "Turkey"),
+        ("Polish", "Poland"), ("Danish", "Denmark"), ("Swedish", "Sweden"), ("Finnish", "Finland"),
+        ("Norwegian", "Norway"), ("Icelandic", "Iceland"), ("Portuguese", "Portugal"), ("Thai", "Thailand"),
+        ("Filipino", "Philippines"), ("Peruvian", "Peru"), ("Malagasy", "Madagascar"), ("Belgian", "Belgium"),
+        ("Argentine", "Argentina"), ("American", "United States|US|USA|America"),
+        ("Czech", "Czechia|Czech Republic"), ("Slovak", "Slovakia"), ("Afghan", "Afghanistan"),
+        ("Uzbek", "Uzbekistan"), ("Kazakh", "Kazakhstan"))}
+
+
 def place_named(adjective: str, text: str) -> str | None:
     """The place of ``text`` whose adjective ``adjective`` is ("Bangladesh" for
     "Bangladeshi", "Kenya" for "Kenyan", "China" for "Chinese"), or None."""
     if not adjective.isalpha() or not adjective[0].isupper():
         return None
+    for place in _IRREGULAR_PLACES.get(adjective, ()):
+        found = re.search(rf"(?<!\w){place}(?!\w)", text)
+        if found:
+            return found.group()
     for suffix in ("ian", "ese", "an", "i", "n"):
         stem = adjective.removesuffix(suffix)
         found = re.search(rf"(?<!\w){re.escape(stem)}\w{{0,2}}(?!\w)", text) \

@@ -358,7 +358,9 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     my_limiting = mine if mine is None or limiting != 1 else quantity(said, subject_only=True, about=source.forms)[0]
     if my_limiting is None and _A_NUMBER_OF.search(mine_text):
         my_limiting = 1  # "in a number of welded joints" for "in several of the welded joints"
-    if my_limiting is None and limiting is not None and limiting < 4:
+    # ("where dogs were walked often" for "with frequent dog walking": the same frequency)
+    restated = my_often == limiting and bool({"frequent", "infrequent"} & set(source.words()))
+    if my_limiting is None and limiting is not None and limiting < 4 and not restated:
         return "quantifier", "it drops the quote's limiting quantifier (some, many, most...)"
     if my_often is None and their_often is not None and their_often < 4:
         return "quantifier", "it drops the quote's frequency (sometimes, often, usually...)"

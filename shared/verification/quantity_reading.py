@@ -77,8 +77,8 @@ _PLACING = frozenset("in for on among to at from with across within".split())
 
 def _little(prev: str, w: str, nxt: str) -> bool:
     """"little evidence", "very little change": hardly any (not "a little", "the little
-    town", "little more than", "little-known")."""
-    return w == "little" and prev not in ARTICLES and nxt not in ("more", "less", "known", "by", "")
+    town", "little more than", "little-known", nor "as little as 0.02 nm", a bound)."""
+    return w == "little" and prev not in ARTICLES and nxt not in ("more", "less", "known", "by", "", "as")
 
 
 _BOUNDS = frozenset("up to at below above under over about around roughly approximately some".split())

@@ -85,6 +85,11 @@ def verbness(clause: Clause, i: int) -> int:
         return 0  # "compression fractures increase the risk": a plural noun before its verb
     if s_form and i + 1 < len(clause.tokens) and clause.pause_before(i + 1) and prev not in LEADS_VERB:
         return 1  # "…light sources, acquired": the end of a noun phrase more likely than a verb
+    if s_form and i > 1 and prev not in STOPWORDS and not clause.tokens[i - 1].text[:1].isupper() \
+            and not clause.pause_before(i) and not clause.pause_before(i - 1) \
+            and clause.tokens[i - 2].low not in STOPWORDS and not modifier(clause, i - 2) \
+            and verbness(clause, i - 2) >= 2:  # (not "Shared memory makes": a participle before its noun)
+        return 1  # "receive free breakfasts": a plural after a verb and its adjective, the verb's object
     if not s_form and prev not in STOPWORDS and nxt is not None and nxt.low in _POSSESSIVES \
             and not clause.pause_before(i) and not clause.pause_before(i + 1):
         return 2  # "the standby nodes replicate their logs": a word before "their" is a verb

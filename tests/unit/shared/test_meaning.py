@@ -528,3 +528,36 @@ def test_a_time_in_two_parts_without_and_is_one_figure() -> None:
     assert check_grounding("The median stay in the ward was 205 minutes.", [quote]).ok
     assert not check_grounding("The median stay in the ward was 3 hours 45 minutes.", [quote]).ok
 
+
+
+def test_as_little_as_before_a_figure_is_a_bound_not_hardly_any() -> None:
+    quote = "The sensor detects temperature changes of as little as 0.01 kelvin."
+    assert check_grounding("The sensor detects temperature changes of only 0.01 kelvin.", [quote]).ok
+    g = check_grounding("The sensor detects temperature changes of 0.01 kelvin.",
+                        ["The sensor detects little change below 0.01 kelvin."])
+    assert not g.ok, g
+
+
+def test_often_restates_a_quotes_frequent() -> None:
+    quote = "Wardens observed that the nesting success of the terns was lower on beaches with frequent horse riding."
+    assert check_grounding("On beaches where horses were ridden often, wardens found that the terns nested less "
+                           "successfully.", [quote]).ok
+    g = check_grounding("On beaches where horses were ridden rarely, wardens found that the terns nested less "
+                        "successfully.", [quote])
+    assert not g.ok and g.category == "quantifier", g
+
+
+def test_a_plural_after_a_verb_and_its_adjective_is_its_object_not_the_verb() -> None:
+    quote = "The county scheme, funded by the Harlan Trust, provides free lunches to pupils in 40 rural schools."
+    assert check_grounding("Pupils in 40 rural schools receive free lunches through a county scheme that the "
+                           "Harlan Trust funds.", [quote]).ok
+    assert check_grounding("Residents of 30 villages receive weekly visits from a mobile clinic that the Harlan "
+                           "Trust runs.", ["The mobile clinic, run by the Harlan Trust, makes weekly visits to "
+                                           "residents of 30 villages."]).ok
+
+
+def test_a_places_irregular_adjective_is_its_name() -> None:
+    quote = "The cheese is made in a cooperative dairy in southern France."
+    assert check_grounding("The cheese is made in a southern French cooperative dairy.", [quote]).ok
+    g = check_grounding("The cheese is made in a southern Spanish cooperative dairy.", [quote])
+    assert not g.ok and g.category == "name", g
