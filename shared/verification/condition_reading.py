@@ -15,7 +15,7 @@ from shared.verification.clauses import Clause, Token, is_content
 from shared.verification.figure_words import figure_word
 from shared.verification.lexicon import CONDITION_OPENERS
 
-__all__ = ["FRONTING", "SETTINGS", "conditions", "fronted", "opening_qualifier"]
+__all__ = ["FRONTING", "SETTINGS", "SPANS", "conditions", "fronted", "opening_qualifier"]
 
 
 # Where a finding was made or said ("In the trial, ...", "In this study, ...", "In a
@@ -53,7 +53,7 @@ def opening_qualifier(clause: Clause, reach: int = 16) -> list[Token]:
 
 _POINTING = frozenset("same that this these those".split())
 _LINKING = frozenset("addition fact turn short contrast comparison summary sum conclusion particular brief".split())
-_SPANS = frozenset("period time span year month week day decade century interval window stretch era season".split())
+SPANS = frozenset("period time span year month week day decade century interval window stretch era season".split())
 
 
 def fronted(clause: Clause) -> list[Token]:
@@ -113,7 +113,7 @@ def conditions(clause: Clause) -> list[list[Token]]:
             content = [u for n, u in enumerate(toks[relation + 2:relation + 6], start=relation + 2)
                        if is_content(u) and not any(toks[k].low in CONDITION_OPENERS or clause.pause_before(k)
                                                     for k in range(relation + 2, n + 1))]
-        if any(u.low in _POINTING for u in phrase[:2]) and any(u.lemma in _SPANS for u in phrase):
+        if any(u.low in _POINTING for u in phrase[:2]) and any(u.lemma in SPANS for u in phrase):
             continue  # "during the same period": the time another quote gives ("if this flag is set" is a condition)
         if content:
             out.append(content)

@@ -16,8 +16,8 @@ from shared.research.text import STOPWORDS
 from shared.verification.added_matter import superlative
 from shared.verification.clause_parts import subject_tokens
 from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, place_named, token
-from shared.verification.clause_reading import only_a_thing
-from shared.verification.condition_reading import SETTINGS, conditions, opening_qualifier
+from shared.verification.clause_reading import direction_of, only_a_thing
+from shared.verification.condition_reading import SETTINGS, SPANS, conditions, opening_qualifier
 from shared.verification.derived import converted
 from shared.verification.figures import TIME_UNITS, figures, same_figure
 
@@ -99,8 +99,13 @@ def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
         if t.low in _NARROWERS and parts[-1]:
             parts.append([])
         parts[-1].append(t)
-    for part in parts:
-        words = [t for t in part if is_content(t) and not t.low[:1].isdigit()]
+    # (and a place or group after the head it narrows, "workers in manufacturing", "households
+    # in the lowest income quintile"; not a time, "in 56 hours")
+    placed = [part[n:] for part in parts for n in range(1, len(part)) if part[n].low == "in"
+              and not any(u.low[:1].isdigit() or u.lemma in SPANS for u in part[n:])]
+    for part in parts + placed:
+        # (a rank counts among a place's words: "the lowest income quintile")
+        words = [t for t in part if (is_content(t) or part in placed and direction_of(t)) and not t.low[:1].isdigit()]
         if words and 2 * len([t for t in words if covered(t, mine)]) < len(words) \
                 and {t.lemma for t in words} - SETTINGS:
             return " ".join(t.text for t in part)

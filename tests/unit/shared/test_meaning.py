@@ -561,3 +561,14 @@ def test_a_places_irregular_adjective_is_its_name() -> None:
     assert check_grounding("The cheese is made in a southern French cooperative dairy.", [quote]).ok
     g = check_grounding("The cheese is made in a southern Spanish cooperative dairy.", [quote])
     assert not g.ok and g.category == "name", g
+
+
+def test_a_place_or_group_after_the_head_of_an_opening_condition_is_not_dropped() -> None:
+    quote = "For tenants in the lowest income band, rent absorbed 41% of monthly income in 2023, the study found."
+    g = check_grounding("Rent absorbed 41% of tenants' monthly income in 2023, the study found.", [quote])
+    assert not g.ok and g.category == "scope", g
+    assert check_grounding("Rent absorbed 41% of monthly income in 2023 for tenants in the lowest income band.",
+                           [quote]).ok
+    g = check_grounding("The wage gap shrank to 7 percent among part-time staff.",
+                        ["Among part-time staff in retail, the wage gap shrank to 7 percent."])
+    assert not g.ok and g.category == "scope", g
