@@ -184,7 +184,8 @@ def clauses(text: str) -> list[Clause]:
         if (t.low == "without" and nxt.low.endswith("ing")) or (
                 t.low == "and" and nxt.verb and nxt.low not in STOPWORDS and not noun and not gerunds) or (
                 t.low == "and" and _adverb_and_verb(tokens[i + 1:i + 4])) or (
-                t.low == "and" and _auxiliary_and_verb(tokens[i - 1], tokens[i + 1:i + 4])):
+                t.low == "and" and _auxiliary_and_verb(tokens[i - 1], tokens[i + 1:i + 4])) or (
+                t.low == "and" and _subject_and_verb(tokens[:i], tokens[i + 1:i + 6])):
             cuts.append(t.start)
     cuts.sort()
     parts: list[list[Token]] = []
@@ -200,6 +201,21 @@ def clauses(text: str) -> list[Clause]:
             parts.append(part)
     out = [Clause.spanning(part, text) for part in parts]
     return out or [Clause([], 0, 0, text)]
+
+
+def _finite(t: Token) -> bool:
+    """A verb's inflected form ("pushes", "revised") or an auxiliary."""
+    return t.low in _AUXILIARIES or t.verb and t.low != t.lemma and t.low.endswith(("s", "ed"))
+
+
+def _subject_and_verb(before: list[Token], after: list[Token]) -> bool:
+    """After "and", a clause of its own: a determiner, one to three words and a finite verb
+    ("… and the broker pushes messages"), where the words before "and" have a verb of their
+    own (not "The cat and the dog ran", one subject of two nouns)."""
+    if len(after) < 3 or after[0].low not in ("the", "its", "their", "his", "her") or not any(map(_finite, before)):
+        return False
+    verb = next((n for n in range(2, min(len(after), 5)) if _finite(after[n])), None)
+    return verb is not None and all((is_content(u) or u.low == "of") and not _finite(u) for u in after[1:verb])
 
 
 def adjective(word: str, *, unknown: bool = False) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from shared.verification.clauses import clauses
 from shared.verification.figure_words import order_word_at
 from shared.verification.grounding import check_grounding
 from shared.verification.meaning import contradicts
@@ -572,3 +573,13 @@ def test_a_place_or_group_after_the_head_of_an_opening_condition_is_not_dropped(
     g = check_grounding("The wage gap shrank to 7 percent among part-time staff.",
                         ["Among part-time staff in retail, the wage gap shrank to 7 percent."])
     assert not g.ok and g.category == "scope", g
+
+
+def test_and_before_a_subject_and_its_verb_opens_a_clause_whose_roles_are_read_apart() -> None:
+    quote = "In this design, the viewer opens the session and the relay streams frames to it as they arrive."
+    g = check_grounding("In this design, the relay opens the session and the viewer streams frames to it as they "
+                        "arrive.", [quote])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("In this design, the viewer opens the session, and the relay then streams frames to it "
+                           "as they arrive.", [quote]).ok
+    assert [c.text[c.start:c.end] for c in clauses("The cat and the dog ran home.")] == ["The cat and the dog ran home"]
