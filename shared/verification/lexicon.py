@@ -73,7 +73,7 @@ HEDGES = frozenset("""
     may might could can possibly perhaps likely probably potentially suggest suggests
     suggested suggesting appear appears appeared seem seems seemed unclear uncertain
     presumably plausibly tend tends tended possible possibly potential suspect suspects suspected
-    whether considering believe believes
+    whether considering believe believes doubtful
 """.split())
 STRONG = frozenset("""
     must definitely certainly conclusively conclusive undoubtedly unquestionably prove

@@ -390,7 +390,7 @@ def _says_most(clause: Clause) -> bool:
 
 # Advice, weaker than a duty: "drivers are advised to carry chains" does not say they must.
 _ADVICE = re.compile(r"\b(?:advised|recommended|encouraged|urged)\s+(?:to|that)\b|\bshould\b"
-                     r"|\b(?:advises|recommends|encourages|urges)\b", re.I)
+                     r"|\b(?:advises?|recommends?|encourages?|urges?)\b", re.I)
 # A duty: "must", "are required to", "requires", "mandatory".
 _DUTY = re.compile(r"\bmust\b|\brequire[sd]?\b|\b(?:mandatory|compulsory|obligatory|obliged)\b", re.I)
 

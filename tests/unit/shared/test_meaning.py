@@ -583,3 +583,13 @@ def test_and_before_a_subject_and_its_verb_opens_a_clause_whose_roles_are_read_a
     assert check_grounding("In this design, the viewer opens the session, and the relay then streams frames to it "
                            "as they arrive.", [quote]).ok
     assert [c.text[c.start:c.end] for c in clauses("The cat and the dog ran home.")] == ["The cat and the dog ran home"]
+
+
+def test_a_duty_where_the_quote_recommends_and_a_certainty_where_it_doubts() -> None:
+    g = check_grounding("The code requires riders to wear a helmet on every trail.",
+                        ["The code recommends that riders wear a helmet on every trail."])
+    assert not g.ok and g.category == "modality", g
+    quote = "The captain is doubtful for Sunday's final after a knee injury in training."
+    g = check_grounding("The captain will miss Sunday's final after a knee injury.", [quote])
+    assert not g.ok and g.category == "modality", g
+    assert check_grounding("The captain may miss Sunday's final after a knee injury.", [quote]).ok
