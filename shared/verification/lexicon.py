@@ -22,6 +22,7 @@ __all__ = [
     "MONTHS",
     "NEGATIVE_PREFIXES",
     "NEGATORS",
+    "OUTCOMES",
     "QUANTIFIERS",
     "RARE",
     "SHARE_WORDS",
@@ -149,6 +150,17 @@ for _pair in _PAIRS:
     _a, _b = _pair.split("/")
     CONVERSES[_a] = CONVERSES.get(_a, frozenset()) | {_b}
     CONVERSES[_b] = CONVERSES.get(_b, frozenset()) | {_a}
+
+# Verbs of a decision or outcome whose opposite WordNet does not list as its antonym
+# ("upheld" against "dismissed", "blocked" against "cleared"): a sentence that says one where
+# its quote says the other states the opposite outcome.
+OUTCOMES: dict[str, frozenset[str]] = {}
+for _pair in """uphold/dismiss uphold/reject uphold/overturn block/clear block/approve approve/reject
+        approve/deny grant/deny grant/refuse ratify/reject admit/deny confirm/deny lift/impose
+        pass/fail""".split():
+    _a, _b = _pair.split("/")
+    OUTCOMES[_a] = OUTCOMES.get(_a, frozenset()) | {_b}
+    OUTCOMES[_b] = OUTCOMES.get(_b, frozenset()) | {_a}
 
 # Relations that hold both ways ("X is linked to Y" says "Y is linked to X"): exchanging
 # their two sides swaps no roles.

@@ -62,7 +62,7 @@ from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
-    CAUSAL, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, HEDGES, NEGATORS, OMISSION, QUANTIFIERS, STRONG,
+    CAUSAL, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, HEDGES, NEGATORS, OMISSION, OUTCOMES, QUANTIFIERS, STRONG,
     WORD_NEGATING_PREFIXES,
 )
 from shared.verification.negation_reading import (
@@ -213,8 +213,8 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
         inflected_verb = t.verb and t.low.endswith(("ed", "ing"))  # ("topped" is no top of a thing)
         for lemma in {*t.lemmas, t.low}:
             # (a converse, "borrow from" for "lend to", is read with its sides by converse)
-            opposite = antonyms(lemma, "verb" if inflected_verb and lemma != t.low else None) \
-                - CONVERSES.get(lemma, frozenset())
+            opposite = (antonyms(lemma, "verb" if inflected_verb and lemma != t.low else None)
+                        | OUTCOMES.get(lemma, frozenset())) - CONVERSES.get(lemma, frozenset())
             against = [u for u in source.tokens if u.low.isalpha() and not {*u.lemmas, u.low} & said_lemmas
                        and {*u.lemmas, u.low} & opposite]  # (its words of certainty too: "established")
             if against and _done_to(said, t) and not any(_done_to(source, u) for u in against):

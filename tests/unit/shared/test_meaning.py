@@ -593,3 +593,13 @@ def test_a_duty_where_the_quote_recommends_and_a_certainty_where_it_doubts() -> 
     g = check_grounding("The captain will miss Sunday's final after a knee injury.", [quote])
     assert not g.ok and g.category == "modality", g
     assert check_grounding("The captain may miss Sunday's final after a knee injury.", [quote]).ok
+
+
+def test_the_opposite_outcome_of_a_decision_is_a_negation() -> None:
+    g = check_grounding("The tribunal dismissed the union's complaint.",
+                        ["The union's complaint was upheld by the tribunal."])
+    assert not g.ok and g.category == "negation", g
+    g = check_grounding("The board approved the proposed merger.", ["The board rejected the proposed merger."])
+    assert not g.ok and g.category == "negation", g
+    assert check_grounding("The tribunal upheld the union's complaint.",
+                           ["The union's complaint was upheld by the tribunal."]).ok
