@@ -103,9 +103,9 @@ def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
     # in the lowest income quintile"; not a time, "in 56 hours")
     placed = [part[n:] for part in parts for n in range(1, len(part)) if part[n].low == "in"
               and not any(u.low[:1].isdigit() or u.lemma in SPANS for u in part[n:])]
-    for part in parts + placed:
+    for part, place in [(p, False) for p in parts] + [(p, True) for p in placed]:
         # (a rank counts among a place's words: "the lowest income quintile")
-        words = [t for t in part if (is_content(t) or part in placed and direction_of(t)) and not t.low[:1].isdigit()]
+        words = [t for t in part if (is_content(t) or place and direction_of(t)) and not t.low[:1].isdigit()]
         if words and 2 * len([t for t in words if covered(t, mine)]) < len(words) \
                 and {t.lemma for t in words} - SETTINGS:
             return " ".join(t.text for t in part)
