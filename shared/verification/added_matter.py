@@ -125,6 +125,8 @@ def added_part(first: Token, said: Sequence[Clause], every: set[str], *, purpose
     part = toks[start:end]
     if toks[start].low == "with" and i > start + 1 and toks[i].verb and toks[i].low.endswith("ed"):
         part = toks[i:end]  # (", with PostgreSQL recommended for production": said of a thing the quotes name)
+    if part[0].low == "according" and not any(u.text[:1].isupper() for u in part[1:]):
+        return False  # (", according to the outlook": the source's own attribution; a name is checked as a name)
     return not any(is_content(u) and covered(u, every) or u.low[:1].isdigit() for u in part) \
         and part[-1].lemma not in REPORTING
 

@@ -106,7 +106,8 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
     adjusting, not "the effect is achieved" before it."""
     for part in clause_parts(clause):
         hedged = {t.low for n, t in enumerate(part) if (t.low in HEDGES or t.low in _EXPECTED and (
-                      n + 1 < len(part) and part[n + 1].low == "to" or n and part[n - 1].low in ARTICLES | _BE))
+                      n + 1 < len(part) and part[n + 1].low == "to" or n and part[n - 1].low in ARTICLES | _BE)
+                      or _evidence_fits(part, n))
                   and not t.text.isupper()  # ("the CAN bus")
                   and not (t.text == "May" and t.start > clause.start)  # ("on 3 May": the month)
                   and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))
@@ -120,6 +121,13 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
         w in _TURNED_OUT and n + 1 < len(words) and (words[n + 1][:1].isdigit() or adjective(words[n + 1])))
         and not (w.startswith("establish") and words[n + 1:n + 2] != ["that"])}  # ("to establish the orchestra")
     return 3 if strong or sure else 2
+
+
+def _evidence_fits(part: list[Token], n: int) -> bool:
+    """"are consistent with", "is compatible with": evidence that fits a claim without
+    establishing it (a hedge)."""
+    return part[n].low in ("consistent", "compatible") and part[n + 1:n + 2] != [] and part[n + 1].low == "with" \
+        and n > 0 and part[n - 1].low in _BE | {"remain", "remains", "remained", "be"}
 
 
 # "proved 94% effective", "proved popular": what a thing turned out to be, not a proof

@@ -101,6 +101,10 @@ Reading = tuple[str, float]  # (dimension, value in the dimension's base unit); 
 
 
 _THAN = re.compile(r"\bthan\s*$")
+# "just under 4 TB", "slightly more than 200": a bound that is also near its figure
+# (within a quarter of it: not said of "4 GB", which is under 4 TB but far from it)
+_NEAR_BOUND = re.compile(r"\b(?:just|slightly|a little|marginally|narrowly)\s+(?:under|over|below|above|"
+                         r"(?:more|less|fewer|greater|higher|lower) than)\s*$", re.I)
 
 
 def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> bool:
@@ -128,7 +132,10 @@ def restated(said: Figure, sources: Sequence[Figure], sentence: str = "") -> boo
         # not said of "an HTTP 429 response")
         plain = [s for s in sources if not is_year(s) and not s.bounded
                  and (said.unit or s.unit or not said.counts or not s.counts or _same_thing(said.counts, s.counts))]
-        return _bounded(found, mine, [r for s in plain for r in _readings(s)])
+        near = [r for s in plain for r in _readings(s)]
+        if _NEAR_BOUND.search(before):
+            near = [(e, w) for e, w in near if any(d == e and math.isclose(v, w, rel_tol=0.25) for d, v in mine)]
+        return _bounded(found, mine, near)
     loose = bool(_APPROX.search(before))
     counted = [s for s in sources if not is_year(s)]
     derived = theirs + (list(_computed(counted, _change(said, sentence))) if _computable(said, sentence) else [])

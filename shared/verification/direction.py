@@ -18,7 +18,7 @@ from shared.verification.clause_roles import phrase, swapped
 from shared.verification.verb_reading import verbness
 from shared.verification.clauses import Clause, Token, adjective, clauses, covered, is_content, token
 from shared.verification.figure_words import bounds_figure, figure_word, order_word_at
-from shared.verification.figures import bound_side, figures, same_figure
+from shared.verification.figures import Figure, bound_side, figures, same_figure
 from shared.verification.lexicon import CONVERSES
 
 __all__ = ["converse", "direction"]
@@ -66,6 +66,8 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
             return "comparative", f'it gives "{turned}" a direction its quote reverses'
         if i >= 1 and said.tokens[i - 1].low == "or" and bounds_figure(said, i):
             continue  # "7,000 or more steps": a bound on the figure, read with the figure
+        if _or_more(said, i, whole or source):
+            continue  # "at least 50 employees" for "50 or more employees"
         if _same_order(said, i, whole or source):
             continue  # "raises an error after waiting 30 seconds" for "waits 30 seconds before raising one"
         if said.tokens[i].low in ("more", "less") and i + 1 < len(said.tokens) \
@@ -173,10 +175,24 @@ def _bound_flipped(said: Clause, quote: Clause) -> bool:
     """A figure the clause bounds ("at most 60%") is one the quote bounds on the other
     side ("at least 60%")."""
     theirs = [(q, side) for q in figures(quote.text) if quote.start <= q.start < quote.end
-              and (side := bound_side(quote.text[:q.start])) is not None]
+              and (side := _side(quote.text, q)) is not None]
     return any(same_figure(f, q) and side != theirs_side
                for f in figures(said.text) if said.start <= f.start < said.end
-               and (side := bound_side(said.text[:f.start])) is not None for q, theirs_side in theirs)
+               and (side := _side(said.text, f)) is not None for q, theirs_side in theirs)
+
+
+# "20 or more staff", "aged 65 or over": a bound written after its figure
+_OR_ABOVE = re.compile(r"\s+(?:\w+\s+)?or\s+(?:more|over|above|greater|higher|older|longer)\b", re.I)
+_OR_BELOW = re.compile(r"\s+(?:\w+\s+)?or\s+(?:fewer|less|under|below|lower|younger|shorter)\b", re.I)
+
+
+def _side(text: str, f: Figure) -> int | None:
+    """The side the words round figure ``f`` of ``text`` bound it on: before it ("at
+    least 20") or after it ("20 or more", "20 staff or fewer"); None for no bound."""
+    before = bound_side(text[:f.start])
+    if before is not None:
+        return before
+    return 1 if _OR_ABOVE.match(text, f.end) else -1 if _OR_BELOW.match(text, f.end) else None
 
 
 def _both_bound(said: Clause, i: int, quote: Clause) -> bool:
@@ -321,13 +337,28 @@ def _prefix_flipped(said: Clause, quote: Clause) -> tuple[str, str] | None:
     return None
 
 
+def _or_more(said: Clause, i: int, quote: Clause) -> bool:
+    """"at least" (or "at most") at ``i`` bounds a figure the quote bounds the same way
+    after it: "or more" ("or fewer", "or less")."""
+    toks = said.tokens
+    if not (i and toks[i - 1].low == "at" and toks[i].low in ("least", "most") and bounds_figure(said, i)):
+        return False
+    after = ("more", "over", "above", "greater") if toks[i].low == "least" else ("fewer", "less", "under", "below")
+    words = quote.words()
+    return any(w == "or" and words[n + 1:n + 2] and words[n + 1] in after and n and figure_word(words[n - 1])
+               for n, w in enumerate(words))
+
+
 def _same_phrase(said: Clause, i: int, quote: Clause) -> bool:
     """The directional word at ``i`` stands in the quote after the same word as in the
     sentence ("risk of falls", "a fall in"): the same reading of the same words."""
     if i == 0:
         return False
     pair = (said.tokens[i - 1].low, said.tokens[i].low)
-    return pair[0] in _NAMING and any((a.low, b.low) == pair for a, b in zip(quote.tokens, quote.tokens[1:], strict=False))
+    # (or a noun the word is the head of, "tumour growth": a thing the quote names too)
+    named = pair[0] in _NAMING or is_content(said.tokens[i - 1]) and direction_of(said.tokens[i - 1]) is None \
+        and verbness(said, i) < 2 and not adjective(said.tokens[i].low)
+    return named and any((a.low, b.low) == pair for a, b in zip(quote.tokens, quote.tokens[1:], strict=False))
 
 
 _NAMING = frozenset("of the a an in".split())  # words before a noun

@@ -410,8 +410,8 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     obliged = set(said.words()) & STRONG == {"must"} and theirs >= 2
     if certainty(said) > theirs and not obliged and not _strong_word_quoted(said, source):
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
-    if certainty(said, about=source.forms) == 1 and (theirs == 3 or theirs == 2 and _POSSIBLY & set(said.words())
-                                                     and (_SURE & set(source.words()) or _past_hedged(said))):
+    if certainty(said, about=source.forms) == 1 and (theirs == 3 or theirs == 2 and (
+            _POSSIBLY & set(said.words()) and (_SURE & set(source.words()) or _past_hedged(said)) or _doubted(said))):
         return "modality", "it is less certain than its quote (a certainty turned into a hedge)"
     mine_text, theirs_text = said.text[said.start:said.end], source.text[source.start:source.end]
     advice, duty = _ADVICE.search(theirs_text), _DUTY.search(mine_text)
@@ -430,6 +430,14 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     if (mine & CAUSAL or changes) and not theirs & CAUSAL and theirs & CORRELATIONAL and not mine & CORRELATIONAL:
         return "modality", "it states as cause what its quote states as association"
     return None
+
+
+def _doubted(said: Clause) -> bool:
+    """The clause puts its matter in doubt ("it remains uncertain whether …", "it is
+    unclear if …"): that the question is open, which a quote stating it plainly denies."""
+    words = said.words()
+    return any(w in ("unclear", "uncertain", "unknown", "undetermined", "unresolved")
+               and words[n + 1:n + 2] in (["whether"], ["if"]) for n, w in enumerate(words))
 
 
 def _past_hedged(said: Clause) -> bool:

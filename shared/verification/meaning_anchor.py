@@ -114,8 +114,10 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
         if isinstance(problem, Failure):
             return problem
         pairs.append(problem)
-    ranked = any(superlative(u) or u.low in ("most", "least") for qc in quote_clauses for c in qc for u in c.tokens)
-    claimed = next((t for c in said for n, t in enumerate(c.tokens) if extreme(t) and not covered(t, every)
+    # ("its highest level" for "peak": a quote's peak or maximum ranks too)
+    ranked = any(superlative(u) or u.low in _RANKS for qc in quote_clauses for c in qc for u in c.tokens)
+    claimed = next((t for c in said for n, t in enumerate(c.tokens)
+                    if (extreme(t) or not ranked and _most(c, n)) and not covered(t, every)
                     and not (ranked and superlative(t)) and not _ever_denied(c, n)),
                    None)  # ("the lowest area" for "the smallest")
     if claimed is not None:  # "a club record", "the lowest on record", "unanimously", "first-ever"
@@ -153,6 +155,17 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
 
 
 _DENIERS = frozenset("not never without no nor n't".split())
+
+
+_RANKS = frozenset("most least peak peaks peaked peaking maximum minimum".split())
+
+
+def _most(clause: Clause, n: int) -> bool:
+    """The word at ``n`` is ranked by "the most" or "the least" before it ("one of the
+    most successful agreements"): a superlative in two words."""
+    toks = clause.tokens
+    return n >= 2 and is_content(toks[n]) and toks[n - 1].low in ("most", "least") \
+        and toks[n - 2].low in ("the", "its", "their", "his", "her")
 
 
 def _ever_denied(clause: Clause, i: int) -> bool:

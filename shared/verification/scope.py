@@ -91,6 +91,11 @@ _NARROWERS = frozenset("with and living who whose that aged without excluding ex
 _NARROWING_PHRASES = frozenset("with without living aged excluding except".split())
 
 
+# A figure's upward bound after it ("65 and older", "18 or over", "at least"): one bound
+# in any of its wordings.
+_UPWARD = frozenset("older over above more up upwards beyond least".split())
+
+
 def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
     """A part of ``qualifier`` (split where it narrows further: "with", "and", "living",
     "aged"…) of whose content words the sentence keeps fewer than half, else None."""
@@ -106,6 +111,11 @@ def _lost_part(qualifier: list[Token], mine: set[str]) -> str | None:
     for part, place in [(p, False) for p in parts] + [(p, True) for p in placed]:
         # (a rank counts among a place's words: "the lowest income quintile")
         words = [t for t in part if (is_content(t) or place and direction_of(t)) and not t.low[:1].isdigit()]
+        # ("aged 65" said as "65 or over": the age is its figure, kept)
+        words = [t for n, t in enumerate(part) if t in words and not (
+            t.low == "aged" and n + 1 < len(part) and part[n + 1].low[:1].isdigit() and part[n + 1].forms & mine)]
+        if words and all(t.low in _UPWARD for t in words) and _UPWARD & mine:
+            continue  # ("and older" said as "or over": the figure's bound, said another way)
         if words and 2 * len([t for t in words if covered(t, mine)]) < len(words) \
                 and {t.lemma for t in words} - SETTINGS:
             return " ".join(t.text for t in part)

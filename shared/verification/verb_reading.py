@@ -134,6 +134,9 @@ _ERGATIVE = frozenset("burn break melt sink open close shatter dissolve freeze t
                       "crack tear bend split".split())
 
 
+_WHEN = frozenset("on in at during since until before after".split())
+
+
 def undergoes(clause: Clause, i: int) -> bool:
     """The subject of the verb at ``i`` is what the act is done to: a passive; a participle
     after its noun, before a preposition, ahead of the clause's own verb ("a faulty
@@ -146,7 +149,9 @@ def undergoes(clause: Clause, i: int) -> bool:
     after = toks[i + 2] if i + 2 < len(toks) else None
     t = toks[i]
     # (not "decided to divert": an infinitive; not "burned about 12,000 hectares": a figure)
-    governs = after is not None and (verbness(clause, i + 2) >= (1 if nxt == "to" else 2) or after.low[:1].isdigit())
+    # (a date or time after its preposition, "opened on 9 November", governs nothing)
+    governs = after is not None and (verbness(clause, i + 2) >= (1 if nxt == "to" else 2)
+                                     or after.low[:1].isdigit() and nxt not in _WHEN)
     reduced = i and t.low.endswith(("ed", "en")) and is_content(toks[i - 1]) and verbness(clause, i - 1) < 2 \
         and nxt in PHRASE_STOPS and nxt != "by" and not governs \
         and not any(u.low in ("and", "or", "but") for u in toks[i + 1:]) \

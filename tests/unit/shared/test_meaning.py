@@ -603,3 +603,70 @@ def test_the_opposite_outcome_of_a_decision_is_a_negation() -> None:
     assert not g.ok and g.category == "negation", g
     assert check_grounding("The tribunal upheld the union's complaint.",
                            ["The union's complaint was upheld by the tribunal."]).ok
+
+
+def test_a_bound_said_to_be_near_its_figure_is_near_it() -> None:
+    quote = "The largest file the format can hold is 2 GB."
+    g = check_grounding("The largest file the format can hold is just under 2 TB.", [quote])
+    assert not g.ok and g.category == "number", g
+    assert check_grounding("The survey reached just over 3,000 households.",
+                           ["The survey reached 3,142 households."]).ok
+    assert check_grounding("The largest file the format can hold is under 2 TB.", [quote]).ok  # a plain bound
+
+
+def test_a_superlative_in_two_words_is_a_record_the_quote_must_state() -> None:
+    g = check_grounding("The festival drew 80,000 visitors, making it one of the most successful festivals.",
+                        ["The festival drew 80,000 visitors."])
+    assert not g.ok and g.category == "terms", g
+    assert check_grounding("The nasal spray produced the most powerful response of the three vaccines.",
+                           ["Of the three vaccines, the nasal spray produced the strongest response."]).ok
+
+
+def test_evidence_that_fits_a_claim_is_a_hedge_and_an_open_question_is_less_than_a_fact() -> None:
+    g = check_grounding("The tracer data confirm a leak in the lower aquifer.",
+                        ["The tracer data are consistent with a leak in the lower aquifer."])
+    assert not g.ok and g.category == "modality", g
+    g = check_grounding("It is unclear whether the additive corrodes copper pipes.",
+                        ["The additive corrodes copper pipes."])
+    assert not g.ok and g.category == "modality", g
+    assert check_grounding("The tracer data fit a leak in the lower aquifer, but do not prove it.",
+                           ["The tracer data are consistent with a leak in the lower aquifer."]).ok is False
+    assert check_grounding("The tracer data are consistent with a leak in the lower aquifer.",
+                           ["The tracer data are consistent with a leak in the lower aquifer."]).ok
+
+
+def test_at_least_restates_or_more_after_the_figure() -> None:
+    quote = "The grant is open to firms with 20 or more staff."
+    assert check_grounding("The grant is open to firms with at least 20 staff.", [quote]).ok
+    g = check_grounding("The grant is open to firms with at least 20 staff.",
+                        ["The grant is open to firms with 20 or fewer staff."])
+    assert not g.ok and g.category == "comparative", g
+
+
+def test_a_change_named_by_its_noun_keeps_its_direction() -> None:
+    quote = "In rats, the extract reduced plaque growth by about 30%."
+    assert check_grounding("Rats given the extract showed roughly 30% less plaque growth.", [quote]).ok
+    g = check_grounding("Rats given the extract showed roughly 30% more plaque growth.", [quote])
+    assert not g.ok and g.category == "comparative", g
+
+
+def test_a_verb_of_change_with_only_a_date_after_it_has_no_object() -> None:
+    quote = "The new terminal was opened on 14 March 2019."
+    assert check_grounding("The new terminal opened on 14 March 2019.", [quote]).ok
+    g = check_grounding("The airline opened the new terminal on 14 March 2019.",
+                        ["The new terminal opened the airline on 14 March 2019."])
+    assert not g.ok and g.category == "role", g
+
+
+def test_an_age_bound_said_another_way_keeps_the_condition() -> None:
+    quote = "Among drivers aged 70 and older, the course cut crash rates by 15%."
+    assert check_grounding("For drivers 70 or over, the course cut crash rates by 15%.", [quote]).ok
+    g = check_grounding("For drivers, the course cut crash rates by 15%.", [quote])
+    assert not g.ok and g.category == "scope", g
+
+
+def test_an_attribution_to_the_source_adds_nothing_but_a_name_must_be_quoted() -> None:
+    quote = "The museum holds about 12,000 works of folk art."
+    assert check_grounding("The museum holds about 12,000 works of folk art, according to its catalogue.", [quote]).ok
+    g = check_grounding("The museum holds about 12,000 works of folk art, according to UNESCO.", [quote])
+    assert not g.ok and g.category == "name", g
