@@ -11,8 +11,8 @@ that keeps its quote's roles from one that turns them round ("A acquired B" agai
 from __future__ import annotations
 
 from shared.verification.clause_parts import fronted_end, qualifier_end
-from shared.verification.clause_reading import PHRASE_STOPS, only_a_thing
-from shared.verification.clauses import AUX, BE, Clause, is_content
+from shared.verification.clause_reading import PHRASE_STOPS, direction_of, only_a_thing
+from shared.verification.clauses import AUX, BE, Clause, adjective, is_content
 from shared.verification.figure_words import order_word_at
 from shared.verification.verb_reading import modifier, undergoes, verbness
 
@@ -119,8 +119,18 @@ def phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
             return out, False  # another verb: the phrase is not read whole
         if is_content(t):
             out.add(min(t.forms))
+        elif _ranks_noun(clause, i):
+            out.add(t.low)  # ("the larger fish", "the smaller fish": which of two alike)
         i += step
     return out, 0 <= i < len(clause.tokens) or True
+
+
+def _ranks_noun(clause: Clause, i: int) -> bool:
+    """The word at ``i`` is a compared adjective before a content word ("the larger
+    fish", "older patients"): it tells two things with one name apart."""
+    t, toks = clause.tokens[i], clause.tokens
+    return t.low.endswith(("er", "est")) and adjective(t.low) and direction_of(t) is not None \
+        and i + 1 < len(toks) and is_content(toks[i + 1])
 
 
 # Words of a frame the verb's subject stands before: "is likely to", "was able to".

@@ -670,3 +670,12 @@ def test_an_attribution_to_the_source_adds_nothing_but_a_name_must_be_quoted() -
     assert check_grounding("The museum holds about 12,000 works of folk art, according to its catalogue.", [quote]).ok
     g = check_grounding("The museum holds about 12,000 works of folk art, according to UNESCO.", [quote])
     assert not g.ok and g.category == "name", g
+
+
+def test_two_things_told_apart_by_a_compared_adjective_keep_their_roles() -> None:
+    quote = "In the survey, the larger colonies regularly drove the smaller colonies from the nesting cliffs."
+    g = check_grounding("In the survey, the smaller colonies regularly drove the larger colonies from the nesting "
+                        "cliffs.", [quote])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("In the survey, the larger colonies regularly drove the smaller ones from the nesting "
+                           "cliffs.", [quote]).ok
