@@ -385,11 +385,22 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
         if _object_of(carried, before, aligned) and not _named_apart(before, aligned):
             return None  # "… in 5% of patients receiving dapagliflozin": the quote speaks of what it is given to
         if not own or own & carried and not _named_apart(before, aligned) or _verb_of(own, clause, aligned) \
-                or anaphoric(whole.text[whole.start:whole.end]) or _agentless(clause, aligned):
+                or anaphoric(whole.text[whole.start:whole.end]) or _agentless(clause, aligned) \
+                or _named_again(aligned, before_readings):
             return None
     said = " ".join(t.text for t in named.tokens if min(t.forms) in carried)
     return fail("merge", f'it gives "{said}" what another quote says of something else',
                 missing=[t.text for t in clause.content[:1]])
+
+
+def _named_again(aligned: Clause, before_readings: list[tuple[Clause, Clause, Clause]]) -> bool:
+    """The quote clause's subject is "the" and one noun ("…, the population recovered to
+    210 pairs") that the subject of the quote the clause before rests on has ("The grey
+    heron population along the river had fallen…"): it names that quote's thing again."""
+    head = subject_tokens(aligned)
+    if len(head) != 1 or aligned.text[:head[0].start].split()[-1:] not in (["the"], ["The"]):
+        return False
+    return any(head[0].forms & u.forms for _, theirs, _ in before_readings for u in subject_tokens(theirs))
 
 
 def _verb_of(own: set[str], clause: Clause, aligned: Clause) -> bool:

@@ -679,3 +679,14 @@ def test_two_things_told_apart_by_a_compared_adjective_keep_their_roles() -> Non
     assert not g.ok and g.category == "role", g
     assert check_grounding("In the survey, the larger colonies regularly drove the smaller ones from the nesting "
                            "cliffs.", [quote]).ok
+
+
+def test_a_quote_that_names_the_thing_again_lends_its_predicate_to_the_clause_before() -> None:
+    quotes = ["The red kite population in the valley had fallen to 12 breeding pairs by 1985.",
+              "After a ban on poisoned bait, the population grew to 140 breeding pairs by 2020."]
+    assert check_grounding("Red kites in the valley fell to 12 breeding pairs by 1985 but grew to 140 pairs by 2020 "
+                           "after poisoned bait was banned.", quotes).ok
+    g = check_grounding("Red kites in the valley fell to 12 breeding pairs by 1985 but grew to 140 pairs by 2020 "
+                        "after poisoned bait was banned.",
+                        [quotes[0], "After a ban on poisoned bait, the buzzards grew to 140 breeding pairs by 2020."])
+    assert not g.ok and g.category == "merge", g
