@@ -125,12 +125,47 @@ def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
     Likewise the clause's own parts that share no word with the quote ("Unlike hard disk
     drives, …, SSDs have no moving parts" read against the quote on hard disks) say
     nothing of it."""
+    base = _denied_base(source)
+    if base is not None:  # "… higher than those who did not": the other group, no denial of the claim
+        if said.tokens and said.tokens[0].low == "without" and len(said.tokens) <= 4:
+            return None  # ("… above their peers | without tutoring": that group named)
+        source = Clause.spanning(source.tokens[:base], source.text)
+        said = _without_base(said)
     if _governed_flip(said, source) or _governed_flip(source, said):
         return "negation", "it negates what its quote affirms, or affirms what its quote negates"
     return _polarity_of(_parts_about(said, source), _parts_about(source, said, _CONDITION_OR_WITHOUT))
 
 
 _CONDITION_OR_WITHOUT = CONDITION_OPENERS | {"without"}
+_BASE_DOERS = frozenset("those people ones others patients students participants children adults".split())
+
+
+def _denied_base(clause: Clause) -> int | None:
+    """Where the clause's comparison base starts when it is the group that did not
+    ("… scored higher than those who did not", "… than those who had not"): the place of
+    its "than", else None."""
+    words = clause.words()
+    for i, w in enumerate(words):
+        rest = words[i + 1:]
+        if w == "than" and len(rest) in (4, 5) and rest[0] in _BASE_DOERS and rest[1] in ("who", "that") \
+                and rest[-1] in ("not", "n't") and all(r in AUX for r in rest[2:-1]):
+            return i
+    return None
+
+
+def _without_base(clause: Clause) -> Clause:
+    """The clause without its words for the group that did not ("non-attendees", "than
+    those who did not", "their peers without tutoring")."""
+    toks = clause.tokens
+    base = _denied_base(clause)
+    kept = toks[:base] if base is not None else toks
+    kept = [t for t in kept if not t.low.startswith("non-")]
+    end = next((n for n, t in enumerate(kept) if t.low == "without" and n and kept[n - 1].low in _PEERS), len(kept))
+    kept = kept[:end]
+    return Clause.spanning(kept, clause.text) if kept else clause
+
+
+_PEERS = frozenset("peers counterparts classmates those others".split())
 
 
 def _parts_about(clause: Clause, other: Clause, openers: frozenset[str] = CONDITION_OPENERS) -> Clause:

@@ -690,3 +690,12 @@ def test_a_quote_that_names_the_thing_again_lends_its_predicate_to_the_clause_be
                         "after poisoned bait was banned.",
                         [quotes[0], "After a ban on poisoned bait, the buzzards grew to 140 breeding pairs by 2020."])
     assert not g.ok and g.category == "merge", g
+
+
+def test_the_group_that_did_not_is_a_comparison_base_not_a_denial() -> None:
+    quote = "Pupils who attended the reading club scored, on average, 9 points higher on the spelling test than those " \
+            "who did not."
+    assert check_grounding("On the spelling test, reading-club attendees outscored non-attendees by an average of 9 "
+                           "points.", [quote]).ok
+    g = check_grounding("Pupils who attended the reading club did not score higher on the spelling test.", [quote])
+    assert not g.ok and g.category == "negation", g
