@@ -357,11 +357,14 @@ def _same_phrase(said: Clause, i: int, quote: Clause) -> bool:
     pair = (said.tokens[i - 1].low, said.tokens[i].low)
     # (or a noun the word is the head of, "tumour growth": a thing the quote names too)
     named = pair[0] in _NAMING or is_content(said.tokens[i - 1]) and direction_of(said.tokens[i - 1]) is None \
-        and verbness(said, i) < 2 and not adjective(said.tokens[i].low)
+        and verbness(said, i) < 2 and not adjective(said.tokens[i].low) and said.tokens[i].low not in _NOT_NOUNS
     return named and any((a.low, b.low) == pair for a, b in zip(quote.tokens, quote.tokens[1:], strict=False))
 
 
 _NAMING = frozenset("of the a an in".split())  # words before a noun
+# Directional words that are never the head noun of a phrase ("ten minutes before which")
+_NOT_NOUNS = frozenset("before after above below over under up down earlier later prior previously subsequently "
+                       "afterwards upward downward more less fewer".split())
 
 
 _ORDER_WORDS = frozenset(("before", "after"))
