@@ -19,7 +19,7 @@ from shared.verification.clause_parts import REPORTING
 from shared.verification.figure_words import NUMBER_WORDS
 
 __all__ = ["CAUSAL_LINKS", "added_part", "compound_parts", "extreme", "frequency_added", "gives_cause",
-           "inference_added", "linked_across", "new_run", "superlative"]
+           "inference_added", "linked_across", "new_run", "said_of_both", "superlative"]
 
 
 # Words that rank a thing against every other: a record, a first, a unanimous vote.
@@ -160,6 +160,43 @@ def linked_across(said: Sequence[Clause], quote_forms: Sequence[set[str]], quote
         first, second = max(range(len(cb)), key=cb.__getitem__), max(range(len(ca)), key=ca.__getitem__)
         if first != second and ca[first] < ca[second] and cb[second] < cb[first]:
             return t.text
+    return None
+
+
+def said_of_both(clause: Clause, quote_forms: Sequence[set[str]]) -> str | None:
+    """The clause says one predicate of two things ("A and B both won …", "A, like B,
+    inhibits …") that rest on two quotes, and a word of the predicate is in one of those
+    quotes only, and not the other's: what the predicate is wrongly said of, else None."""
+    toks = clause.tokens
+    words = [t.low for t in toks]
+    groups: tuple[list[Token], list[Token]] | None = None
+    if "both" in words[2:]:
+        b = words.index("both", 2)
+        a = max((n for n in range(1, b) if words[n] == "and"), default=None)
+        end = b - 1 if words[b - 1] in ("are", "were", "have", "had") else b
+        if a is not None and a + 1 < end:
+            groups, predicate = (toks[:a], toks[a + 1:end]), toks[b + 1:]
+    like = next((n for n in range(1, len(toks) - 1) if words[n] == "like" and clause.pause_before(n)), None)
+    if groups is None and like is not None:
+        end = next((n for n in range(like + 1, len(toks)) if clause.pause_before(n)), None)
+        if end is not None:
+            groups, predicate = (toks[:like], toks[like + 1:end]), toks[end:]
+    if groups is None:
+        return None
+    homes = []
+    for group in groups:
+        content = [t for t in group if is_content(t)]
+        scores = [sum(covered(t, forms) for t in content) for forms in quote_forms]
+        if not content or not max(scores):
+            return None
+        homes.append(max(range(len(scores)), key=scores.__getitem__))
+    if homes[0] == homes[1]:
+        return None
+    said = [t for t in predicate if is_content(t) and not t.low[:1].isdigit()]
+    for n, home in enumerate(homes):
+        other = quote_forms[homes[1 - n]]
+        if any(not covered(t, quote_forms[home]) and covered(t, other) for t in said):
+            return " ".join(t.text for t in groups[n] if is_content(t))
     return None
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from shared.verification.added_matter import (
     CAUSAL_LINKS, added_part, compound_parts, extreme, frequency_added, gives_cause, inference_added, linked_across,
-    new_run, superlative,
+    new_run, said_of_both, superlative,
 )
 from shared.verification.figure_binding import Failure, fail, figures_bound, names_bound
 from shared.verification.figures import Figure, figures, same_figure
@@ -131,6 +131,10 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     drawn = inference_added(said, quote_forms, quote_words)
     if drawn is not None:  # ", indicating it could host liquid oceans"
         return fail("terms", f'it draws what none of its quotes says: "{drawn}"', support, [drawn])
+    both = next((found for c in said if (found := said_of_both(c, quote_forms)) is not None), None)
+    if both is not None:  # "Marie Curie and her daughter both won the Nobel Prize in Chemistry"
+        return fail("merge", f'it says of "{both}" what only another quote says of something else', support,
+                    [both])
     link = linked_across(said, quote_forms, quote_words)
     if link is not None:
         return fail("merge", f'it links by "{link}" what its quotes state apart, none of them giving a cause',

@@ -699,3 +699,13 @@ def test_the_group_that_did_not_is_a_comparison_base_not_a_denial() -> None:
                            "points.", [quote]).ok
     g = check_grounding("Pupils who attended the reading club did not score higher on the spelling test.", [quote])
     assert not g.ok and g.category == "negation", g
+
+
+def test_a_predicate_said_of_two_things_must_be_in_each_ones_quote() -> None:
+    quotes = ["The older bridge was built of granite in 1820.", "The newer bridge was built of steel in 1962."]
+    g = check_grounding("The older bridge and the newer bridge were both built of steel.", quotes)
+    assert not g.ok and g.category == "merge", g
+    g = check_grounding("The newer bridge, like the older bridge, was built of granite.", quotes)
+    assert not g.ok and g.category == "merge", g
+    assert check_grounding("Kestrels and merlins both hunt over open moorland.",
+                           ["Kestrels hunt over open moorland.", "Merlins also hunt over open moorland."]).ok
