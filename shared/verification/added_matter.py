@@ -131,10 +131,11 @@ def added_part(first: Token, said: Sequence[Clause], every: set[str], *, purpose
         and part[-1].lemma not in REPORTING
 
 
-# Words that make one thing the cause of another ("driven by", "following", "led to").
+# Words that make one thing the cause of another ("driven by", "following", "led to"), or
+# put it after another ("rose 8% after a drought reduced the harvest").
 # ("following" is as often a time: "climbed 18% in March, following export curbs")
 _LINKS = frozenset("because due owing thanks driven drove driving fuelled fueled fuelling fueling led leading caused causing "
-                   "prompted prompting sent sending pushed pushing triggered".split())
+                   "prompted prompting sent sending pushed pushing triggered after".split())
 # Words of a quote that gives a cause or a sequence of its own, round which a sentence may reword.
 _QUOTE_LINKS = CAUSAL_LINKS | _LINKS | frozenset("cause causes result resulted resulting response consequently "
                                                  "intended reason blamed attributed".split())
@@ -151,6 +152,8 @@ def linked_across(said: Sequence[Clause], quote_forms: Sequence[set[str]], quote
     for i, t in enumerate(toks):
         if t.low not in _LINKS or not i or t.low == "due" and toks[i - 1].low in ("is", "are", "was", "were"):
             continue  # ("is due to be sentenced", "is due to host": a date)
+        if t.low == "after" and (i + 1 == len(toks) or toks[i + 1].low == "which"):
+            continue  # ("…, after which the crew received …": what came next, told in order)
         before = [u for u in toks[:i] if is_content(u)]
         after = [u for u in toks[i + 1:] if is_content(u)]
         if len(before) < 2 or len(after) < 2:

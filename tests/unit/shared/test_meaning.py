@@ -709,3 +709,11 @@ def test_a_predicate_said_of_two_things_must_be_in_each_ones_quote() -> None:
     assert not g.ok and g.category == "merge", g
     assert check_grounding("Kestrels and merlins both hunt over open moorland.",
                            ["Kestrels hunt over open moorland.", "Merlins also hunt over open moorland."]).ok
+
+
+def test_after_may_not_join_two_quotes_that_give_no_order_or_cause() -> None:
+    quotes = ["Coffee prices rose 6% in June.", "A frost in Brazil reduced the sugar harvest by a fifth."]
+    g = check_grounding("Coffee prices rose 6% in June after a frost in Brazil reduced the harvest by a fifth.", quotes)
+    assert not g.ok and g.category == "merge", g
+    assert check_grounding("Coffee prices rose 6% in June, and a frost in Brazil reduced the sugar harvest by a "
+                           "fifth.", quotes).ok
