@@ -132,10 +132,11 @@ def added_part(first: Token, said: Sequence[Clause], every: set[str], *, purpose
 
 
 # Words that make one thing the cause of another ("driven by", "following", "led to"), or
-# put it after another ("rose 8% after a drought reduced the harvest").
+# put it after another ("rose 8% after a drought reduced the harvest") or against it
+# ("landed despite an explosion").
 # ("following" is as often a time: "climbed 18% in March, following export curbs")
 _LINKS = frozenset("because due owing thanks driven drove driving fuelled fueled fuelling fueling led leading caused causing "
-                   "prompted prompting sent sending pushed pushing triggered after".split())
+                   "prompted prompting sent sending pushed pushing triggered after despite".split())
 # Words of a quote that gives a cause or a sequence of its own, round which a sentence may reword.
 _QUOTE_LINKS = CAUSAL_LINKS | _LINKS | frozenset("cause causes result resulted resulting response consequently "
                                                  "intended reason blamed attributed".split())

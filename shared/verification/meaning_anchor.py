@@ -137,7 +137,7 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
                     [both])
     link = linked_across(said, quote_forms, quote_words)
     if link is not None:
-        return fail("merge", f'it links by "{link}" what its quotes state apart, none of them giving a cause',
+        return fail("merge", f'it links by "{link}" what its quotes state apart, none of them linking them',
                     support, [link])
     if support < min_support:
         return fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"

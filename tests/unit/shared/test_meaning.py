@@ -717,3 +717,10 @@ def test_after_may_not_join_two_quotes_that_give_no_order_or_cause() -> None:
     assert not g.ok and g.category == "merge", g
     assert check_grounding("Coffee prices rose 6% in June, and a frost in Brazil reduced the sugar harvest by a "
                            "fifth.", quotes).ok
+
+
+def test_despite_may_not_join_two_quotes_that_give_no_link() -> None:
+    quotes = ["The Gemini 8 mission docked with its target in March 1966.",
+              "Gemini 9 suffered a shroud failure in June 1966 and returned without docking."]
+    g = check_grounding("Gemini 8 docked with its target in March 1966 despite a shroud failure.", quotes)
+    assert not g.ok and g.category == "merge", g
