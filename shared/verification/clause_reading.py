@@ -15,7 +15,9 @@ import re
 
 from shared.verification.clauses import AUX, Clause, Token, adjective, is_content, token
 from shared.verification.figure_words import EXCEED, bounds_figure, figure_word
-from shared.verification.lexicon import DIRECTIONS, HEDGES, MONTHS, NEGATIVE_PREFIXES, NEGATORS, SHARE_WORDS, STRONG
+from shared.verification.lexicon import (
+    CAUSAL, DIRECTIONS, HEDGES, MONTHS, NEGATIVE_PREFIXES, NEGATORS, SHARE_WORDS, STRONG,
+)
 
 __all__ = [
     "ARTICLES",
@@ -161,7 +163,26 @@ def _limit_after(part: list[Token], n: int) -> bool:
         return True  # "before they can be merged"
     if words[:1] == ["not"] and any(t.low in _ORDERS for t in part[n + 2:n + 9]):
         return True  # "may not be merged until two maintainers approve"
+    if part[n].low == "can" and _capacity(part, n):
+        return True  # "can store 3.9 billion cubic metres", "can be fined up to 4%": what it holds or allows
     return words[:1] == ["not"] and words[1:2] != [] and words[1] in EXCEED and any(figure_word(w) for w in words[2:])
+
+
+# Verbs that tell an effect ("can prevent 90% of cases" is a possibility, not a capacity)
+_EFFECTS = frozenset("prevent prevents kill kills cure cures cause causes lead leads trigger triggers save saves "
+                     "avoid avoids protect protects lower".split())
+
+
+def _capacity(part: list[Token], n: int) -> bool:
+    """"can" at ``n`` before a verb and a figure it reaches ("can store 3.9 billion cubic
+    metres", "can be charged … in 18 minutes", "operate … as low as -25 °C"): a capacity,
+    stated, not a possibility; not a change or an effect ("can cut costs by 30%")."""
+    after = part[n + 1:n + 9]
+    verb = next((t for t in after if t.low not in _BE and t.low not in ("also", "still", "only")), None)
+    if verb is None or verb.low == "not" or direction_of(verb) is not None and verb.low not in EXCEED \
+            or verb.low in _EFFECTS or verb.lemma in CAUSAL:
+        return False  # (a bound, "can exceed 320 km/h", is a capacity)
+    return any(t.low[:1].isdigit() for t in after)
 
 
 _ORDERS = frozenset("until before unless".split())

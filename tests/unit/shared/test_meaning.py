@@ -724,3 +724,12 @@ def test_despite_may_not_join_two_quotes_that_give_no_link() -> None:
               "Gemini 9 suffered a shroud failure in June 1966 and returned without docking."]
     g = check_grounding("Gemini 8 docked with its target in March 1966 despite a shroud failure.", quotes)
     assert not g.ok and g.category == "merge", g
+
+
+def test_can_before_a_figure_it_reaches_is_a_capacity_not_a_hedge() -> None:
+    assert check_grounding("The tank holds up to 40,000 litres of water.",
+                           ["The tank can store up to 40,000 litres of water."]).ok
+    g = check_grounding("The additive cuts fuel use by 12%.", ["The additive can cut fuel use by 12%."])
+    assert not g.ok and g.category == "modality", g
+    g = check_grounding("The filter removes 99% of bacteria.", ["The filter can remove bacteria."])
+    assert not g.ok, g
