@@ -102,7 +102,12 @@ def universals(clause: Clause) -> list[str]:
     """The words of the clause that say all or always ("every", "each", "always"; "at
     all" too, and "each year" not)."""
     words = parts(clause)
-    return [w for i, w in enumerate(words) if QUANTIFIERS.get(w) == 4 and not _per(words, i)]
+    return [_ANY_DENIED.get(w, w) for i, w in enumerate(words)
+            if (QUANTIFIERS.get(w) == 4 or w in _ANY_DENIED and _level(words, i) == 4) and not _per(words, i)]
+
+
+# "without removing anything" says "everything" is left; "not anyone", "no one".
+_ANY_DENIED = {"anything": "everything", "anyone": "everyone", "anybody": "everybody"}
 
 
 def _per(words: list[str], i: int) -> bool:
@@ -138,6 +143,8 @@ def _level(words: list[str], i: int) -> int | None:
     """The strength of ``words[i]`` as a quantifier or frequency (``QUANTIFIERS``), or None."""
     w, prev = words[i], words[i - 1] if i else ""
     level = QUANTIFIERS.get(w, 1 if w == "subset" and words[i + 1:i + 2] == ["of"] else None)  # "a subset of mice"
+    if w in ("anything", "anyone", "anybody") and any(v in _DENYING for v in words[max(0, i - 3):i]):
+        return 4  # "without removing anything": nothing removed, everything left
     if level is None or (w == "all" and prev == "at") or (w == "most" and prev in ("the", "at")):
         return None
     if _per(words, i):
@@ -150,6 +157,7 @@ def _level(words: list[str], i: int) -> int | None:
 
 
 _SHORT_OF = frozenset("nearly almost virtually practically".split())
+_DENYING = frozenset("not n't never without no cannot".split())
 
 
 def parts(clause: Clause) -> list[str]:

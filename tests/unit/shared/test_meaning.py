@@ -733,3 +733,11 @@ def test_can_before_a_figure_it_reaches_is_a_capacity_not_a_hedge() -> None:
     assert not g.ok and g.category == "modality", g
     g = check_grounding("The filter removes 99% of bacteria.", ["The filter can remove bacteria."])
     assert not g.ok, g
+
+
+def test_anything_denied_is_everything_left() -> None:
+    quote = "The preview mode lists the rows that would change without writing anything to the table."
+    assert check_grounding("The preview mode lists the rows that would change but leaves everything in the table "
+                           "untouched.", [quote]).ok
+    g = check_grounding("The preview mode writes everything to the table.", [quote])
+    assert not g.ok, g
