@@ -39,6 +39,10 @@ IDIOMS: dict[str, tuple[str, ...]] = {
     "lost his life": ("died",),
     "lost her life": ("died",),
     "aboard": ("on board",),
+    "adjusted for inflation": ("in real terms",),
+    "after adjusting for inflation": ("in real terms",),
+    "inflation-adjusted": ("real",),
+    "without food": ("on an empty stomach",),
     "Oscar for": ("Academy Award for",),
     # days with a fixed date, for the date a quote gives
     "New Year's Day": ("1 January", "January 1"),

@@ -16,6 +16,9 @@ from shared.verification.idioms import plain_wording
      "Unemployment in the region remained unchanged at 4.1% in June."),
     ("The planet may be seen without optical aid in early May.", "The planet may be seen with the naked eye in early May."),
     ("Observers can spot the nebula without any optical aid.", "The nebula is visible to the naked eye."),
+    ("Preliminary figures indicate that, adjusted for inflation, wages grew 1.2% in the third quarter.",
+     "Wages rose by 1.2% in real terms in the third quarter, according to preliminary estimates."),
+    ("The tablets are best taken without food.", "The tablets are best taken on an empty stomach."),
 ])
 def test_a_set_phrase_restates_the_quotes_wording(sentence: str, quote: str) -> None:
     g = check_grounding(sentence, [quote])
