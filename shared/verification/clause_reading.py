@@ -128,8 +128,8 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
 def _evidence_fits(part: list[Token], n: int) -> bool:
     """"are consistent with", "is compatible with": evidence that fits a claim without
     establishing it (a hedge)."""
-    return part[n].low in ("consistent", "compatible") and part[n + 1:n + 2] != [] and part[n + 1].low == "with" \
-        and n > 0 and part[n - 1].low in _BE | {"remain", "remains", "remained", "be"}
+    return part[n].low in ("consistent", "compatible") and n + 1 < len(part) and part[n + 1].low == "with" \
+        and n > 0 and part[n - 1].low in _BE | {"remain", "remains", "remained"}
 
 
 # "proved 94% effective", "proved popular": what a thing turned out to be, not a proof

@@ -18,7 +18,8 @@ from shared.verification.clause_roles import phrase, swapped
 from shared.verification.verb_reading import verbness
 from shared.verification.clauses import Clause, Token, adjective, clauses, covered, is_content, token
 from shared.verification.figure_words import bounds_figure, figure_word, order_word_at
-from shared.verification.figures import Figure, bound_side, figures, same_figure
+from shared.verification.figure_bounds import both_bound, bound_flipped
+from shared.verification.figures import figures, same_figure
 from shared.verification.lexicon import CONVERSES
 
 __all__ = ["converse", "direction"]
@@ -45,7 +46,7 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
     thing, else with the aligned clause's words on its axis (on an axis that clause does
     not speak of, the whole quote's, ``whole``); a comparison is not stated where the quote
     states none, nor more of them than it states, nor without the quote's "than"."""
-    if _bound_flipped(said, whole or source):  # "more than €1 billion" for "under €1 billion"
+    if bound_flipped(said, whole or source):  # "more than €1 billion" for "under €1 billion"
         return "comparative", "it bounds a figure on the other side than its quote does"
     degrees = _degrees(whole or source)  # the quote's compared adjectives, read once
     # ("B is less stiff than A" restates "A is stiffer than B": no word of it is flipped)
@@ -66,8 +67,6 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
             return "comparative", f'it gives "{turned}" a direction its quote reverses'
         if i >= 1 and said.tokens[i - 1].low == "or" and bounds_figure(said, i):
             continue  # "7,000 or more steps": a bound on the figure, read with the figure
-        if _or_more(said, i, whole or source):
-            continue  # "at least 50 employees" for "50 or more employees"
         if _same_order(said, i, whole or source):
             continue  # "raises an error after waiting 30 seconds" for "waits 30 seconds before raising one"
         if said.tokens[i].low in ("more", "less") and i + 1 < len(said.tokens) \
@@ -85,7 +84,7 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
                           if verbness(source, h[0]) >= 2 or source.tokens[h[0]].low.endswith("er")]):
             absorbed.add(i)
             continue  # "more slowly" for "slowed" or "more quickly" for "faster": one comparison
-        if _figures_show(said, i, sign, whole or source) or _both_bound(said, i, whole or source):
+        if _figures_show(said, i, sign, whole or source) or both_bound(said, i, whole or source):
             continue  # "38%, down from 61%" where its quote gives both figures; "less than €1 billion" for "under"
         bound = bound_sign(said, i, axis, whole or source, weak=weak)
         if bound == sign:
@@ -169,45 +168,6 @@ def _before_than(clause: Clause, found: list[tuple[int, str, int, bool]]) -> lis
     than = order_word_at(clause.words(), "than")
     than = len(clause.tokens) if than is None else than
     return [h for h in found if h[0] < than]
-
-
-def _bound_flipped(said: Clause, quote: Clause) -> bool:
-    """A figure the clause bounds ("at most 60%") is one the quote bounds on the other
-    side ("at least 60%")."""
-    theirs = [(q, side) for q in figures(quote.text) if quote.start <= q.start < quote.end
-              and (side := _side(quote.text, q)) is not None]
-    return any(same_figure(f, q) and side != theirs_side
-               for f in figures(said.text) if said.start <= f.start < said.end
-               and (side := _side(said.text, f)) is not None for q, theirs_side in theirs)
-
-
-# "20 or more staff", "aged 65 or over": a bound written after its figure
-_OR_ABOVE = re.compile(r"\s+(?:\w+\s+)?or\s+(?:more|over|above|greater|higher|older|longer)\b", re.I)
-_OR_BELOW = re.compile(r"\s+(?:\w+\s+)?or\s+(?:fewer|less|under|below|lower|younger|shorter)\b", re.I)
-
-
-def _side(text: str, f: Figure) -> int | None:
-    """The side the words round figure ``f`` of ``text`` bound it on: before it ("at
-    least 20") or after it ("20 or more", "20 staff or fewer"); None for no bound."""
-    before = bound_side(text[:f.start])
-    if before is not None:
-        return before
-    return 1 if _OR_ABOVE.match(text, f.end) else -1 if _OR_BELOW.match(text, f.end) else None
-
-
-def _both_bound(said: Clause, i: int, quote: Clause) -> bool:
-    """The word at ``i`` bounds the figure after it ("less than €1 billion", "no fewer
-    than 30 days") and the quote bounds that same figure (on which side is
-    :func:`_bound_flipped`'s to read)."""
-    if not bounds_figure(said, i):
-        return False
-    mine = next((f for f in figures(said.text) if f.start >= said.tokens[i].end and said.start <= f.start < said.end),
-                None)
-    if mine is None or bound_side(said.text[:mine.start]) is None:
-        return False
-    text = quote.text
-    return any(quote.start <= q.start < quote.end and same_figure(mine, q) and bound_side(text[:q.start]) is not None
-               for q in figures(text))
 
 
 def _figures_show(said: Clause, i: int, sign: int, quote: Clause) -> bool:
@@ -335,18 +295,6 @@ def _prefix_flipped(said: Clause, quote: Clause) -> tuple[str, str] | None:
         if other and (side, stem) not in theirs and of & other[1]:
             return word, other[0]  # ("the benchmark outperformed the fund" for "the fund underperformed it")
     return None
-
-
-def _or_more(said: Clause, i: int, quote: Clause) -> bool:
-    """"at least" (or "at most") at ``i`` bounds a figure the quote bounds the same way
-    after it: "or more" ("or fewer", "or less")."""
-    toks = said.tokens
-    if not (i and toks[i - 1].low == "at" and toks[i].low in ("least", "most") and bounds_figure(said, i)):
-        return False
-    after = ("more", "over", "above", "greater") if toks[i].low == "least" else ("fewer", "less", "under", "below")
-    words = quote.words()
-    return any(w == "or" and words[n + 1:n + 2] and words[n + 1] in after and n and figure_word(words[n - 1])
-               for n, w in enumerate(words))
 
 
 def _same_phrase(said: Clause, i: int, quote: Clause) -> bool:

@@ -30,7 +30,8 @@ stem and lemma, so "DELETE" meets "deleted"), each clause's features by
 :mod:`shared.verification.clause_reading`, their verbs and voice by :mod:`shared.verification.verb_reading`,
 their subjects and parts by :mod:`shared.verification.clause_parts`, who does what to whom by
 :mod:`shared.verification.clause_roles`, anchored by :mod:`shared.verification.meaning_anchor`,
-the ways negation is said without "not" by :mod:`shared.verification.negation_reading`,
+polarity compared by :mod:`shared.verification.polarity` (the ways negation is said without
+"not" by :mod:`shared.verification.negation_reading`),
 and their figures read with units by :mod:`shared.verification.figures`. A sentence that is one of
 its quotes (or a whole sentence of one) is ``quoted`` and needs no check.
 """
@@ -41,37 +42,24 @@ import re
 
 from collections import Counter
 
-from shared.verification.clause_reading import (
-    certainty,
-    clause_parts,
-    direction_of,
-    directions,
-    negations,
-    not_only,
-    parts_sharing,
-    prefix_flips,
-)
+from shared.verification.clause_reading import certainty, direction_of, directions, parts_sharing
 from shared.verification.quantity_reading import a_few, every_unit, quantified_units, quantity, universals
 from shared.verification.clause_parts import subject
 from shared.verification.clause_roles import same_verb
 from shared.verification.verb_reading import verbness
 from shared.verification.clauses import (
-    AUX, Clause, Token, aligned_pair, clauses, covered, is_content,
+    AUX, Clause, Token, aligned_pair, clauses, is_content,
 )
 from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
-    CAUSAL, CONDITION_OPENERS, CONVERSES, CORRELATIONAL, HEDGES, NEGATORS, OMISSION, OUTCOMES, QUANTIFIERS, STRONG,
-    WORD_NEGATING_PREFIXES,
+    CAUSAL, CONVERSES, CORRELATIONAL, HEDGES, OUTCOMES, QUANTIFIERS, STRONG,
 )
-from shared.verification.negation_reading import (
-    automatic, avoided, before_other_negated_predicate, ceased, contrasted, ended_doing, negated_both, negated_words, not_since,
-    not_until, not_without, omitted, set_aside, until_after_negation,
-)
+from shared.verification.negation_reading import until_after_negation
+from shared.verification.polarity import denied_elsewhere, polarity
 from shared.verification.roles import names_exchanged, objects_swapped, roles, sides_swapped
 from shared.verification.scope import scope
-from shared.research.text import STOPWORDS
 
 __all__ = ["compare", "contradicts"]
 
@@ -85,155 +73,15 @@ def compare(said: Clause, source: Clause, whole: Clause | None = None, *,
     clause of its quote it aligns with (``whole``: that entire quote). ``sentence``: the
     word forms of the whole sentence ``said`` is part of, where a condition may stand
     for all its clauses ("In 2022, X died, while Y fell ill")."""
-    for check in (_polarity, _opposite, _quantifiers, _modality, direction, converse, roles, sides_swapped,
+    for check in (polarity, _opposite, _quantifiers, _modality, direction, converse, roles, sides_swapped,
                   objects_swapped, names_exchanged):
         problem = (check(said, source, whole) if check in (direction, roles, objects_swapped, names_exchanged)
                    else check(said, source))
-        if problem is None and check is _polarity and whole is not None and _denied_elsewhere(said, source, whole):
+        if problem is None and check is polarity and whole is not None and denied_elsewhere(said, source, whole):
             problem = "negation", "it states what another clause of its quote denies"
         if problem is not None:
             return problem
     return scope(said, source, sentence)
-
-
-def _denied_elsewhere(said: Clause, source: Clause, whole: Clause) -> bool:
-    """A clause of the quote sentence other than the one ``said`` aligns with denies, in
-    words all of which ``said`` has, what ``said`` states: "The author's 2021 novel won the
-    Booker Prize" against "… was shortlisted for the Booker Prize but did not win"."""
-    if negations(said):
-        return False
-    rest = [t for t in whole.tokens if not source.start <= t.start < source.end]
-    if not rest:
-        return False
-    other = Clause.spanning(rest, whole.text)
-    toks = other.tokens
-    for i, t in enumerate(toks):
-        if t.low not in ("not", "n't", "never") and not t.low.endswith("n't"):
-            continue
-        end = other.pause_after(i)
-        denied = [u for u in toks[i + 1:end] if is_content(u)]
-        if denied and denied[0].verb and all(covered(u, said.forms) for u in denied):
-            return True
-    return False
-
-
-def _polarity(said: Clause, source: Clause) -> tuple[str, str] | None:
-    """Polarity read against the parts of the quote's clause that the clause restates: a
-    part of two content words or more, none of them the clause's (", with no change in
-    yield"), is not what it restates, and a negation there is not one it drops (a
-    condition, one opened by "without" too, is kept: dropping it is scope's to read).
-    Likewise the clause's own parts that share no word with the quote ("Unlike hard disk
-    drives, …, SSDs have no moving parts" read against the quote on hard disks) say
-    nothing of it."""
-    base = _denied_base(source)
-    if base is not None:  # "… higher than those who did not": the other group, no denial of the claim
-        if said.tokens and said.tokens[0].low == "without" and len(said.tokens) <= 4:
-            return None  # ("… above their peers | without tutoring": that group named)
-        source = Clause.spanning(source.tokens[:base], source.text)
-        said = _without_base(said)
-    if _governed_flip(said, source) or _governed_flip(source, said):
-        return "negation", "it negates what its quote affirms, or affirms what its quote negates"
-    return _polarity_of(_parts_about(said, source), _parts_about(source, said, _CONDITION_OR_WITHOUT))
-
-
-_CONDITION_OR_WITHOUT = CONDITION_OPENERS | {"without"}
-_BASE_DOERS = frozenset("those people ones others patients students participants children adults".split())
-
-
-def _denied_base(clause: Clause) -> int | None:
-    """Where the clause's comparison base starts when it is the group that did not
-    ("… scored higher than those who did not", "… than those who had not"): the place of
-    its "than", else None."""
-    words = clause.words()
-    for i, w in enumerate(words):
-        rest = words[i + 1:]
-        if w == "than" and len(rest) in (4, 5) and rest[0] in _BASE_DOERS and rest[1] in ("who", "that") \
-                and rest[-1] in ("not", "n't") and all(r in AUX for r in rest[2:-1]):
-            return i
-    return None
-
-
-def _without_base(clause: Clause) -> Clause:
-    """The clause without its words for the group that did not ("non-attendees", "than
-    those who did not", "their peers without tutoring")."""
-    toks = clause.tokens
-    base = _denied_base(clause)
-    kept = toks[:base] if base is not None else toks
-    kept = [t for t in kept if not t.low.startswith("non-")]
-    end = next((n for n, t in enumerate(kept) if t.low == "without" and n and kept[n - 1].low in _PEERS), len(kept))
-    kept = kept[:end]
-    return Clause.spanning(kept, clause.text) if kept else clause
-
-
-_PEERS = frozenset("peers counterparts classmates those others".split())
-
-
-def _parts_about(clause: Clause, other: Clause, openers: frozenset[str] = CONDITION_OPENERS) -> Clause:
-    """The parts of ``clause`` (:func:`clause_parts`) of fewer than two content words,
-    opened by one of ``openers``, or sharing a content word with ``other``; all of it
-    when none is."""
-    kept = [t for part in clause_parts(clause)
-            if len([u for u in part if is_content(u)]) < 2 or part[0].low in openers
-            or any(is_content(u) and u.forms & other.forms for u in part)
-            for t in part]
-    return Clause.spanning(kept, clause.text) if kept else clause
-
-
-def _governed_flip(one: Clause, other: Clause) -> bool:
-    """A word ``one`` negates ("was not proportionate") that ``other`` states with no
-    negation before it ("was proportionate"), whatever else either negates."""
-    toks, theirs = one.tokens, other.tokens
-    for i, t in enumerate(toks):
-        if t.low not in ("not", "n't", "never", "cannot") and not t.low.endswith("n't"):
-            continue
-        if i + 1 < len(toks) and toks[i + 1].low in _NOT_A_NEGATION:
-            continue
-        # (the word after the negation: "never blocks on locks" negates "blocks", not "locks")
-        governed = next((u for u in toks[i + 1:i + 4] if u.low not in AUX and u.low not in STOPWORDS), None)
-        if governed is None:
-            continue
-        found = [j for j, u in enumerate(theirs) if is_content(u) and u.forms & governed.forms]
-        contrast = one.text[:t.start].rstrip().endswith(",")  # "a warning, not an error"
-        if not_until(one, other) or not_since(one, other) or contrast and any(set_aside(other, j) for j in found):
-            continue  # "not released until it commits" for "released only when"; "not an error" for "rather than";
-            # "has not erupted since 1913" for "last erupted in 1913"
-        if not_without(one, other):
-            continue  # "cannot log in without a code" for "a code is required to log in"
-        if any(u.low in {p + governed.low for p in WORD_NEGATING_PREFIXES} for u in theirs):
-            continue  # "colonies that were not exposed" for "unexposed colonies"
-        if any(v.lemma in OMISSION for j in found for v in theirs[max(0, j - 2):j]):
-            continue  # "so as not to run aground" for "to avoid running aground"
-        if found and not any(v.low in NEGATORS or v.low.endswith("n't") or v.low.startswith(WORD_NEGATING_PREFIXES)
-                             for v in theirs[:max(found) + 1]):
-            return True
-    return False
-
-
-# After "not": an addition ("not only"), a bound ("not more than"), an end ("no longer").
-_NOT_A_NEGATION = frozenset("only just merely longer less more fewer later earlier greater exceeding exceed exceeds "
-                            "above over below under".split())
-
-
-def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
-    source = before_other_negated_predicate(said, source)
-    flips = prefix_flips(said, source)
-    if not_only(said) != not_only(source):
-        return "negation", "it negates what its quote affirms, or affirms what its quote negates"
-    if (negations(said) + flips + avoided(said, source) - negations(source) - avoided(source, said)) % 2 == 0:
-        if negated_both(said, source) and not not_without(source, said) \
-                or negated_both(source, said) and not not_without(said, source):
-            return "negation", "it drops two negations of its quote (or adds two): not a double negative"
-        if not flips and (ended_doing(source, said) or ended_doing(said, source)):
-            return "negation", "it says a thing goes on where its quote says it stops, or the reverse"
-        return None
-    if not flips and (negations(said) + negated_words(said, source) + ceased(said, source) + contrasted(said, source)
-                      + not_until(said, source) + not_since(said, source) + omitted(said, source)
-                      + automatic(said, source) + avoided(said, source)
-                      - negations(source) - negated_words(source, said) - ceased(source, said)
-                      - contrasted(source, said) - not_until(source, said) - not_since(source, said)
-                      - omitted(source, said) - automatic(source, said) - avoided(source, said)) % 2 == 0:
-        return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
-    return "negation", "it negates what its quote affirms, or affirms what its quote negates"
 
 
 def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
@@ -505,7 +353,7 @@ def contradicts(statement: str, other: str) -> str | None:
             continue
         said, source = pair
         same_subject = bool(subject(said) & subject(source))
-        if _polarity(said, source) and same_subject and same_verb(said, source):
+        if polarity(said, source) and same_subject and same_verb(said, source):
             return "negation"  # the same subject, the same verb, one of them negated
         problem = direction(said, source) or roles(said, source)
         if problem and problem[0] in ("comparative", "role") and directions(source) and same_subject:

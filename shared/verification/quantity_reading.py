@@ -143,7 +143,7 @@ def _level(words: list[str], i: int) -> int | None:
     """The strength of ``words[i]`` as a quantifier or frequency (``QUANTIFIERS``), or None."""
     w, prev = words[i], words[i - 1] if i else ""
     level = QUANTIFIERS.get(w, 1 if w == "subset" and words[i + 1:i + 2] == ["of"] else None)  # "a subset of mice"
-    if w in ("anything", "anyone", "anybody") and any(v in _DENYING for v in words[max(0, i - 3):i]):
+    if w in _ANY_DENIED and any(v in _DENYING for v in words[max(0, i - 3):i]):
         return 4  # "without removing anything": nothing removed, everything left
     if level is None or (w == "all" and prev == "at") or (w == "most" and prev in ("the", "at")):
         return None
