@@ -12,7 +12,7 @@ sentence and its quotes, written before the meaning checks were tuned:
 
 Each pair says its split: "held" (for measuring only) or "dev" (for tuning). In the
 first two batches the third, sixth, ninth... pair of each category (in file order) is
-held; the third to twenty-seventh batches are all dev, the twenty-eighth all held (see ``PAIRS_FILES``).
+held; the third to twenty-eighth batches are all dev, the twenty-ninth all held (see ``PAIRS_FILES``).
 
 Figures, per split: for each false category the share kept (false accepts), for each
 faithful category the share rejected (false rejects), overall rates, and the failure
@@ -55,8 +55,8 @@ if str(ROOT) not in sys.path:  # run as `python bench/verification.py` from a ch
 # ninth, measured twice while held out, with the round's starting and a later code); the
 # eleventh by a tenth such author, measured once at the end of its round; the twelfth by
 # an eleventh, measured twice while held out (with its round's starting and final code);
-# the thirteenth to twenty-seventh by a twelfth to twenty-sixth such author, each measured the
-# same way; the twenty-eighth by a twenty-seventh such author, held out whole.
+# the thirteenth to twenty-eighth by a twelfth to twenty-seventh such author, each measured the
+# same way; the twenty-ninth by a twenty-eighth such author, held out whole.
 PAIRS_FILES = (ROOT / "bench" / "data" / "verification_pairs.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b2.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b3.jsonl",
@@ -84,7 +84,8 @@ PAIRS_FILES = (ROOT / "bench" / "data" / "verification_pairs.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b25.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b26.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b27.jsonl",
-               ROOT / "bench" / "data" / "verification_pairs_b28.jsonl")
+               ROOT / "bench" / "data" / "verification_pairs_b28.jsonl",
+               ROOT / "bench" / "data" / "verification_pairs_b29.jsonl")
 SPLITS = ("dev", "held")
 REJECT_CATEGORIES = ("negation", "quantifier", "modality", "comparative", "role", "number", "merge", "scope",
                      "unsupported")
