@@ -59,6 +59,8 @@ def negations(clause: Clause) -> int:
         nxt = words[i + 1] if i + 1 < len(words) else ""
         if w == "against" and i and words[i - 1] in _ADVISED:
             count += 1  # "advised against driving": driving is not recommended
+        if w in ("failure", "failures") and nxt == "to":
+            count += 1  # "the council's failure to repair": it did not repair (a noun otherwise)
         if w in NEGATORS:
             if w in ("not", "n't") and nxt in ("only", "just", "merely"):
                 continue  # "not only": an addition, not a negation

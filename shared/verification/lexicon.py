@@ -13,6 +13,7 @@ __all__ = [
     "CAUSAL",
     "CESSATION",
     "OMISSION",
+    "PRIVATIVE",
     "CONVERSES",
     "CONDITION_OPENERS",
     "CORRELATIONAL",
@@ -172,3 +173,7 @@ CESSATION = frozenset("""stop cease end remove drop discontinue abandon abolish 
 # Verbs that say a thing is not there or not given: "the parameter is omitted" is "no
 # parameter is supplied", "where fertiliser was withheld" is "where none was applied".
 OMISSION = frozenset("omit withhold skip exclude avoid refrain".split())
+# Words whose meaning holds a negation: "prohibits asking" is "may not ask", "a shortage
+# of funding" is "a lack of funding", "ignores empty directories" is "does not track them".
+PRIVATIVE = frozenset("""prohibit forbid ban outlaw prevent preclude shortage absence scarcity dearth ignore
+    inactivate deactivate disable refuse""".split())

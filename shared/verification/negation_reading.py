@@ -10,12 +10,13 @@ polarity with its quote's.
 from __future__ import annotations
 
 from shared.verification.clause_reading import negations
+from shared.verification.figure_words import EXCEED
 from shared.verification.clauses import Clause, adjective, clauses, covered, forms_of, is_content, unknown_word
-from shared.verification.lexicon import CESSATION, NEGATORS, OMISSION, WORD_NEGATING_PREFIXES
+from shared.verification.lexicon import CESSATION, NEGATORS, OMISSION, PRIVATIVE, WORD_NEGATING_PREFIXES
 from shared.research.text import STOPWORDS
 
-__all__ = ["automatic", "avoided", "before_other_negated_predicate", "ceased", "contrasted", "ended_doing", "negated_both",
-           "negated_words", "not_since", "not_until", "not_without", "omitted", "set_aside", "until_after_negation"]
+__all__ = ["automatic", "avoided", "before_other_negated_predicate", "capped", "ceased", "contrasted", "ended_doing", "negated_both",
+           "negated_words", "not_since", "not_until", "not_without", "omitted", "privative", "set_aside", "until_after_negation"]
 
 
 def not_without(clause: Clause, other: Clause) -> bool:
@@ -136,6 +137,27 @@ def negated_words(clause: Clause, other: Clause) -> int:
                     or _without_suffix(t.low)
                     or t.low.startswith("a") and len(t.low) >= 7 and not unknown_word(t.low[1:])  # "asymptomatic"
                     and adjective(t.low, unknown=True)))
+
+
+def capped(clause: Clause, other: Clause) -> int:
+    """1 when ``clause`` says a thing "cannot exceed" (or "may not exceed") a limit and
+    ``other`` says the limit as a cap with no negation ("caps the size at 16 MB", "limits
+    dataset size to available RAM", "the maximum size is 16 MB"): a bound, not a denial."""
+    words = clause.words()
+    says = any(w in ("not", "n't", "cannot", "never") and nxt in EXCEED for w, nxt in zip(words, words[1:]))
+    return int(says and not negations(other) and any(t.lemma in _CAPS for t in other.tokens))
+
+
+_CAPS = frozenset("cap limit maximum restrict".split())
+
+
+def privative(clause: Clause, other: Clause) -> int:
+    """Words of ``clause`` whose meaning holds a negation ("prohibits", "a shortage of")
+    where ``other`` has neither the word nor another of its kind, nor a verb that ends or
+    leaves out a thing ("stops birds from shedding" is no negation of "prevents")."""
+    if any(t.lemma in PRIVATIVE | CESSATION | OMISSION for t in other.tokens):
+        return 0
+    return sum(1 for t in clause.tokens if t.lemma in PRIVATIVE and not t.forms & other.forms)
 
 
 def _without_suffix(word: str) -> bool:

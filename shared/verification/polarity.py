@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from shared.verification.clause_reading import clause_parts, negations, not_only, prefix_flips
 from shared.verification.clauses import AUX, Clause, covered, is_content
-from shared.verification.lexicon import CONDITION_OPENERS, NEGATORS, OMISSION, WORD_NEGATING_PREFIXES
+from shared.verification.lexicon import CONDITION_OPENERS, NEGATORS, OMISSION, PRIVATIVE, WORD_NEGATING_PREFIXES
 from shared.verification.negation_reading import (
-    automatic, avoided, before_other_negated_predicate, ceased, contrasted, ended_doing, negated_both, negated_words,
-    not_since, not_until, not_without, omitted, set_aside,
+    automatic, avoided, before_other_negated_predicate, capped, ceased, contrasted, ended_doing, negated_both, negated_words,
+    not_since, not_until, not_without, omitted, privative, set_aside,
 )
 from shared.research.text import STOPWORDS
 
@@ -129,6 +129,9 @@ def _governed_flip(one: Clause, other: Clause) -> bool:
             continue  # "colonies that were not exposed" for "unexposed colonies"
         if any(v.lemma in OMISSION for j in found for v in theirs[max(0, j - 2):j]):
             continue  # "so as not to run aground" for "to avoid running aground"
+        if any(v.lemma in PRIVATIVE for j in found for v in theirs[max(0, j - 4):j]) and not any(
+                v.lemma in PRIVATIVE for v in toks):
+            continue  # "may not ask" for "prohibits employers from asking"
         if found and not any(v.low in NEGATORS or v.low.endswith("n't") or v.low.startswith(WORD_NEGATING_PREFIXES)
                              for v in theirs[:max(found) + 1]):
             return True
@@ -154,9 +157,11 @@ def _polarity_of(said: Clause, source: Clause) -> tuple[str, str] | None:
         return None
     if not flips and (negations(said) + negated_words(said, source) + ceased(said, source) + contrasted(said, source)
                       + not_until(said, source) + not_since(said, source) + omitted(said, source)
-                      + automatic(said, source) + avoided(said, source)
+                      + automatic(said, source) + avoided(said, source) + privative(said, source)
+                      + capped(said, source)
                       - negations(source) - negated_words(source, said) - ceased(source, said)
                       - contrasted(source, said) - not_until(source, said) - not_since(source, said)
-                      - omitted(source, said) - automatic(source, said) - avoided(source, said)) % 2 == 0:
+                      - omitted(source, said) - automatic(source, said) - avoided(source, said)
+                      - privative(source, said) - capped(source, said)) % 2 == 0:
         return None  # "do not know" for "are unaware"; "stopped recommending" for "no longer recommended"
     return "negation", "it negates what its quote affirms, or affirms what its quote negates"

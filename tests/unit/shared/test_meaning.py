@@ -741,3 +741,37 @@ def test_anything_denied_is_everything_left() -> None:
                            "untouched.", [quote]).ok
     g = check_grounding("The preview mode writes everything to the table.", [quote])
     assert not g.ok, g
+
+
+def test_a_word_that_holds_a_negation_balances_not() -> None:
+    assert check_grounding("Under the rule, landlords may not ask tenants about their credit score.",
+                           ["The rule prohibits landlords from asking tenants about their credit score."]).ok
+    assert check_grounding("A lack of volunteers forced the club to cancel its summer fair.",
+                           ["The club cancelled its summer fair because of a shortage of volunteers."]).ok
+    assert check_grounding("Because the linter ignores generated files, they are never reported.",
+                           ["The linter does not check generated files, so they are never reported."]).ok
+    # the same word on both sides balances nothing: a negation added to it is a flip
+    g = check_grounding("The rule does not prohibit landlords from asking about credit scores.",
+                        ["The rule prohibits landlords from asking about credit scores."])
+    assert not g.ok and g.category == "negation", g
+    # a verb that stops or leaves out a thing is no negation of "prevents"
+    g = check_grounding("The coating stops rust from forming on the hull.",
+                        ["The coating does not prevent rust from forming on the hull."])
+    assert not g.ok and g.category == "negation", g
+
+
+def test_failure_to_act_is_failing_to_act() -> None:
+    assert check_grounding("The tribunal found that the council's failure to repair the roof breached its duty.",
+                           ["The tribunal ruled that the council breached its duty by failing to repair the roof."]).ok
+    g = check_grounding("The tribunal found that the council's failure to repair the roof breached its duty.",
+                        ["The tribunal ruled that the council breached its duty by repairing the roof late."])
+    assert not g.ok, g
+
+
+def test_cannot_exceed_a_cap_is_a_bound_only_against_a_cap() -> None:
+    assert check_grounding("The service caps the size of any single upload at 2 GB.",
+                           ["The maximum upload size is 2 GB. On the service, a single upload cannot exceed this "
+                            "limit."]).ok
+    g = check_grounding("The total copying work cannot exceed what an eager copy would cost.",
+                        ["The total copying work can exceed what an eager copy would cost."])
+    assert not g.ok and g.category == "negation", g
