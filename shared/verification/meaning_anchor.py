@@ -228,6 +228,8 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
                 parallel += [j for j in others if t.forms & subject_of(clause, quote_clauses[j])
                              and gives_predicate(clause, own, covers[j], covers[best], quotes[j], quotes[best],
                                                   sentence_figures)]
+        if not parallel and _told_of_anchor(speaks_of, t, cover[best]):
+            parallel += [j for j in others if j > best and _goes_on(quotes[j])]
         if not parallel:
             return fail("merge", f'"{t.text}" comes from another quote than the rest of its clause', support, [t.text])
         helpers.add(parallel[0])
@@ -251,6 +253,20 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     if len(helpers) > 1:
         readings.append(_condensed(clause, [quotes[i] for i in sorted(helpers)]))
     return readings
+
+
+def _told_of_anchor(clause: Clause, t: Token, anchor: set[str]) -> bool:
+    """``t`` is said of the clause's subject, which the anchor quote names: so a later
+    quote that goes on about "it" ("It was the warmest year on record") may give it."""
+    head = [u for u in subject_tokens(clause) if is_content(u)]
+    return bool(head) and not any(t.forms & u.forms for u in head) and all(covered(u, anchor) for u in head)
+
+
+def _goes_on(quote: str) -> bool:
+    """The quote opens with "It", "Its", "They" or "Their": it goes on about the thing
+    the quote before it names ("It was released in October")."""
+    first = quote.lstrip().split(" ", 1)[0]
+    return first in ("It", "Its", "They", "Their")
 
 
 def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],

@@ -775,3 +775,12 @@ def test_cannot_exceed_a_cap_is_a_bound_only_against_a_cap() -> None:
     g = check_grounding("The total copying work cannot exceed what an eager copy would cost.",
                         ["The total copying work can exceed what an eager copy would cost."])
     assert not g.ok and g.category == "negation", g
+
+
+def test_a_quote_that_goes_on_about_it_may_give_a_word_to_its_subject() -> None:
+    quotes = ["The quartet recorded the record in ten days.", "It was released in June and reached number four."]
+    assert check_grounding("Recorded in ten days, the record came out in June and peaked at number four.", quotes).ok
+    # a quote that goes on about another setting gives no word to this one
+    g = check_grounding("On Linux, the event loop uses kqueue.",
+                        ["On Linux, the event loop uses epoll.", "On macOS and the BSD systems, it uses kqueue."])
+    assert not g.ok and g.category == "merge", g
