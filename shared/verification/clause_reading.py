@@ -239,6 +239,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
             continue  # "top speed": a noun, not speeding up
         if t.lemma == "raise" and _MONEY_AFTER.match(clause.text, t.end):
             continue  # "raised $45 million": money collected, not a rise
+        if t.lemma == "raise" and _COUNT_AFTER.match(clause.text, t.end):
+            continue  # "raised markedly fewer queens", "raised 40 calves": reared, not a rise
         if hit[0] != "magnitude" and "magnitude" in {_ALSO_ON.get(x) for x in t.lemmas} and _TO_FIGURE.match(
                 clause.text, t.end):
             hit = ("magnitude", hit[1])  # "dropped to 4.1 percent": a fall, not something dropped
@@ -255,6 +257,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
         if t.lemma == "fall" and nxt in ("under", "within", "into", "outside", "on") and not figure_word(after) \
                 and not after.startswith(("$", "€", "£")):
             continue  # "companies fall under the regulation": come under it, not a decrease
+        if "fall" in t.lemmas and nxt == "to" and _PARTY_AFTER.match(clause.text, clause.tokens[i + 1].end):
+            continue  # "the fort fell to the Dutch": was taken by them, not a decrease
         if t.lemma == "keep" and _keeps_from(clause, i):
             hit = ("presence", -1)  # "to keep dyes from fading": to prevent it
         head = t.low.split("-", 1)[0]
@@ -279,6 +283,11 @@ _AMOUNT_AFTER = re.compile(r"\s+(?:(?:about|around|roughly|nearly|almost|some|ov
 # Verbs whose "up" or "down" is a rise or a fall ("edged down", "ticked up").
 _MOVES = frozenset("go edge tick inch creep trend move drift".split())
 _TO_FIGURE = re.compile(r"\s+(?:(?:to|by)\s+)?(?:about\s+|some\s+|nearly\s+|almost\s+)?[$€£¥]?\d")
+# A count of things after "raise": "fewer queens", "more calves", "40 calves" (not "3 percent").
+_COUNT_AFTER = re.compile(r"\s+(?:\w+ly\s+)?(?:fewer|more|\d[\d,]*(?!\s*(?:%|percent|per\s+cent|points?\b|basis)))\s+[a-z]",
+                          re.IGNORECASE)
+# A party after "fell to": "the Dutch", "Napoleon's army" (a capital, not a figure or "the lowest").
+_PARTY_AFTER = re.compile(r"\s+(?:the\s+)?[A-Z][a-z]")
 _MONEY_AFTER = re.compile(r"\s+(?:(?:US)?\$|€|£|¥)\s?\d|\s+\d[\d,.]*\s*(?:million|billion)?\s*"
                           r"(?:dollars|euros|pounds)\b")
 

@@ -784,3 +784,19 @@ def test_a_quote_that_goes_on_about_it_may_give_a_word_to_its_subject() -> None:
     g = check_grounding("On Linux, the event loop uses kqueue.",
                         ["On Linux, the event loop uses epoll.", "On macOS and the BSD systems, it uses kqueue."])
     assert not g.ok and g.category == "merge", g
+
+
+def test_raised_before_a_count_rears_or_produces_it() -> None:
+    quote = "Hives fed the additive produced significantly fewer drones than untreated hives."
+    assert check_grounding("Compared with untreated hives, hives fed the additive raised markedly fewer drones.",
+                           [quote]).ok
+    g = check_grounding("Hives fed the additive produced significantly more drones than untreated hives.", [quote])
+    assert not g.ok and g.category == "comparative", g
+    g = check_grounding("The bank raised its rate to 4%.", ["The bank lowered its rate to 4%."])
+    assert not g.ok and g.category == "comparative", g
+
+
+def test_fell_to_a_party_is_taken_not_a_fall() -> None:
+    assert check_grounding("The citadel fell to the Ottomans in 1522.", ["The Ottomans captured the citadel in 1522."]).ok
+    g = check_grounding("The citadel's garrison fell to 200 men in 1522.", ["The citadel's garrison grew to 200 men in 1522."])
+    assert not g.ok and g.category == "comparative", g
