@@ -800,3 +800,10 @@ def test_fell_to_a_party_is_taken_not_a_fall() -> None:
     assert check_grounding("The citadel fell to the Ottomans in 1522.", ["The Ottomans captured the citadel in 1522."]).ok
     g = check_grounding("The citadel's garrison fell to 200 men in 1522.", ["The citadel's garrison grew to 200 men in 1522."])
     assert not g.ok and g.category == "comparative", g
+
+
+def test_two_figures_of_a_list_may_not_trade_places() -> None:
+    quote = "About 60 percent of the region's water comes from rivers, and 30 percent from aquifers."
+    g = check_grounding("About 30 percent of the region's water comes from rivers, and 60 percent from aquifers.", [quote])
+    assert not g.ok and g.category == "number", g
+    assert check_grounding("Rivers supply about 60 percent of the region's water and aquifers 30 percent.", [quote]).ok
