@@ -231,6 +231,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
             continue
         if t.low == "longer" and prev in ("no", "any"):
             continue
+        if t.low in ("longer", "shorter") and (clause.tokens[i - 1].lemma == "take" if i else False):
+            hit = ("speed", -hit[1])  # "took longer to write": slower to write
         if t.low in ("fasting", "fasted", "double-blind"):
             continue  # going without food, not speed; a trial's design, not a doubling
         if t.lemma == "grow" and (nxt.endswith("er") or nxt in ("more", "less")):

@@ -807,3 +807,10 @@ def test_two_figures_of_a_list_may_not_trade_places() -> None:
     g = check_grounding("About 30 percent of the region's water comes from rivers, and 60 percent from aquifers.", [quote])
     assert not g.ok and g.category == "number", g
     assert check_grounding("Rivers supply about 60 percent of the region's water and aquifers 30 percent.", [quote]).ok
+
+
+def test_taking_longer_is_being_slower() -> None:
+    quote = "Encrypted backups took longer to restore but used less bandwidth."
+    g = check_grounding("Encrypted backups were quicker to restore and used less bandwidth.", [quote])
+    assert not g.ok and g.category == "comparative", g
+    assert check_grounding("Encrypted backups were slower to restore but used less bandwidth.", [quote]).ok
