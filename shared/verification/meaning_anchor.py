@@ -29,6 +29,7 @@ from shared.verification.quote_subjects import (
     stands_in, subject_of,
 )
 from shared.verification.anaphora import anaphoric
+from shared.verification.roles import effect_swapped
 from shared.verification.lexicon import CONDITION_OPENERS
 from shared.verification.clauses import (AUX, Clause, Token, abbreviated, broader_forms, clauses, covered,
                                          forms_of, is_content)
@@ -135,6 +136,9 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     if both is not None:  # "Marie Curie and her daughter both won the Nobel Prize in Chemistry"
         return fail("merge", f'it says of "{both}" what only another quote says of something else', support,
                     [both])
+    traded = effect_swapped(sentence, quotes)
+    if traded is not None:  # "the elk declined, and wolves were reintroduced as a result"
+        return fail("role", f'it makes the effect its quote gives the cause ("{traded}")', support, [traded])
     link = linked_across(said, quote_forms, quote_words)
     if link is not None:
         return fail("merge", f'it links by "{link}" what its quotes state apart, none of them linking them',

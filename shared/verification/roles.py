@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 
 from shared.verification.clause_reading import (
     ARTICLES, DATES, PHRASE_STOPS, direction_flipped, directions, only_a_thing,
@@ -22,11 +23,11 @@ from shared.verification.clause_reading import (
 from shared.verification.clause_parts import fronted_end, qualifier_end
 from shared.verification.clause_roles import ORDER_WORDS, phrase, pivots, role_parts, side
 from shared.verification.verb_reading import passive, undergoes, verbness
-from shared.verification.clauses import Clause, is_content, salient_tokens, unknown_word
+from shared.verification.clauses import Clause, clauses, is_content, salient_tokens, unknown_word
 from shared.verification.figure_words import NUMBER_WORDS
 from shared.verification.lexicon import CONVERSES, SYMMETRIC
 
-__all__ = ["names_exchanged", "objects_swapped", "roles", "sides_swapped"]
+__all__ = ["effect_swapped", "names_exchanged", "objects_swapped", "roles", "sides_swapped"]
 
 
 def roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
@@ -337,3 +338,41 @@ def names_exchanged(said: Clause, source: Clause, whole: Clause | None = None) -
         if name <= quoted and other <= sentence:
             return "role", f"it puts {_shown(name, said)} where its quote puts {_shown(other, quote)}"
     return None
+
+
+# Words that mark their clause as the effect of the clause before it.
+_CONSEQUENCE = re.compile(r"\b(?:as\s+a\s+(?:result|consequence)|consequently|therefore|thus|hence)\b", re.IGNORECASE)
+
+
+def effect_swapped(sentence: str, quotes: Sequence[str]) -> str | None:
+    """Cause and effect traded: the sentence marks as the effect ("…, and wolves were
+    reintroduced as a result") what a quote gives as the cause, and the quote's effect as
+    the cause ("Wolves were reintroduced, and the elk population declined as a result").
+    The marking words, else None."""
+    mine = _around_consequence(sentence)
+    if mine is None:
+        return None
+    cause, effect, marker = mine
+    for quote in quotes:
+        theirs = _around_consequence(quote)
+        if theirs is None:
+            continue
+        q_cause, q_effect, _ = theirs
+        if len(cause & q_effect) > len(cause & q_cause) and len(effect & q_cause) > len(effect & q_effect):
+            return marker
+    return None
+
+
+def _around_consequence(text: str) -> tuple[set[str], set[str], str] | None:
+    """The content words of the clauses before the one a consequence word marks, those of
+    that clause, and the word; None without one (or with nothing before it)."""
+    m = _CONSEQUENCE.search(text)
+    if m is None:
+        return None
+    parts = clauses(text)
+    at = next((n for n, c in enumerate(parts) if c.start <= m.start() < c.end + 1), None)
+    if not at:
+        return None
+    cause = {min(t.forms) for c in parts[:at] for t in c.content}
+    effect = {min(t.forms) for c in parts[at:at + 1] for t in c.content}
+    return (cause, effect, m.group(0)) if cause and effect else None

@@ -814,3 +814,10 @@ def test_taking_longer_is_being_slower() -> None:
     g = check_grounding("Encrypted backups were quicker to restore and used less bandwidth.", [quote])
     assert not g.ok and g.category == "comparative", g
     assert check_grounding("Encrypted backups were slower to restore but used less bandwidth.", [quote]).ok
+
+
+def test_cause_and_effect_may_not_trade_places() -> None:
+    quote = "The river was dredged, and flooding in the town fell as a result."
+    g = check_grounding("Flooding in the town fell, and the river was dredged as a result.", [quote])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("The river was dredged, and as a result flooding in the town fell.", [quote]).ok
