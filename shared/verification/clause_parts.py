@@ -17,11 +17,13 @@ from shared.verification.verb_reading import DETERMINERS, inflected, modifier, v
 from shared.research.text import STOPWORDS
 
 __all__ = [
+    "LEADING_ADVERBS",
     "REPORTING",
     "complement_subject",
     "dated",
     "fronted_end",
     "fronted_parts",
+    "irregular_participle",
     "qualifier_end",
     "relative_parts",
     "subject",
@@ -121,7 +123,20 @@ def qualifier_end(clause: Clause) -> int:
 
 def _participle(t: Token) -> bool:
     """A verb's participle that can open a qualifier ("Commissioned", "Carrying")."""
-    return t.verb and (inflected(t, "ed") or t.low.endswith("ing") and any(x != t.low for x in t.lemmas))
+    return t.verb and (inflected(t, "ed") or t.low.endswith("ing") and any(x != t.low for x in t.lemmas)
+                       or irregular_participle(t))
+
+
+def irregular_participle(t: Token) -> bool:
+    """A past participle not in "-ed" ("Built", "seen", "written")."""
+    import lemminflect  # noqa: PLC0415 - its tables load on first use
+
+    return t.low != t.lemma and t.low in {w.lower() for w in lemminflect.getInflection(t.lemma, "VBN")}
+
+
+# Adverbs that may stand before the participle of an opening qualifier ("Last seen from
+# Earth in 1986, …", "Originally built as a warehouse, …").
+LEADING_ADVERBS = frozenset("last first originally initially once recently newly formerly jointly".split())
 
 
 def fronted_end(clause: Clause, reach: int = 14) -> int:
@@ -133,12 +148,13 @@ def fronted_end(clause: Clause, reach: int = 14) -> int:
         return 0
     if toks[0].low in _OPENERS:
         return next((n for n in range(1, min(len(toks), reach)) if clause.pause_before(n)), 0)
-    if _participle(toks[0]) and not modifier(clause, 0):  # (not "Confirmed measles cases jumped")
+    lead = 1 if len(toks) > 1 and toks[0].low in LEADING_ADVERBS and _participle(toks[1]) else 0
+    if lead or _participle(toks[0]) and not modifier(clause, 0):  # (not "Confirmed measles cases jumped")
         end = next((n for n in range(1, min(len(toks), reach + 6)) if clause.pause_before(n)), 0)
         # (a gerund that is the subject, "Padding is mainly a problem …, because", has its verb before the comma)
         finite = any(u.low in AUX or u.verb and inflected(u, "s") and not u.text[:1].isupper()
                      and toks[k - 1].low not in DETERMINERS for k, u in enumerate(toks[1:end], start=1))
-        return 0 if finite else end
+        return 0 if finite and toks[lead].low.endswith("ing") else end
     return 0
 
 

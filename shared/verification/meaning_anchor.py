@@ -21,7 +21,9 @@ from shared.verification.added_matter import (
 from shared.verification.figure_binding import Failure, fail, figures_bound, names_bound
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
-from shared.verification.clause_parts import dated, fronted_parts, relative_parts, subject, subject_tokens, trailing_parts
+from shared.verification.clause_parts import (
+    LEADING_ADVERBS, dated, fronted_parts, irregular_participle, relative_parts, subject, subject_tokens, trailing_parts,
+)
 from shared.verification.clause_roles import pivots
 from shared.verification.verb_reading import passive, verbness
 from shared.verification.quote_subjects import (
@@ -312,9 +314,11 @@ def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_claus
 def _participle(opening: Clause) -> bool:
     """The opening clause starts with a participle ("Launched in 2018", "Having won"): it
     has no subject of its own. (Wider than the participles that may open a qualifier in
-    ``clause_parts``: "Written in 1820, …" too.)"""
-    first = opening.tokens[0] if opening.tokens else None
-    return first is not None and first.verb and first.low != first.lemma and first.low.endswith(("ed", "ing", "en"))
+    ``clause_parts``: "Written in 1820, …" too; "Last seen in 1986, …", after an adverb.)"""
+    toks = opening.tokens
+    first = toks[1] if len(toks) > 1 and toks[0].low in LEADING_ADVERBS else toks[0] if toks else None
+    return first is not None and first.verb and first.low != first.lemma and (
+        first.low.endswith(("ed", "ing", "en")) or irregular_participle(first))
 
 
 def _opening_holds(clause: Clause, parts: tuple[Clause, Clause], quote: str, quote_clauses: Sequence[Clause],

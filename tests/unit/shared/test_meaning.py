@@ -821,3 +821,14 @@ def test_cause_and_effect_may_not_trade_places() -> None:
     g = check_grounding("Flooding in the town fell, and the river was dredged as a result.", [quote])
     assert not g.ok and g.category == "role", g
     assert check_grounding("The river was dredged, and as a result flooding in the town fell.", [quote]).ok
+
+
+def test_an_opening_qualifier_may_start_with_an_irregular_participle_or_an_adverb() -> None:
+    quotes = ["The bridge carries four lanes of traffic over the estuary.", "It was last rebuilt in 1994."]
+    assert check_grounding("Last rebuilt in 1994, the bridge carries four lanes of traffic over the estuary.", quotes).ok
+    quotes = ["The lighthouse guides ships past the reef.", "It was built by Danish engineers in 1871."]
+    assert check_grounding("Built by Danish engineers in 1871, the lighthouse guides ships past the reef.", quotes).ok
+    g = check_grounding("Built by Danish engineers in 1871, the lighthouse guides ships past the reef.",
+                        ["The lighthouse guides ships past the reef.",
+                         "The harbour wall was built by Danish engineers in 1871."])
+    assert not g.ok and g.category == "merge", g
