@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from shared.verification.clause_reading import ARTICLES, DATES, direction_of
 from shared.verification.condition_reading import FRONTING
-from shared.verification.clauses import AUX, Clause, Token, is_content
+from shared.verification.clauses import AUX, Clause, Token, adjective, is_content
 from shared.verification.figure_words import bounds_figure
 from shared.verification.verb_reading import DETERMINERS, inflected, modifier, verbness
 from shared.research.text import STOPWORDS
@@ -54,12 +54,28 @@ def subject_tokens(clause: Clause) -> list[Token]:
         after_determiner = i > 0 and clause.tokens[i - 1].low in DETERMINERS
         if _bounds_figure(clause, i):
             continue  # "More than 90,000 households lost power": a bound on the subject's figure
+        if out and _adverb_before_verb(clause, i):
+            break  # "the library now holds", "the opera initially failed": the adverb goes with the verb
         if t.low in AUX or (direction_of(t) and not _describes(clause, i, start)) or (
                 i > start and verbness(clause, i) >= 2 and not (after_determiner and modifier(clause, i))):
             break
         if is_content(t):
             out.append(t)
     return out
+
+
+def _adverb_before_verb(clause: Clause, i: int) -> bool:
+    """Token ``i`` is an adverb ("now", "still", "initially") before an inflected verb."""
+    toks = clause.tokens
+    if i + 1 >= len(toks):
+        return False
+    t, nxt = toks[i], toks[i + 1]
+    adverb = t.low in _TIME_ADVERBS or len(t.low) >= 5 and t.low.endswith("ly") and not t.verb \
+        and not adjective(t.low)
+    return adverb and nxt.verb and nxt.low != nxt.lemma and nxt.low.endswith(("ed", "s"))
+
+
+_TIME_ADVERBS = frozenset("now still already currently then later also".split())
 
 
 def _bounds_figure(clause: Clause, i: int) -> bool:

@@ -228,7 +228,9 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
             # Or a word of the other quote's, about the same subject, added beside the anchor
             # quote's words ("Of the estimated 608,000 deaths…"), not standing in for one of
             # them ("a container whose readiness probe fails" for "whose liveness probe fails").
-            if not t.forms & own and not stands_in(clause, t, quote_clauses[best], speaks_of):
+            # (not an adverb of the other quote's verb: "periodically makes no distinction")
+            if not t.forms & own and not stands_in(clause, t, quote_clauses[best], speaks_of) \
+                    and not (t.low.endswith("ly") and not t.verb):
                 parallel += [j for j in others if anaphoric(quotes[j]) or keeps_subject(speaks_of, quote_clauses[j])]
             if t.forms & own and keeps_subject(clause, quote_clauses[best], whole=True):
                 parallel += [j for j in others if t.forms & subject_of(clause, quote_clauses[j])
@@ -269,10 +271,16 @@ def _told_of_anchor(clause: Clause, t: Token, anchor: set[str]) -> bool:
 
 
 def _goes_on(quote: str) -> bool:
-    """The quote opens with "It", "Its", "They" or "Their": it goes on about the thing
-    the quote before it names ("It was released in October")."""
-    first = quote.lstrip().split(" ", 1)[0]
-    return first in ("It", "Its", "They", "Their")
+    """The quote opens with "It", "Its", "They" or "Their", or with a time word before
+    one ("Today it holds …"): it goes on about the thing the quote before it names ("It
+    was released in October")."""
+    words = re.findall(r"[\w']+", quote)[:3]
+    return bool(words) and (words[0] in _GOING_ON or words[0] in _THEN and any(
+        w.lower() in {p.lower() for p in _GOING_ON} for w in words[1:3]))
+
+
+_GOING_ON = frozenset(("It", "Its", "They", "Their"))
+_THEN = frozenset("Today Now Currently Later Then Afterwards Eventually Subsequently Since".split())
 
 
 def _each_part(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],

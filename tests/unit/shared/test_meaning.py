@@ -832,3 +832,12 @@ def test_an_opening_qualifier_may_start_with_an_irregular_participle_or_an_adver
                         ["The lighthouse guides ships past the reef.",
                          "The harbour wall was built by Danish engineers in 1871."])
     assert not g.ok and g.category == "merge", g
+
+
+def test_a_quote_that_goes_on_after_a_time_word_may_give_a_word_to_its_subject() -> None:
+    quotes = ["The museum opened in 1923 with 400 paintings.", "Today it owns more than 9,000 works."]
+    assert check_grounding("Opened in 1923 with 400 paintings, the museum now owns over 9,000 works.", quotes).ok
+    g = check_grounding("Opened in 1923 with 400 paintings, the museum now owns over 9,000 works.",
+                        ["The museum opened in 1923 with 400 paintings.",
+                         "The city archive next door owns more than 9,000 works."])
+    assert not g.ok, g
