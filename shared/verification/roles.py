@@ -342,19 +342,28 @@ def names_exchanged(said: Clause, source: Clause, whole: Clause | None = None) -
 
 # Words that mark their clause as the effect of the clause before it.
 _CONSEQUENCE = re.compile(r"\b(?:as\s+a\s+(?:result|consequence)|consequently|therefore|thus|hence)\b", re.IGNORECASE)
+# A verb that makes what stands before it the cause of what stands after it ("higher rates
+# drove the fall", "led to", "preceded"), or, with "by" after it or as "a result of", the
+# effect ("was driven by", "were a result of", "due to").
+_CAUSING = re.compile(r"\b(?:dr(?:ove|ives?|iven|iving)|l(?:ed|eads?|eading)\s+to|caus(?:ed|es?|ing)|"
+                      r"result(?:ed|s|ing)?\s+in|trigger(?:ed|s|ing)?|preced(?:ed|es?|ing))\b(\s+(?:\w+ly\s+)?by\b)?",
+                      re.IGNORECASE)
+_CAUSED_BY = re.compile(r"\b(?:(?:a|the)\s+(?:result|consequence)\s+of|due\s+to|because\s+of|owing\s+to)\b",
+                        re.IGNORECASE)
 
 
 def effect_swapped(sentence: str, quotes: Sequence[str]) -> str | None:
-    """Cause and effect traded: the sentence marks as the effect ("…, and wolves were
-    reintroduced as a result") what a quote gives as the cause, and the quote's effect as
-    the cause ("Wolves were reintroduced, and the elk population declined as a result").
-    The marking words, else None."""
-    mine = _around_consequence(sentence)
+    """Cause and effect traded: the sentence gives as the effect ("…, and wolves were
+    reintroduced as a result", "subsidence has driven higher extraction") what a quote
+    gives as the cause, and the quote's effect as the cause ("Wolves were reintroduced,
+    and the elk population declined as a result", "higher extraction led to greater
+    subsidence"). The words that mark it, else None."""
+    mine = _cause_and_effect(sentence)
     if mine is None:
         return None
     cause, effect, marker = mine
     for quote in quotes:
-        theirs = _around_consequence(quote)
+        theirs = _cause_and_effect(quote)
         if theirs is None:
             continue
         q_cause, q_effect, _ = theirs
@@ -363,16 +372,38 @@ def effect_swapped(sentence: str, quotes: Sequence[str]) -> str | None:
     return None
 
 
-def _around_consequence(text: str) -> tuple[set[str], set[str], str] | None:
-    """The content words of the clauses before the one a consequence word marks, those of
-    that clause, and the word; None without one (or with nothing before it)."""
+def _cause_and_effect(text: str) -> tuple[set[str], set[str], str] | None:
+    """The content words of what ``text`` gives as a cause and as its effect, and the
+    words that say so; None when it gives none (or leaves a side empty)."""
     m = _CONSEQUENCE.search(text)
+    if m is not None:
+        parts = clauses(text)
+        at = next((n for n, c in enumerate(parts) if c.start <= m.start() < c.end + 1), None)
+        if not at:
+            return None
+        cause = {min(t.forms) for c in parts[:at] for t in c.content}
+        effect = {min(t.forms) for c in parts[at:at + 1] for t in c.content}
+        return (cause, effect, m.group(0)) if cause and effect else None
+    m = _CAUSING.search(text)
+    inverse = m is not None and m.group(1) is not None
+    if m is None:
+        m, inverse = _CAUSED_BY.search(text), True
     if m is None:
         return None
-    parts = clauses(text)
-    at = next((n for n, c in enumerate(parts) if c.start <= m.start() < c.end + 1), None)
-    if not at:
-        return None
-    cause = {min(t.forms) for c in parts[:at] for t in c.content}
-    effect = {min(t.forms) for c in parts[at:at + 1] for t in c.content}
+    # (the phrases next to the verb: "Officials said that [the layoffs] were a result of
+    # [the plant's declining orders], …")
+    before = _near(_BREAK.split(text[:m.start()])[-1], last=True)
+    after = _near(_BREAK.split(text[m.end():])[0], last=False)
+    cause, effect = (after, before) if inverse else (before, after)
     return (cause, effect, m.group(0)) if cause and effect else None
+
+
+_BREAK = re.compile(r"[,;:]|\b(?:that|which|who|while|whereas|and)\b", re.IGNORECASE)
+# Content words of the phrase next to a causing verb that are read as its side.
+_SIDE_WORDS = 3
+
+
+def _near(text: str, *, last: bool) -> set[str]:
+    """The content words of ``text`` nearest a causing verb: its last (or first) few."""
+    words = [min(t.forms) for c in clauses(text) for t in c.content] if text.strip() else []
+    return set(words[-_SIDE_WORDS:] if last else words[:_SIDE_WORDS])

@@ -841,3 +841,18 @@ def test_a_quote_that_goes_on_after_a_time_word_may_give_a_word_to_its_subject()
                         ["The museum opened in 1923 with 400 paintings.",
                          "The city archive next door owns more than 9,000 works."])
     assert not g.ok, g
+
+
+def test_a_causing_verb_may_not_trade_cause_and_effect() -> None:
+    quote = "The report concludes that cheaper credit drove the rise in house prices."
+    g = check_grounding("The report concludes that the rise in house prices drove cheaper credit.", [quote])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("The report concludes that the rise in house prices was driven by cheaper credit.",
+                           [quote]).ok
+    g = check_grounding("Officials said the station's closure was a result of the falling ridership.",
+                        ["Officials said the falling ridership was a result of the station's closure."])
+    assert not g.ok and g.category == "role", g
+    # the same direction said the other way round stays
+    assert check_grounding("Injuries its couriers cause while at work are the employer's liability, the court held.",
+                           ["The court held that the employer was liable for injuries caused by its couriers while at "
+                            "work."]).ok
