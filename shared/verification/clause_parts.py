@@ -17,8 +17,8 @@ from shared.verification.verb_reading import DETERMINERS, inflected, modifier, v
 from shared.research.text import STOPWORDS
 
 __all__ = [
-    "LEADING_ADVERBS",
     "REPORTING",
+    "after_adverb",
     "complement_subject",
     "dated",
     "fronted_end",
@@ -152,7 +152,12 @@ def irregular_participle(t: Token) -> bool:
 
 # Adverbs that may stand before the participle of an opening qualifier ("Last seen from
 # Earth in 1986, …", "Originally built as a warehouse, …").
-LEADING_ADVERBS = frozenset("last first originally initially once recently newly formerly jointly".split())
+_LEADING_ADVERBS = frozenset("last first originally initially once recently newly formerly jointly".split())
+
+
+def after_adverb(toks: list[Token]) -> int:
+    """Where an opening's verb may stand: 1 after a leading adverb ("Last seen …"), else 0."""
+    return 1 if len(toks) > 1 and toks[0].low in _LEADING_ADVERBS else 0
 
 
 def fronted_end(clause: Clause, reach: int = 14) -> int:
@@ -164,7 +169,7 @@ def fronted_end(clause: Clause, reach: int = 14) -> int:
         return 0
     if toks[0].low in _OPENERS:
         return next((n for n in range(1, min(len(toks), reach)) if clause.pause_before(n)), 0)
-    lead = 1 if len(toks) > 1 and toks[0].low in LEADING_ADVERBS and _participle(toks[1]) else 0
+    lead = after_adverb(toks) if _participle(toks[after_adverb(toks)]) else 0
     if lead or _participle(toks[0]) and not modifier(clause, 0):  # (not "Confirmed measles cases jumped")
         end = next((n for n in range(1, min(len(toks), reach + 6)) if clause.pause_before(n)), 0)
         # (a gerund that is the subject, "Padding is mainly a problem …, because", has its verb before the comma)

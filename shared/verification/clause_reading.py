@@ -29,6 +29,7 @@ __all__ = [
     "bound_sign",
     "certainty",
     "clause_parts",
+    "denies_exceeding",
     "direction_flipped",
     "direction_of",
     "directions",
@@ -52,6 +53,15 @@ _ADVISED = frozenset("advise advises advised advising recommend recommends recom
                      "warned warning caution cautions cautioned cautioning counsel counsels counselled".split())
 
 
+_NOT = frozenset(("not", "n't", "never", "cannot"))
+
+
+def denies_exceeding(words: list[str], i: int) -> bool:
+    """The word at ``i`` denies the "exceed" after it ("may not exceed", "cannot exceed"):
+    a bound when a figure or a quote's cap follows, not a denial."""
+    return words[i] in _NOT and i + 1 < len(words) and words[i + 1] in EXCEED
+
+
 def negations(clause: Clause) -> int:
     words = clause.words()
     count = 0
@@ -67,8 +77,8 @@ def negations(clause: Clause) -> int:
             if w in ("no", "not") and nxt in ("less", "more", "fewer", "later", "earlier", "greater") \
                     and i + 2 < len(words) and words[i + 2] == "than":
                 continue  # "no less than 10": a bound ("at least 10"), not a negation
-            if w in ("not", "n't", "never", "cannot") and (nxt == "exceeding" or nxt in EXCEED and any(
-                    figure_word(u) for u in words[i + 2:i + 4])):
+            if w in _NOT and nxt == "exceeding" or denies_exceeding(words, i) and any(
+                    figure_word(u) for u in words[i + 2:i + 4]):
                 continue  # "a term not exceeding two years", "may not exceed 10 cents": at most (a bound)
             if w in ("fails", "fail", "failed", "failing") and nxt != "to":
                 continue

@@ -22,7 +22,7 @@ from shared.verification.figure_binding import Failure, fail, figures_bound, nam
 from shared.verification.figures import Figure, figures, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
 from shared.verification.clause_parts import (
-    LEADING_ADVERBS, dated, fronted_parts, irregular_participle, relative_parts, subject, subject_tokens, trailing_parts,
+    after_adverb, dated, fronted_parts, irregular_participle, relative_parts, subject, subject_tokens, trailing_parts,
 )
 from shared.verification.clause_roles import pivots
 from shared.verification.verb_reading import passive, verbness
@@ -276,7 +276,7 @@ def _goes_on(quote: str) -> bool:
     was released in October")."""
     words = re.findall(r"[\w']+", quote)[:3]
     return bool(words) and (words[0] in _GOING_ON or words[0] in _THEN and any(
-        w.lower() in {p.lower() for p in _GOING_ON} for w in words[1:3]))
+        w.capitalize() in _GOING_ON for w in words[1:3]))
 
 
 _GOING_ON = frozenset(("It", "Its", "They", "Their"))
@@ -324,7 +324,7 @@ def _participle(opening: Clause) -> bool:
     has no subject of its own. (Wider than the participles that may open a qualifier in
     ``clause_parts``: "Written in 1820, …" too; "Last seen in 1986, …", after an adverb.)"""
     toks = opening.tokens
-    first = toks[1] if len(toks) > 1 and toks[0].low in LEADING_ADVERBS else toks[0] if toks else None
+    first = toks[after_adverb(toks)] if toks else None
     return first is not None and first.verb and first.low != first.lemma and (
         first.low.endswith(("ed", "ing", "en")) or irregular_participle(first))
 

@@ -9,8 +9,7 @@ polarity with its quote's.
 
 from __future__ import annotations
 
-from shared.verification.clause_reading import negations
-from shared.verification.figure_words import EXCEED
+from shared.verification.clause_reading import denies_exceeding, negations
 from shared.verification.clauses import Clause, adjective, clauses, covered, forms_of, is_content, unknown_word
 from shared.verification.lexicon import CESSATION, NEGATORS, OMISSION, PRIVATIVE, WORD_NEGATING_PREFIXES
 from shared.research.text import STOPWORDS
@@ -144,7 +143,7 @@ def capped(clause: Clause, other: Clause) -> int:
     ``other`` says the limit as a cap with no negation ("caps the size at 16 MB", "limits
     dataset size to available RAM", "the maximum size is 16 MB"): a bound, not a denial."""
     words = clause.words()
-    says = any(w in ("not", "n't", "cannot", "never") and nxt in EXCEED for w, nxt in zip(words, words[1:]))
+    says = any(denies_exceeding(words, i) for i in range(len(words)))
     return int(says and not negations(other) and any(t.lemma in _CAPS for t in other.tokens))
 
 
