@@ -39,6 +39,7 @@ __all__ = [
     "on_axis",
     "only_a_thing",
     "parts_sharing",
+    "phrase_echoed",
     "prefix_flips",
 ]
 
@@ -391,12 +392,24 @@ def bound_sign(said: Clause, i: int, axis: str, whole: Clause, *, weak: bool = T
         between.add(said.tokens[n].low)
     # (a quote's "more than 12 metres" bounds its figure: it binds only a bound)
     bounds = bounds_figure(said, i)
+    # (for a compared adjective, a directional word the sentence and its quote both
+    # have in one phrase is that phrase's: "the growing season" binds nothing to "higher")
+    compared = said.tokens[i].low.endswith("er") and adjective(said.tokens[i].low)
+    own = {said.tokens[m].low for m, *_ in hits(said) if compared and m + 1 < len(said.tokens) and m != i
+           and said.tokens[m].low != said.tokens[i].low and phrase_echoed(said, m, whole)}
     # (a directional word between it and its word is read on its own: "raise the minimum age")
     found = None if target is None else _bound_to(target, axis, whole, weak=weak, bounds=bounds, skip=between)
     if found is None:  # what it says of the word before it ("rainfall has fallen")
         found = next((sign for t in _subject_before(said, i)
-                      if (sign := _bound_to(t, axis, whole, weak=weak, bounds=bounds)) is not None), None)
+                      if (sign := _bound_to(t, axis, whole, weak=weak, bounds=bounds, skip=own)) is not None), None)
     return found
+
+
+def phrase_echoed(said: Clause, m: int, whole: Clause) -> bool:
+    """The directional word at ``m`` and the word after it stand together in the quote
+    too ("the growing season"): a name the sentence repeats, no change of its own."""
+    word, nxt = said.tokens[m].low, said.tokens[m + 1].forms
+    return any(u.low == word and whole.tokens[n + 1].forms & nxt for n, u in enumerate(whole.tokens[:-1]))
 
 
 def _owner(clause: Clause, t: Token) -> bool:

@@ -78,9 +78,19 @@ def _paired(words: list[str], word: str) -> bool:
 
 
 def sides(clause: Clause, pivot: int) -> tuple[set[str], set[str]]:
+    """The content words before and after ``pivot``, each without the other's; after
+    "than", up to an adjunct of time or place that follows what is compared ("than the
+    long-term mean during the 2022 growing season": the season is the whole clause's)."""
     before = {min(t.forms) for t in clause.tokens[:pivot] if is_content(t)}
-    after = {min(t.forms) for t in clause.tokens[pivot + 1:] if is_content(t)}
+    end = len(clause.tokens)
+    if clause.tokens[pivot].low == "than":
+        end = next((n for n in range(pivot + 2, end) if clause.tokens[n].low in _ADJUNCTS), end)
+    after = {min(t.forms) for t in clause.tokens[pivot + 1:end] if is_content(t)}
     return before - after, after - before
+
+
+# Prepositions that open an adjunct of time or place, not part of a compared thing.
+_ADJUNCTS = frozenset("during throughout across since".split())
 
 
 def side(clause: Clause, pivot: int, step: int) -> set[str]:

@@ -19,7 +19,8 @@ EXCEED = frozenset("exceed exceeds exceeded surpass surpasses surpassed".split()
 
 
 # (these bound a figure only with "than": "larger than 200 square metres")
-_BOUND_THAN = frozenset("larger bigger higher longer older heavier smaller lower shorter younger lighter".split())
+_BOUND_THAN = frozenset("larger bigger higher longer older heavier smaller lower shorter younger lighter "
+                         "warmer hotter cooler colder".split())
 _BOUND_WORDS = frozenset("more less fewer greater over under above below exceed exceeds exceeded exceeding".split()) \
     | _BOUND_THAN
 

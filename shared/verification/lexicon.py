@@ -89,18 +89,21 @@ CORRELATIONAL = frozenset("associated association correlated correlation correla
                           "related consistent".split())
 
 # Directional words: lemma -> (axis, sign). Words on one axis agree or disagree; words
-# on different axes are not compared (that would need world knowledge).
+# on different axes are not compared (that would need world knowledge). A temperature
+# is a magnitude: "warmer than average" is "above average".
 _UP, _DOWN = 1, -1
 DIRECTIONS: dict[str, tuple[str, int]] = {
     **{w: ("magnitude", _UP) for w in """increase raise rise grow boost gain expand exceed amplify elevate
         maximize maximise double triple more higher greater larger bigger longer heavier
         wider taller above upward high large big long increased lengthen widen deepen extend
         growth climb soar surge jump spike rally swell overtake surpass outstrip
-        outgrow outgrew outsell outsold outnumber outnumbered outscore outscored""".split()},
+        outgrow outgrew outsell outsold outnumber outnumbered outscore outscored
+        warmer hotter""".split()},
     **{w: ("magnitude", _DOWN) for w in """decrease reduce lower cut decline drop fall shrink
         diminish lessen minimize minimise halve less fewer smaller shorter lighter narrower
         below downward low small short reduced decreased shorten narrow
-        reduction shrinkage plunge plummet slump tumble dwindle wane shave trim slash""".split()},
+        reduction shrinkage plunge plummet slump tumble dwindle wane shave trim slash
+        cooler colder""".split()},
     **{w: ("speed", _UP) for w in "faster quicker fast quick quickly rapidly swiftly speed accelerate".split()},
     **{w: ("speed", _DOWN) for w in "slower slow slowly decelerate delay".split()},
     **{w: ("quality", _UP) for w in """better improve improves improvement enhance strengthen reinforce

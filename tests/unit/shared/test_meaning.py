@@ -856,3 +856,24 @@ def test_a_causing_verb_may_not_trade_cause_and_effect() -> None:
     assert check_grounding("Injuries its couriers cause while at work are the employer's liability, the court held.",
                            ["The court held that the employer was liable for injuries caused by its couriers while at "
                             "work."]).ok
+
+
+def test_a_named_phrase_in_both_does_not_back_a_reversed_comparison() -> None:
+    # "the growing season" is a name both say; its "growing" binds nothing to "higher"
+    quote = "Average river flow at the gauge was 18% lower than the long-term mean during the 2021 growing season."
+    g = check_grounding("River flow at the gauge during the 2021 growing season was 18% higher than the long-term "
+                        "average.", [quote])
+    assert not g.ok and g.category == "comparative", g
+    assert check_grounding("River flow at the gauge during the 2021 growing season was 18% lower than the "
+                           "long-term average.", [quote]).ok
+
+
+def test_warmer_and_cooler_are_above_and_below() -> None:
+    quote = "The reservoir's surface temperature in July was 0.9 °C above the 1981-2010 average."
+    g = check_grounding("In July the reservoir's surface was 0.9 °C cooler than the 1981-2010 average.", [quote])
+    assert not g.ok and g.category == "comparative", g
+    assert check_grounding("In July the reservoir's surface was 0.9 °C warmer than the 1981-2010 average.",
+                           [quote]).ok
+    # (a bound on a figure, "hotter than 1,400 K", is checked with the figure)
+    assert check_grounding("Its surface is thought to be hotter than 900 K.",
+                           ["The planet is estimated to have a surface temperature above 900 kelvin."]).ok
