@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from shared.verification.clause_parts import fronted_end, qualifier_end
 from shared.verification.clause_reading import PHRASE_STOPS, direction_of, only_a_thing
-from shared.verification.clauses import AUX, BE, Clause, adjective, is_content
+from shared.verification.clauses import AUX, BE, Clause, Token, adjective, is_content
 from shared.verification.figure_words import order_word_at
+from shared.verification.lexicon import SAME_ACT
 from shared.verification.verb_reading import modifier, undergoes, verbness
 
 __all__ = [
     "ORDER_WORDS",
+    "acted",
     "phrase",
     "pivots",
     "role_parts",
@@ -40,18 +42,26 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
                 and not _same_time(said, i, source, j):
             return i, j
     a, b = max(1, qualifier_end(said)), max(1, qualifier_end(source))  # (not a verb of an opening qualifier)
-    candidates = [(-verbness(said, i), i) for i in range(a, len(said.tokens))]
+    candidates = [(-max(verbness(said, i), acted(said.tokens[i], source, b)), i) for i in range(a, len(said.tokens))]
     for rank, i in sorted(candidates):
         if rank == 0:
             break
-        forms = said.tokens[i].forms
-        found = [j for j, u in enumerate(source.tokens) if j >= b and u.forms & forms]
+        forms = said.tokens[i].forms | {w for x in said.tokens[i].lemmas for w in SAME_ACT.get(x, ())}
+        found = [j for j, u in enumerate(source.tokens) if j >= b and (u.forms | set(u.lemmas)) & forms]
         if found:
             return i, max(found, key=lambda j: (verbness(source, j), -j))
     return None
 
 
 ORDER_WORDS = ("than", "before", "after")
+
+
+def acted(t: Token, source: Clause, start: int = 0) -> int:
+    """How surely the quote's verb for the same act as ``t`` ("defeated" for "beat") is
+    one: a word the sentence may use as a noun ("beat") is its verb when the quote's is."""
+    same = {w for x in t.lemmas for w in SAME_ACT.get(x, ())}
+    return max((verbness(source, j) for j, u in enumerate(source.tokens) if j >= start and same & set(u.lemmas)),
+               default=0)
 
 
 def _same_time(said: Clause, i: int, source: Clause, j: int) -> bool:
@@ -117,8 +127,9 @@ def phrase(clause: Clause, pivot: int, step: int) -> tuple[set[str], bool]:
             return out, True
         t = clause.tokens[i]
         if t.low in PHRASE_STOPS:
-            if step > 0 and i == pivot + 1:  # "lends to X", "borrows from X": part of the verb
-                i += step
+            if step > 0 and (i == pivot + 1 or t.low == "by" and i == pivot + 2
+                             and clause.tokens[pivot + 1].low in PHRASE_STOPS):
+                i += step  # "lends to X", "borrows from X", "is preyed on by X": part of the verb
                 continue
             return out, step > 0  # an object ends at its preposition; a subject cut there is a tail
         if t.low in ("and", "or", "but"):
@@ -225,5 +236,5 @@ def same_verb(said: Clause, source: Clause) -> bool:
     if found is None:
         return False
     p, q = found
-    sure = sorted((verbness(said, p), verbness(source, q)))
+    sure = sorted((max(verbness(said, p), acted(said.tokens[p], source, q)), verbness(source, q)))
     return said.words()[p] in ORDER_WORDS or sure[0] >= 2 or (sure[0] >= 1 and sure[1] >= 3)

@@ -26,6 +26,7 @@ __all__ = [
     "OUTCOMES",
     "QUANTIFIERS",
     "RARE",
+    "SAME_ACT",
     "SHARE_WORDS",
     "STRONG",
     "SYMMETRIC",
@@ -165,6 +166,12 @@ for _pair in """uphold/dismiss uphold/reject uphold/overturn block/clear block/a
     _a, _b = _pair.split("/")
     OUTCOMES[_a] = OUTCOMES.get(_a, frozenset()) | {_b}
     OUTCOMES[_b] = OUTCOMES.get(_b, frozenset()) | {_a}
+
+# Verbs that name one act with the same doer and the same undergoer ("Ruiz beat Deshpande"
+# is "Ruiz defeated Deshpande"), which WordNet does not list as synonyms: a sentence's
+# verb and its quote's are read as one, so that their two sides can be compared.
+_SAME_ACTS = ("beat defeat", "buy acquire purchase")
+SAME_ACT: dict[str, frozenset[str]] = {w: frozenset(g.split()) - {w} for g in _SAME_ACTS for w in g.split()}
 
 # Relations that hold both ways ("X is linked to Y" says "Y is linked to X"): exchanging
 # their two sides swaps no roles.

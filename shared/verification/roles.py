@@ -21,7 +21,7 @@ from shared.verification.clause_reading import (
     ARTICLES, DATES, PHRASE_STOPS, direction_flipped, directions, only_a_thing,
 )
 from shared.verification.clause_parts import fronted_end, qualifier_end
-from shared.verification.clause_roles import ORDER_WORDS, phrase, pivots, role_parts, side
+from shared.verification.clause_roles import ORDER_WORDS, acted, phrase, pivots, role_parts, side
 from shared.verification.verb_reading import passive, undergoes, verbness
 from shared.verification.clauses import Clause, clauses, is_content, salient_tokens, unknown_word
 from shared.verification.figure_words import NUMBER_WORDS
@@ -127,6 +127,8 @@ def _turns_on_verbs(said: Clause, source: Clause) -> bool:
         return False
     if said.words()[p] in ORDER_WORDS:
         return True
+    if acted(said.tokens[p], source) >= 2 <= verbness(source, q):
+        return True  # ("beat" for "defeated": the quote's verb names the same act)
     return min(verbness(said, p), verbness(source, q)) >= 1 and not (_outranked(said, p) or _outranked(source, q))
 
 

@@ -877,3 +877,21 @@ def test_warmer_and_cooler_are_above_and_below() -> None:
     # (a bound on a figure, "hotter than 1,400 K", is checked with the figure)
     assert check_grounding("Its surface is thought to be hotter than 900 K.",
                            ["The planet is estimated to have a surface temperature above 900 kelvin."]).ok
+
+
+def test_preyed_on_by_names_its_agent_after_by() -> None:
+    quote = "Field mice are preyed on by the barn owl, which hunts mostly at dusk."
+    g = check_grounding("Field mice prey on the barn owl, which hunts mostly at dusk.", [quote])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("The barn owl preys on field mice, hunting mostly at dusk.", [quote]).ok
+
+
+def test_verbs_of_one_act_may_not_trade_their_sides() -> None:
+    bought = "Halvard Foods acquired the dairy start-up Milko for $40 million."
+    g = check_grounding("The dairy start-up Milko bought Halvard Foods for $40 million.", [bought])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("Halvard Foods purchased the dairy start-up Milko for $40 million.", [bought]).ok
+    beat = "In the final, Okafor defeated the top seed, Brandt, in four sets."
+    g = check_grounding("In the final, top seed Brandt beat Okafor in four sets.", [beat])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("In the final, Okafor beat the top seed Brandt in four sets.", [beat]).ok
