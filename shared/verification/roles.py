@@ -296,7 +296,11 @@ def _name_frames(clause: Clause) -> dict[tuple[str, ...], frozenset[str]]:
         while j + 1 < len(toks) and _bare(toks[j + 1].low) in names and not clause.pause_before(j + 1):
             j += 1
         name = frozenset(_bare(t.low) for t in toks[i:j + 1])
-        before = [k for k in range(i - 1, -1, -1) if toks[k].low not in ARTICLES][:2]
+        before = [k for k in range(i - 1, -1, -1) if toks[k].low not in ARTICLES][:3]
+        if len(before) == 3 and toks[before[1]].low == "by" and toks[before[0]].low.isalpha() \
+                and only_a_thing(toks[before[0]].low):
+            before = before[1:]  # ("by director Ang Lee": a title between "by" and its name)
+        before = before[:2]
         near = [k for k in before if all(not clause.pause_before(n) for n in range(k + 1, i + 1))]
         after = j + 1 if j + 1 < len(toks) and not clause.pause_before(j + 1) else None
         frames = []
@@ -306,7 +310,9 @@ def _name_frames(clause: Clause) -> dict[tuple[str, ...], frozenset[str]]:
             frames.append((near[0], ">", after))
         for frame in frames:
             at = [k for k in frame if isinstance(k, int)]
-            if any(_acting(clause, k) for k in at) and not {toks[k].low for k in at} & _LISTING:
+            # (or the maker "by" names: "a screenplay by David Magee")
+            authored = frame[0] == "<" and toks[frame[2]].low == "by"
+            if (authored or any(_acting(clause, k) for k in at)) and not {toks[k].low for k in at} & _LISTING:
                 out[tuple(toks[k].low if isinstance(k, int) else k for k in frame)] = name
         i = j + 1
     return out

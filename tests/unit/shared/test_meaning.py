@@ -895,3 +895,12 @@ def test_verbs_of_one_act_may_not_trade_their_sides() -> None:
     g = check_grounding("In the final, top seed Brandt beat Okafor in four sets.", [beat])
     assert not g.ok and g.category == "role", g
     assert check_grounding("In the final, Okafor beat the top seed Brandt in four sets.", [beat]).ok
+
+
+def test_two_names_after_by_may_not_trade_places() -> None:
+    quote = "The opera was staged by director Lena Holt, with a libretto by Marek Zeman."
+    g = check_grounding("The opera was staged by director Marek Zeman, with a libretto by Lena Holt.", [quote])
+    assert not g.ok and g.category == "role", g
+    g = check_grounding("The opera was staged by Marek Zeman from a libretto by librettist Lena Holt.", [quote])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("Lena Holt directed the opera, whose libretto was by Marek Zeman.", [quote]).ok
