@@ -114,11 +114,12 @@ def prefix_flips(said: Clause, source: Clause) -> int:
     return flips
 
 
-def certainty(clause: Clause, about: set[str] | None = None) -> int:
+def certainty(clause: Clause, about: set[str] | None = None, *, intent: bool = True) -> int:
     """1 hedged, 2 plain, 3 strong ("must", "proves", "is certain to"). With ``about`` (the word forms of a clause read
     against this one), a hedge counts only in a part of the clause (:func:`clause_parts`)
     that shares a word with it: "…, after which the dose can be adjusted" hedges the
-    adjusting, not "the effect is achieved" before it."""
+    adjusting, not "the effect is achieved" before it. ``intent``: an intention ("hopes
+    to begin", "the goal") counts as a hedge."""
     for part in clause_parts(clause):
         hedged = {t.low for n, t in enumerate(part) if (t.low in HEDGES or t.low in _EXPECTED and (
                       n + 1 < len(part) and part[n + 1].low == "to" or n and part[n - 1].low in ARTICLES | _BE)
@@ -126,7 +127,7 @@ def certainty(clause: Clause, about: set[str] | None = None) -> int:
                   and not t.text.isupper()  # ("the CAN bus")
                   and not (t.text == "May" and t.start > clause.start)  # ("on 3 May": the month)
                   and not (t.low == "likely" and n and part[n - 1].low in ("more", "less", "most", "least", "as"))
-                  and not _limit_after(part, n)} | _expects(part)
+                  and not _limit_after(part, n)} | _expects(part, intent=intent)
         if hedged and (about is None or any(
                 t.forms & about for t in part if is_content(t) and t.low not in HEDGES and not direction_of(t))):
             return 1
@@ -149,12 +150,22 @@ def _evidence_fits(part: list[Token], n: int) -> bool:
 _TURNED_OUT = frozenset("proved proven".split())
 
 
-def _expects(part: list[Token]) -> set[str]:
+def _expects(part: list[Token], *, intent: bool) -> set[str]:
     """The verb of an expectation with its infinitive ("Analysts expect the merger to be
-    completed", "forecasts prices to rise"): a hedge on what is expected."""
+    completed", "forecasts prices to rise"): a hedge on what is expected; with ``intent``,
+    also an intention ("hopes to begin") or its noun ("the goal")."""
     return {t.low for n, t in enumerate(part) if t.lemma in _EXPECT_VERBS and t.verb
             and any(u.low == "to" and part[m - 1].low != "up" and m + 1 < len(part) and part[m + 1].verb
-                    for m, u in enumerate(part[n + 1:n + 7], start=n + 1))}
+                    for m, u in enumerate(part[n + 1:n + 7], start=n + 1))
+            or intent and (t.lemma in _INTEND_VERBS and n + 2 < len(part) and part[n + 1].low == "to"
+                           and part[n + 2].verb or t.low in _INTENT_NOUNS)}
+
+
+# Verbs of an intention before the act intended ("hopes to begin production", "would aim
+# to reduce waiting lists"): the act is planned, not done or sure.
+_INTEND_VERBS = frozenset("hope aim intend plan seek".split())
+# ("is the goal set out in the agreement": an aim named as a noun)
+_INTENT_NOUNS = frozenset("goal aim objective objectives intention intentions ambition".split())
 
 
 _EXPECT_VERBS = frozenset("expect anticipate predict forecast".split())

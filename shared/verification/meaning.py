@@ -283,13 +283,15 @@ _DUTY = re.compile(r"\bmust\b|\brequire[sd]?\b|\b(?:mandatory|compulsory|obligat
 _POSSIBLY = frozenset("may might could possibly perhaps probably suggest suggests suggested appear appears seem "
                       "seems".split())
 _SURE = frozenset("will confirm confirms confirmed".split())
+_WILL = frozenset("will shall".split())
 
 
 def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     # "must complete" restates "requires … to complete", "forcing … to rebuild" or a rule
     # stated plainly ("the limit … is three years"): an obligation, not certainty. A
     # hedged quote is still hedged ("may be brought" is not "must be brought").
-    theirs = certainty(source, about=said.forms)
+    # (an intention, "hopes to begin", is checked against a sentence that says the act will be)
+    theirs = certainty(source, about=said.forms, intent=bool(_WILL & set(said.words())))
     obliged = set(said.words()) & STRONG == {"must"} and theirs >= 2
     if certainty(said) > theirs and not obliged and not _strong_word_quoted(said, source):
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"

@@ -904,3 +904,13 @@ def test_two_names_after_by_may_not_trade_places() -> None:
     g = check_grounding("The opera was staged by Marek Zeman from a libretto by librettist Lena Holt.", [quote])
     assert not g.ok and g.category == "role", g
     assert check_grounding("Lena Holt directed the opera, whose libretto was by Marek Zeman.", [quote]).ok
+
+
+def test_an_intention_is_not_what_will_be() -> None:
+    quote = "The council hopes to open the new library branch in 2027, subject to funding."
+    g = check_grounding("The council will open the new library branch in 2027.", [quote])
+    assert not g.ok and g.category == "modality", g
+    assert check_grounding("The council aims to open the new library branch in 2027.", [quote]).ok
+    # (a goal named as a noun restates an aim)
+    assert check_grounding("Opening the new library branch in 2027 is the council's goal.",
+                           ["The council aims to open the new library branch in 2027."]).ok
