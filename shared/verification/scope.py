@@ -139,8 +139,10 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     if whole and not _NATIONAL & set(quote_words):
         return "scope", f'it says "{whole}" where its quote holds only in a part'
     mine = said.forms | (sentence or set())
-    mine |= {f for t in said.tokens if "-" in t.low for part in t.low.split("-") if part
-             for f in token(part, 0, 0).forms}  # "supernova-based" keeps "supernovae"
+    # "supernova-based" keeps "supernovae" (not a compound the quote has too: its "age-related
+    # memory decline" does not keep "in aged mice")
+    mine |= {f for t in said.tokens if "-" in t.low and not t.forms & source.forms for part in t.low.split("-")
+             if part for f in token(part, 0, 0).forms}
     mine |= {f for t in said.tokens if (place := place_named(t.text, source.text))
              for f in token(place.lower(), 0, 0).forms}  # "Bangladeshi field trials" keeps "in Bangladesh"
     lost = _lost_part(opening_qualifier(source), mine)
@@ -204,9 +206,11 @@ def _bound_dropped(said: Clause, source: Clause, mine: set[str]) -> str | None:
 
 
 def _subject_narrowed(said: Clause, source: Clause, mine: set[str]) -> str | None:
-    """The quote's subject is narrowed by a "with" phrase ("Employees with at least two
-    years of service are entitled…", "households with children") of whose words the
-    sentence, keeping the noun it narrows, says none: the phrase, else None."""
+    """The quote's subject is narrowed by a "with" or "for" phrase ("Employees with at
+    least two years of service are entitled…", "households with children", "the rate
+    limit for free-tier accounts") of whose words the sentence, keeping the noun it
+    narrows, says none: the phrase, else None. (A "for" of a time, "for the same
+    period", is not one.)"""
     toks = subject_tokens(source)
     if not toks:
         return None
@@ -216,9 +220,12 @@ def _subject_narrowed(said: Clause, source: Clause, mine: set[str]) -> str | Non
     if start is None or end is None:
         return None
     for n in range(start + 1, end + 1):
-        if words[n] != "with" or not is_content(source.tokens[n - 1]) or not covered(source.tokens[n - 1], mine):
+        if words[n] not in ("with", "for") or not is_content(source.tokens[n - 1]) \
+                or not covered(source.tokens[n - 1], mine):
             continue
         phrase = source.tokens[n:end + 1]
+        if words[n] == "for" and any(t.lemma in SPANS or t.low == "same" for t in phrase):
+            continue  # ("net profit for the same period": a time, said by the sentence's own)
         content = [t for t in phrase if is_content(t) or t.low.isdigit()]
         if content and not any(covered(t, mine) for t in content):
             return " ".join(t.text for t in phrase)

@@ -914,3 +914,20 @@ def test_an_intention_is_not_what_will_be() -> None:
     # (a goal named as a noun restates an aim)
     assert check_grounding("Opening the new library branch in 2027 is the council's goal.",
                            ["The council aims to open the new library branch in 2027."]).ok
+
+
+def test_a_compound_both_have_does_not_keep_a_dropped_condition() -> None:
+    quote = "In aged rats, the drug reversed age-related hearing loss within six weeks of daily dosing."
+    g = check_grounding("The drug reversed age-related hearing loss within six weeks.", [quote])
+    assert not g.ok and g.category == "scope", g
+    assert check_grounding("In aged rats, the drug reversed age-related hearing loss within six weeks.", [quote]).ok
+
+
+def test_a_for_phrase_that_narrows_the_subject_is_not_dropped() -> None:
+    quote = "The upload limit for guest accounts is 20 files per day; members may upload up to 500."
+    g = check_grounding("The upload limit is 20 files per day.", [quote])
+    assert not g.ok and g.category == "scope", g
+    assert check_grounding("Guest accounts may upload at most 20 files per day.", [quote]).ok
+    # (a time is no narrowing: "for the same period")
+    assert check_grounding("Its net profit fell to 310 million dollars.",
+                           ["Net profit for the same period fell to 310 million dollars."]).ok
