@@ -50,8 +50,9 @@ NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven 
 
 
 def figure_word(word: str) -> bool:
-    """A word that opens a figure: digits, or a number word ("3.5", "twelve", "a dozen")."""
-    return word[:1].isdigit() or word in NUMBER_WORDS
+    """A word that opens a figure: digits, or a number word ("3.5", "twelve", "a dozen",
+    "nine-tenths")."""
+    return word[:1].isdigit() or word in NUMBER_WORDS or word.split("-")[0] in NUMBER_WORDS - {"a"}
 
 
 def order_word_at(words: list[str], word: str) -> int | None:

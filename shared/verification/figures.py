@@ -110,6 +110,10 @@ _ONE_IN = re.compile(r"(?<![\d,.])\b(one|two|three|four|five|six|seven|eight|nin
 _NUMBERS = {w: float(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split())} | {"a": 1.0, "an": 1.0}
+# A tally in words, "by a vote of seven to two", "won eleven to nine": its two counts
+# (the parser reads neither); not a range of something counted ("from one to two years").
+_TALLY = re.compile(r"\b(" + "|".join(list(_NUMBERS)[1:21]) + r")\s+to\s+(" + "|".join(list(_NUMBERS)[:21])
+                    + r")\b(?=\s*(?:[,.;:)]|$)|\s+(?:on|in|at|with|and|after|before|against|for)\b)", re.IGNORECASE)
 _ORDINALS = {w: float(n) for n, w in enumerate(
     "zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
     "fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()) if n}
@@ -265,6 +269,10 @@ def figures(text: str) -> tuple[Figure, ...]:
         if number:
             out = _outside(out, m)
             out.append(Figure(float(number), "century of the era", m.group(), m.start(), m.end()))
+    for m in _TALLY.finditer(text):
+        if not any(m.start() <= f.start < m.end() or f.start <= m.start() < f.end for f in out) \
+                and not re.search(r"\b(?:from|between)\s+$", text[:m.start()], re.IGNORECASE):  # (a range)
+            out += [Figure(_NUMBERS[m.group(n).lower()], "", m.group(n), m.start(n), m.end(n)) for n in (1, 2)]
     for m in _ONE_IN.finditer(text):
         part, whole = (_COUNT_WORDS.get(g.lower()) or float(g) for g in (m.group(1), m.group(2)))
         if part >= whole:

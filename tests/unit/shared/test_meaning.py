@@ -931,3 +931,17 @@ def test_a_for_phrase_that_narrows_the_subject_is_not_dropped() -> None:
     # (a time is no narrowing: "for the same period")
     assert check_grounding("Its net profit fell to 310 million dollars.",
                            ["Net profit for the same period fell to 310 million dollars."]).ok
+
+
+def test_a_hyphenated_fraction_is_a_figure_a_bound_may_hold() -> None:
+    quote = "The membrane retained over 80% of its initial flux after 300 hours of operation."
+    assert check_grounding("After 300 hours of operation, the membrane kept more than four-fifths of its initial "
+                           "flux.", [quote]).ok
+
+
+def test_a_tally_in_words_is_two_counts() -> None:
+    quote = "The board approved the merger by a vote of eight to three on Monday."
+    assert check_grounding("On Monday the board backed the merger by eight votes to three.", [quote]).ok
+    assert check_grounding("The board approved the merger 8-3 on Monday.", [quote]).ok
+    g = check_grounding("On Monday the board backed the merger by nine votes to three.", [quote])
+    assert not g.ok and g.category == "number", g
