@@ -110,6 +110,8 @@ _ONE_IN = re.compile(r"(?<![\d,.])\b(one|two|three|four|five|six|seven|eight|nin
 _NUMBERS = {w: float(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split())} | {"a": 1.0, "an": 1.0}
+# A time of day: "08:15", "16:30", "8.15 am", "4.30 p.m." (a decimal without "am"/"pm" is no time).
+_CLOCK = re.compile(r"(?<![\d.:,])(\d{1,2})[:.](\d{2})(?![\d:])(?:\s*([ap]\.?m\.?)(?![a-z]))?", re.IGNORECASE)
 # A tally in words, "by a vote of seven to two", "won eleven to nine": its two counts
 # (the parser reads neither); not a range of something counted ("from one to two years").
 _TALLY = re.compile(r"\b(" + "|".join(list(_NUMBERS)[1:21]) + r")\s+to\s+(" + "|".join(list(_NUMBERS)[:21])
@@ -131,6 +133,9 @@ _CENTURY = re.compile(r"\b((?:twenty-)?[a-z]+th|(?:twenty-)?(?:first|second|thir
                       re.IGNORECASE)
 _HUNDREDS = re.compile(r"\b(\d{1,2})00s\b")
 _NEXT_WORD = re.compile(r"\s+([A-Za-z][\w-]*)")
+# Two ends of a change or range with one scale word after the second: it scales both.
+_SHARED_SCALE = re.compile(r"\b(?:from|between)\s+(\d[\d,]*(?:\.\d+)?)\s+(?:to|and)\s+(\d[\d,]*(?:\.\d+)?)\s+"
+                           r"(thousand|million|billion|trillion)\b", re.IGNORECASE)
 SCALE_AFTER = re.compile(r"\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
 # (not from inside a figure's groups: "41,000-capacity" holds no name "000-capacity")
 _DIGIT_WORD = re.compile(r"(?<![^\W_])(?<!\d[,.])[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
@@ -269,6 +274,12 @@ def figures(text: str) -> tuple[Figure, ...]:
         if number:
             out = _outside(out, m)
             out.append(Figure(float(number), "century of the era", m.group(), m.start(), m.end()))
+    for m in _CLOCK.finditer(text):  # "08:15", "8.15 am", "4.30 pm": one time of day, in minutes
+        hour, minute, half = int(m.group(1)), int(m.group(2)), (m.group(3) or "").lower().replace(".", "")
+        if (":" in m.group() or half) and hour < (13 if half else 24) and minute < 60:
+            hour = hour % 12 + (12 if half == "pm" else 0) if half else hour
+            out = _outside(out, m)
+            out.append(Figure(float(hour * 60 + minute), "time of day", m.group(), m.start(), m.end()))
     for m in _TALLY.finditer(text):
         if not any(m.start() <= f.start < m.end() or f.start <= m.start() < f.end for f in out) \
                 and not re.search(r"\b(?:from|between)\s+$", text[:m.start()], re.IGNORECASE):  # (a range)
@@ -320,6 +331,12 @@ def figures(text: str) -> tuple[Figure, ...]:
     # "minus 25 degrees Celsius" is -25 °C (the parser reads the word as no sign)
     out = [replace(f, value=-f.value, surface=text[m.start():f.end], start=m.start())
            if f.value > 0 and (m := _MINUS.search(text, 0, f.start)) else f for f in out]
+    for m in _SHARED_SCALE.finditer(text):  # "from 41 to 48 million": 41 million
+        low, high = float(m.group(1).replace(",", "")), float(m.group(2).replace(",", ""))
+        if low <= high:
+            scale = _SCALE_WORDS[m.group(3).lower()]
+            out = [replace(f, value=f.value * scale) if f.start in (m.start(), m.start(1)) and f.value == low else f
+                   for f in out]
     out = [replace(f, bounded=True) if _bounded(text[:f.start]) else f for f in out]
     out = [replace(f, counts=m.group(1).lower()) if not f.unit and (m := _NEXT_WORD.match(text, f.end)) else f
            for f in out]

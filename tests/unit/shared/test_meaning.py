@@ -945,3 +945,19 @@ def test_a_tally_in_words_is_two_counts() -> None:
     assert check_grounding("The board approved the merger 8-3 on Monday.", [quote]).ok
     g = check_grounding("On Monday the board backed the merger by nine votes to three.", [quote])
     assert not g.ok and g.category == "number", g
+
+
+def test_one_scale_word_scales_both_ends_of_a_change() -> None:
+    quote = "The port's annual throughput rose from 31 million tonnes to 36 million tonnes after the expansion."
+    assert check_grounding("After the expansion, the port's annual throughput rose from 31 to 36 million tonnes.",
+                           [quote]).ok
+    g = check_grounding("After the expansion, the port's annual throughput rose from 31 to 38 million tonnes.",
+                        [quote])
+    assert not g.ok and g.category == "number", g
+
+
+def test_a_time_of_day_is_one_figure_in_either_clock() -> None:
+    quote = "The museum's late opening runs from 17:30 to 21:00 on Fridays."
+    assert check_grounding("On Fridays the museum stays open late, from 5.30 pm to 9.00 pm.", [quote]).ok
+    g = check_grounding("On Fridays the museum stays open late, from 5.30 pm to 10.00 pm.", [quote])
+    assert not g.ok and g.category == "number", g
