@@ -27,9 +27,10 @@ __all__ = ["AUX", "BE", "Clause", "Token", "abbreviated", "aligned_pair", "broad
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|n't")
 # Where a clause ends: ";", ":", a dash, and a comma or word that opens a contrasting
-# or new clause. A plain comma does not (it may set off a condition of the clause).
+# or new clause (", plus folate and iron": what a second quote adds). A plain comma does
+# not (it may set off a condition of the clause).
 _CLAUSE_BREAK = re.compile(
-    r"\s*(?:;|:\s|\s[–—-]\s|,\s*(?:but|while|whereas|although|though|yet|so|and|or|which|whilst)\b"
+    r"\s*(?:;|:\s|\s[–—-]\s|,\s*(?:but|while|whereas|although|though|yet|so|and|or|which|whilst|plus)\b"
     r"|\b(?:but|whereas|although|though|whilst|even\s+as)\b)\s*", re.IGNORECASE)
 _FEATURE_WORDS = NEGATORS | QUANTIFIERS.keys() | RARE | EXCLUSIVE | HEDGES | STRONG | DIRECTIONS.keys()
 BE = frozenset("is are was were be been being get gets got".split())

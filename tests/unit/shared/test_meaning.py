@@ -961,3 +961,10 @@ def test_a_time_of_day_is_one_figure_in_either_clock() -> None:
     assert check_grounding("On Fridays the museum stays open late, from 5.30 pm to 9.00 pm.", [quote]).ok
     g = check_grounding("On Fridays the museum stays open late, from 5.30 pm to 10.00 pm.", [quote])
     assert not g.ok and g.category == "number", g
+
+
+def test_a_plus_after_a_comma_opens_what_another_quote_adds() -> None:
+    quotes = ["A 100-gram serving of cooked chickpeas provides about 9 grams of protein.",
+              "Chickpeas are also a good source of folate and manganese."]
+    assert check_grounding("Per 100 g, cooked chickpeas supply about 9 g of protein, plus folate and manganese.",
+                           quotes).ok
