@@ -249,6 +249,9 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
             hit = ("magnitude", 1)  # "ridership recovered to 85%": a rise back
         if hit is None and t.lemma == "lose" and _AMOUNT_AFTER.match(clause.text, t.end):
             hit = ("magnitude", -1)  # "lost roughly half its activity": a fall by that much
+        if t.lemma == "keep" and any(a.low == "at" and b.low == "bay" for a, b in
+                                     zip(clause.tokens[i + 1:i + 7], clause.tokens[i + 2:i + 8])):
+            hit = ("presence", -1)  # "to keep measles outbreaks at bay": to prevent them
         if hit is None:
             continue
         if t.low == "longer" and prev in ("no", "any"):

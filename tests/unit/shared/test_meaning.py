@@ -968,3 +968,9 @@ def test_a_plus_after_a_comma_opens_what_another_quote_adds() -> None:
               "Chickpeas are also a good source of folate and manganese."]
     assert check_grounding("Per 100 g, cooked chickpeas supply about 9 g of protein, plus folate and manganese.",
                            quotes).ok
+
+
+def test_keeping_a_thing_at_bay_is_preventing_it() -> None:
+    quote = "Regular pruning is recommended to prevent fungal infections in the orchard."
+    assert check_grounding("Regular pruning is recommended to keep fungal infections at bay in the orchard.",
+                           [quote]).ok
