@@ -33,13 +33,13 @@ __all__ = [
     "direction_flipped",
     "direction_of",
     "directions",
+    "echoed",
     "hits",
     "negations",
     "not_only",
     "on_axis",
     "only_a_thing",
     "parts_sharing",
-    "phrase_echoed",
     "prefix_flips",
 ]
 
@@ -409,8 +409,7 @@ def bound_sign(said: Clause, i: int, axis: str, whole: Clause, *, weak: bool = T
     # (for a compared adjective, a directional word the sentence and its quote both
     # have in one phrase is that phrase's: "the growing season" binds nothing to "higher")
     compared = said.tokens[i].low.endswith("er") and adjective(said.tokens[i].low)
-    own = {said.tokens[m].low for m, *_ in hits(said) if compared and m + 1 < len(said.tokens) and m != i
-           and said.tokens[m].low != said.tokens[i].low and phrase_echoed(said, m, whole)}
+    own = {word for word, _ in echoed(said, i, whole)} if compared else set()
     # (a directional word between it and its word is read on its own: "raise the minimum age")
     found = None if target is None else _bound_to(target, axis, whole, weak=weak, bounds=bounds, skip=between)
     if found is None:  # what it says of the word before it ("rainfall has fallen")
@@ -419,11 +418,15 @@ def bound_sign(said: Clause, i: int, axis: str, whole: Clause, *, weak: bool = T
     return found
 
 
-def phrase_echoed(said: Clause, m: int, whole: Clause) -> bool:
-    """The directional word at ``m`` and the word after it stand together in the quote
-    too ("the growing season"): a name the sentence repeats, no change of its own."""
-    word, nxt = said.tokens[m].low, said.tokens[m + 1].forms
-    return any(u.low == word and whole.tokens[n + 1].forms & nxt for n, u in enumerate(whole.tokens[:-1]))
+def echoed(said: Clause, i: int, whole: Clause) -> set[tuple[str, str]]:
+    """(word, axis) of each directional word of ``said`` other than the one at ``i`` that
+    stands with the word after it in the quote too ("the growing season"): a name the
+    sentence repeats, no change of its own, so the quote's word backs no other."""
+    toks = said.tokens
+    return {(toks[m].low, axis) for m, axis, *_ in hits(said) if m != i and m + 1 < len(toks)
+            and toks[m].low != toks[i].low
+            and any(u.low == toks[m].low and whole.tokens[n + 1].forms & toks[m + 1].forms
+                    for n, u in enumerate(whole.tokens[:-1]))}
 
 
 def _owner(clause: Clause, t: Token) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from shared.verification.clause_reading import PHRASE_STOPS, bound_sign, direction_of, hits, on_axis, phrase_echoed
+from shared.verification.clause_reading import PHRASE_STOPS, bound_sign, direction_of, echoed, hits, on_axis
 from shared.verification.clause_roles import phrase, swapped
 from shared.verification.verb_reading import verbness
 from shared.verification.clauses import Clause, Token, adjective, clauses, covered, is_content, token
@@ -95,8 +95,7 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
         bounding = bounds_figure(said, i)
         # (a quote's word the sentence says too, elsewhere, is that word's: "the growing
         # season" in both does not back "higher" against the quote's "lower")
-        taken = {(said.tokens[j].low, a) for j, a, *_ in mine if j != i and said.tokens[j].low != said.tokens[i].low
-                 and j + 1 < len(said.tokens) and phrase_echoed(said, j, whole or source)}
+        taken = echoed(said, i, whole or source)
         pool = [h for h in theirs if on_axis(source, h, axis) and (weak or not h[3])
                 and (bounding or not bounds_figure(source, h[0])) and (source.tokens[h[0]].low, h[1]) not in taken] \
             or [h for h in everywhere if h[1] == axis and (weak or not h[3])

@@ -49,10 +49,13 @@ NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven 
     sixty seventy eighty ninety hundred dozen half a""".split())
 
 
+_FRACTION_COUNTS = NUMBER_WORDS - {"a"}  # ("nine-tenths"; not "a-list")
+
+
 def figure_word(word: str) -> bool:
     """A word that opens a figure: digits, or a number word ("3.5", "twelve", "a dozen",
     "nine-tenths")."""
-    return word[:1].isdigit() or word in NUMBER_WORDS or word.split("-")[0] in NUMBER_WORDS - {"a"}
+    return word[:1].isdigit() or word in NUMBER_WORDS or word.split("-")[0] in _FRACTION_COUNTS
 
 
 def order_word_at(words: list[str], word: str) -> int | None:
