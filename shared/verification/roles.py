@@ -351,10 +351,11 @@ def names_exchanged(said: Clause, source: Clause, whole: Clause | None = None) -
 # Words that mark their clause as the effect of the clause before it.
 _CONSEQUENCE = re.compile(r"\b(?:as\s+a\s+(?:result|consequence)|consequently|therefore|thus|hence)\b", re.IGNORECASE)
 # A verb that makes what stands before it the cause of what stands after it ("higher rates
-# drove the fall", "led to", "preceded"), or, with "by" after it or as "a result of", the
+# drove the fall", "led to", "prompted", "preceded"), or, with "by" after it or as "a result of", the
 # effect ("was driven by", "were a result of", "due to").
 _CAUSING = re.compile(r"\b(?:dr(?:ove|ives?|iven|iving)|l(?:ed|eads?|eading)\s+to|caus(?:ed|es?|ing)|"
-                      r"result(?:ed|s|ing)?\s+in|trigger(?:ed|s|ing)?|preced(?:ed|es?|ing))\b(\s+(?:\w+ly\s+)?by\b)?",
+                      r"result(?:ed|s|ing)?\s+in|trigger(?:ed|s|ing)?|prompt(?:ed|s|ing)?|preced(?:ed|es?|ing))\b"
+                      r"(\s+(?:\w+ly\s+)?by\b)?",
                       re.IGNORECASE)
 _CAUSED_BY = re.compile(r"\b(?:(?:a|the)\s+(?:result|consequence)\s+of|due\s+to|because\s+of|owing\s+to)\b",
                         re.IGNORECASE)

@@ -974,3 +974,10 @@ def test_keeping_a_thing_at_bay_is_preventing_it() -> None:
     quote = "Regular pruning is recommended to prevent fungal infections in the orchard."
     assert check_grounding("Regular pruning is recommended to keep fungal infections at bay in the orchard.",
                            [quote]).ok
+
+
+def test_what_prompted_an_act_is_its_cause() -> None:
+    quote = "Falling enrolment prompted the school board to close two primary schools in 2023."
+    g = check_grounding("The closure of two primary schools in 2023 drove enrolment down.", [quote])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("Falling enrolment led the school board to close two primary schools in 2023.", [quote]).ok
