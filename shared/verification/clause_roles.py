@@ -46,7 +46,7 @@ def pivots(said: Clause, source: Clause) -> tuple[int, int] | None:
     for rank, i in sorted(candidates):
         if rank == 0:
             break
-        forms = said.tokens[i].forms | {w for x in said.tokens[i].lemmas for w in SAME_ACT.get(x, ())}
+        forms = said.tokens[i].forms | _same_acts(said.tokens[i])
         found = [j for j, u in enumerate(source.tokens) if j >= b and (u.forms | set(u.lemmas)) & forms]
         if found:
             return i, max(found, key=lambda j: (verbness(source, j), -j))
@@ -59,9 +59,16 @@ ORDER_WORDS = ("than", "before", "after")
 def acted(t: Token, source: Clause, start: int = 0) -> int:
     """How surely the quote's verb for the same act as ``t`` ("defeated" for "beat") is
     one: a word the sentence may use as a noun ("beat") is its verb when the quote's is."""
-    same = {w for x in t.lemmas for w in SAME_ACT.get(x, ())}
+    same = _same_acts(t)
+    if not same:
+        return 0
     return max((verbness(source, j) for j, u in enumerate(source.tokens) if j >= start and same & set(u.lemmas)),
                default=0)
+
+
+def _same_acts(t: Token) -> set[str]:
+    """The verbs that name the same act as ``t`` (:data:`SAME_ACT`), by its lemmas."""
+    return {w for x in t.lemmas for w in SAME_ACT.get(x, ())}
 
 
 def _same_time(said: Clause, i: int, source: Clause, j: int) -> bool:

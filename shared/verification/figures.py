@@ -281,8 +281,8 @@ def figures(text: str) -> tuple[Figure, ...]:
             out = _outside(out, m)
             out.append(Figure(float(hour * 60 + minute), "time of day", m.group(), m.start(), m.end()))
     for m in _TALLY.finditer(text):
-        if not any(m.start() <= f.start < m.end() or f.start <= m.start() < f.end for f in out) \
-                and not re.search(r"\b(?:from|between)\s+$", text[:m.start()], re.IGNORECASE):  # (a range)
+        ranged = re.search(r"\b(?:from|between)\s+$", text[:m.start()], re.IGNORECASE)  # ("from one to two")
+        if len(_outside(out, m)) == len(out) and not ranged:
             out += [Figure(_NUMBERS[m.group(n).lower()], "", m.group(n), m.start(n), m.end(n)) for n in (1, 2)]
     for m in _ONE_IN.finditer(text):
         part, whole = (_COUNT_WORDS.get(g.lower()) or float(g) for g in (m.group(1), m.group(2)))
