@@ -9,7 +9,8 @@ keeps, and one grafted from another quote; ``added_matter``: words and causes no
 gives; ``figure_binding``: each figure and name from the quote it belongs to), ``meaning`` compares them (polarity,
 quantifiers, certainty, direction, figures; ``roles`` who does what to whom, ``scope``
 the conditions) and decides contradictions;
-``figures`` reads numbers with units and ``lexicon`` holds the word lists. ``judge`` asks a
+``figures`` reads numbers with units (``worded_figures`` those said in words or
+notations the quantity parser does not read, ``figure_base`` the figure itself) and ``lexicon`` holds the word lists. ``judge`` asks a
 verifier model whether the quotes entail what the deterministic checks let through.
 
 May import ``shared.platform``, ``shared.research`` and ``shared.llm`` (the judge only).

@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 import re
 
-from shared.verification.figures import AGO, PERIOD, PERIOD_OF, SCALE_AFTER, TIME_UNITS, Figure, figures
+from shared.verification.figure_base import SCALE_AFTER
+from shared.verification.figures import PERIOD, TIME_UNITS, Figure, figures
+from shared.verification.worded_figures import AGO, PERIOD_OF
 
 __all__ = ["multiple_given", "multiple_named", "multiple_verbs", "period_named", "rate_periods"]
 

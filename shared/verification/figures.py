@@ -5,6 +5,8 @@ in its wheel): "3,500 MB/s" is 3500 megabyte per second, "1.2 million" and
 "1,200,000" are both 1200000, "50 percent" is "50%", "twelve" is 12, and "one" used
 as a word ("one of the threads") is no figure at all. Digits inside a name ("SHA-256",
 "x86_64", "p99") are not figures either; they are read as part of the name.
+Quantities the parser does not read ("a decade", "one in five", "4.30 pm") are read by
+:mod:`shared.verification.worded_figures`, in place of what it made of their words.
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ import logging
 import math
 import re
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 
+from shared.verification.figure_base import COUNT_WORDS, SCALE_AFTER, SCALE_WORDS, Figure
 from shared.verification.lexicon import MONTHS
+from shared.verification.worded_figures import without_eras, worded
 
-__all__ = ["AGO", "PERIOD", "PERIOD_OF", "SCALE_AFTER", "TIME_UNITS", "Figure", "bound", "bound_side", "digit_words",
-           "figures", "same_figure", "share_of", "share_parts"]
+__all__ = ["PERIOD", "TIME_UNITS", "Figure", "bound", "bound_side", "digit_words", "figures", "same_figure",
+           "share_of"]
 
 log = logging.getLogger(__name__)
 
@@ -30,12 +34,6 @@ _UNIT_ALIASES = {"second of arc": "second", "minute of arc": "minute", "united s
                  "standard litre": "litre"}
 # Units the parser does not know, read after a figure it leaves without one.
 _UNLISTED_UNIT = re.compile(r"\s+(nautical miles?|hectares?)\b", re.IGNORECASE)
-# A money figure with its scale abbreviated ("$45m", "€3.1bn", "£2.5 bn"), which the
-# parser reads as a currency times metres or barns.
-_MONEY_SCALE = re.compile(r"(?<![\w.])(US\$|[$€£¥])\s?(\d+(?:,\d{3})*(?:\.\d+)?)\s?(k|m|mn|bn|b|tn|trn)\b",
-                          re.IGNORECASE)
-_MONEY_SCALES = {"k": 1e3, "m": 1e6, "mn": 1e6, "b": 1e9, "bn": 1e9, "tn": 1e12, "trn": 1e12}
-_CURRENCIES = {"$": "dollar", "us$": "dollar", "€": "euro", "£": "pound sterling", "¥": "chinese yuan"}
 _HAS_FIGURE = re.compile(
     r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"(?:thir|four|fif|six|seven|eigh|nine)teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
@@ -59,11 +57,6 @@ _WORD_COMMA_ARTICLE = re.compile(r"(\b(?:zero|one|two|three|four|five|six|seven|
                                  r"million|billion)),(?=\s+an?\b)", re.IGNORECASE)
 # "No two consumers...", "no one": a number word after "no" says none, not a figure.
 _NO_NUMBER_WORD = re.compile(r"\bno\s+[a-z]+$", re.IGNORECASE)
-# How often, said in one word: "twice a week", "thrice yearly" (not "once", which is also
-# "when"; nor "twice as fast", "twice that", a multiple the comparison checks read).
-_TIMES_WORD = re.compile(r"\b(twice|thrice)(?=\s+(?:(?:a|an|per|each|every)\s+\w+|daily|weekly|monthly|yearly|annually)\b)",
-                         re.IGNORECASE)
-_TIMES_WORDS = {"twice": 2.0, "thrice": 3.0}
 _MINUS = re.compile(r"\bminus\s+$", re.IGNORECASE)
 _RANGE = re.compile(r"(?:between\s+|from\s+)?(.+?)\s*(?:to|and|-|–)\s*(.+)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\d.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,]*\d)")
@@ -96,60 +89,12 @@ _ONE = re.compile(r"one\b(?!\s+(?:hundred|thousand|million|billion|trillion|doze
 # "one gram": a measure's unit spelled out (not "one TCP", "one-metre", "at any one time", "one at a time")
 _ONE_UNIT = re.compile(r"one\s+[a-z][a-z ]*")
 _MEASURES = frozenset({"mass", "length", "volume", "area", "power", "energy", "temperature", "speed"})
-_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
-_COUNT_WORDS = {"a": 1.0, "an": 1.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0,
-                "seven": 7.0, "eight": 8.0, "nine": 9.0, "ten": 10.0, "several": 0.0}
-_SPAN_WORD = re.compile(r"\b(?:(a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+|the\s+(?:next|past|"
-                        r"last|previous|following)\s+)?(decades?|century|centuries|millennium|millennia)\b",
-                        re.IGNORECASE)
-# "one in five", "3 out of 10": a share (small counts only: "56 in 2022" is a year).
-_ONE_IN = re.compile(r"(?<![\d,.])\b(one|two|three|four|five|six|seven|eight|nine|[1-9]\d?)\s+(?:in|out\s+of)\s+"
-                     r"(two|three|four|five|six|seven|eight|nine|ten|[1-9]\d{0,2})\b(?![\d,.]*\d)"
-                     r"(?!\s+(?:thousand|million|billion)\b)"  # ("one in two million": a rate of its own)
-                     r"(?!\s*(?:%|percent|per\s+cent))", re.IGNORECASE)
-_NUMBERS = {w: float(n) for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())} | {"a": 1.0, "an": 1.0}
-# A time of day: "08:15", "16:30", "8.15 am", "4.30 p.m." (a decimal without "am"/"pm" is no time).
-_CLOCK = re.compile(r"(?<![\d.:,])(\d{1,2})[:.](\d{2})(?![\d:])(?:\s*([ap]\.?m\.?)(?![a-z]))?", re.IGNORECASE)
-# A tally in words, "by a vote of seven to two", "won eleven to nine": its two counts
-# (the parser reads neither); not a range of something counted ("from one to two years").
-_TALLY = re.compile(r"\b(" + "|".join(list(_NUMBERS)[1:21]) + r")\s+to\s+(" + "|".join(list(_NUMBERS)[:21])
-                    + r")\b(?=\s*(?:[,.;:)]|$)|\s+(?:on|in|at|with|and|after|before|against|for)\b)", re.IGNORECASE)
-_ORDINALS = {w: float(n) for n, w in enumerate(
-    "zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
-    "fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()) if n}
-_PERIODS = r"(years?|quarters?|months?|weeks?|days?|seasons?|decades?)"
-_RUNS = (re.compile(r"\b(\w+|\d+)(?:st|nd|rd|th)?\s+(?:consecutive|straight|successive)\s+" + _PERIODS + r"\b",
-                   re.IGNORECASE),
-         re.compile(r"\b(\w+|\d+)\s+" + _PERIODS + r"\s+(?:in\s+a\s+row|running)\b", re.IGNORECASE),
-         re.compile(r"\b(\w+|\d+)(?:st|nd|rd|th)?\s+(?:consecutive|straight|successive)\s+"
-                    r"(annual|yearly|quarterly|monthly|weekly|daily)\b", re.IGNORECASE))
-PERIOD_OF = {"annual": "year", "yearly": "year", "quarterly": "quarter", "monthly": "month", "weekly": "week",
-              "daily": "day"}
-AGO = re.compile(r"\b(a|an|one)\s+" + _PERIODS + r"\s+(?:earlier|before|ago|later|previously)\b", re.IGNORECASE)
-# A century of the era: "the twelfth century", "the 12th century", "the 1100s".
-_CENTURY = re.compile(r"\b((?:twenty-)?[a-z]+th|(?:twenty-)?(?:first|second|third)|\d{1,2}(?:st|nd|rd|th))\s+century\b",
-                      re.IGNORECASE)
-_HUNDREDS = re.compile(r"\b(\d{1,2})00s\b")
 _NEXT_WORD = re.compile(r"\s+([A-Za-z][\w-]*)")
 # Two ends of a change or range with one scale word after the second: it scales both.
 _SHARED_SCALE = re.compile(r"\b(?:from|between)\s+(\d[\d,]*(?:\.\d+)?)\s+(?:to|and)\s+(\d[\d,]*(?:\.\d+)?)\s+"
                            r"(thousand|million|billion|trillion)\b", re.IGNORECASE)
-SCALE_AFTER = re.compile(r"\s+(thousand|million|billion|trillion)\b", re.IGNORECASE)
 # (not from inside a figure's groups: "41,000-capacity" holds no name "000-capacity")
 _DIGIT_WORD = re.compile(r"(?<![^\W_])(?<!\d[,.])[^\W_]*\d[^\W_]*(?:[-_/.][^\W_]+)*")
-
-
-@dataclass(frozen=True)
-class Figure:
-    value: float
-    unit: str  # "" for a bare number
-    surface: str
-    start: int
-    end: int
-    bounded: bool = False  # the text bounds it ("more than 1,200", "under 5 ms"): a limit, not a count
-    counts: str = ""  # for a bare number, the word after it, lower-cased ("requests" in "100 requests")
 
 
 @lru_cache(maxsize=1)
@@ -160,18 +105,6 @@ def _parser():  # noqa: ANN202 - quantulum3's module; imported on first use (it 
     return parser
 
 
-# A fraction of a unit ("half a minute", "a quarter of a percentage point"), which the
-# parser reads as a rate or leaves without its unit.
-_FRACTION_OF = re.compile(r"\b(half|a\s+quarter|a\s+third)\s+(?:of\s+)?an?\s+(second|minute|hour|day|week|month|year|"
-                          r"percentage\s+point)\b", re.IGNORECASE)
-_FRACTIONS = {"half": 0.5, "quarter": 0.25, "third": 1 / 3}
-# A fraction written with a hyphen ("nine-tenths", "two-thirds").
-_HYPHENED = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine)-(halves|thirds?|quarters?|fifths?|"
-                       r"sixths?|sevenths?|eighths?|ninths?|tenths?)\b", re.IGNORECASE)
-# ("one third of their volume", "two thirds of the members": a fraction without its hyphen)
-_SPACED = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine)\s+(thirds?|quarters?|fifths?|sixths?|"
-                     r"sevenths?|eighths?|ninths?|tenths?)(?=\s+of\b)", re.IGNORECASE)
-_PARTS = {"hal": 2, "thi": 3, "qua": 4, "fif": 5, "six": 6, "sev": 7, "eig": 8, "nin": 9, "ten": 10}
 # A rate's period in a figure's surface ("per year", "a day", "/h") and in its unit's name.
 # (not per second or minute: "MB/s" and "rpm" are units of their own)
 _PER_PERIOD = re.compile(r"\s*(?:\bper\s+|\ban?\s+|/\s*)(year|month|week|day|hour|yr|h)\b", re.IGNORECASE)
@@ -248,67 +181,10 @@ def figures(text: str) -> tuple[Figure, ...]:
             out += [Figure(low, unit, first, start, end), Figure(high, unit, second, start, end)]
             continue
         scale = SCALE_AFTER.match(text, end)  # "some 10.6 million": the parser may leave its scale word
-        value = float(q.value) * _SCALE_WORDS[scale.group(1).lower()] if scale else float(q.value)
+        value = float(q.value) * SCALE_WORDS[scale.group(1).lower()] if scale else float(q.value)
         out.append(Figure(value, unit, text[start:scale.end()] if scale else surface, start,
                           scale.end() if scale else end))
-    for m in _MONEY_SCALE.finditer(text):
-        value = float(m.group(2).replace(",", "")) * _MONEY_SCALES[m.group(3).lower()]
-        out = _outside(out, m)
-        out.append(Figure(value, _CURRENCIES[m.group(1).lower()], m.group(), m.start(), m.end()))
-    # Quantities said in words the parser does not read: "a decade", "two centuries"
-    # (years), "one in five" (a percentage).
-    # (in years, in place of what the parser made of them: "two" alone, or "2 century")
-    for m in _SPAN_WORD.finditer(text):
-        count = _COUNT_WORDS.get((m.group(1) or "a").lower(), 1)
-        years = {"dec": 10.0, "cen": 100.0, "mil": 1000.0}[m.group(2).lower()[:3]]
-        out = _outside(out, m)
-        out.append(Figure(count * years, "year", m.group().strip(), m.start(), m.end()))
-    for m in [*_CENTURY.finditer(text), *_HUNDREDS.finditer(text)]:
-        # "the twelfth century", "the 12th century" and "the 1100s": one century of the era
-        if m.re is _CENTURY:
-            word = m.group(1).lower()
-            number = _ORDINALS.get(word.split("-")[-1], 0) + (20 if word.startswith("twenty-") else 0) \
-                if word[:1].isalpha() else int(re.sub(r"\D", "", word))
-        else:
-            number = int(m.group(1)) + 1
-        if number:
-            out = _outside(out, m)
-            out.append(Figure(float(number), "century of the era", m.group(), m.start(), m.end()))
-    for m in _CLOCK.finditer(text):  # "08:15", "8.15 am", "4.30 pm": one time of day, in minutes
-        hour, minute, half = int(m.group(1)), int(m.group(2)), (m.group(3) or "").lower().replace(".", "")
-        if (":" in m.group() or half) and hour < (13 if half else 24) and minute < 60:
-            hour = hour % 12 + (12 if half == "pm" else 0) if half else hour
-            out = _outside(out, m)
-            out.append(Figure(float(hour * 60 + minute), "time of day", m.group(), m.start(), m.end()))
-    for m in _TALLY.finditer(text):
-        ranged = re.search(r"\b(?:from|between)\s+$", text[:m.start()], re.IGNORECASE)  # ("from one to two")
-        if len(_outside(out, m)) == len(out) and not ranged:
-            out += [Figure(_NUMBERS[m.group(n).lower()], "", m.group(n), m.start(n), m.end(n)) for n in (1, 2)]
-    for m in _ONE_IN.finditer(text):
-        part, whole = (_COUNT_WORDS.get(g.lower()) or float(g) for g in (m.group(1), m.group(2)))
-        if part >= whole:
-            continue
-        out = [f for f in out if not m.start() <= f.start < m.end()]
-        out.append(Figure(round(100.0 * part / whole, 2), "percentage", m.group(), m.start(), m.end()))
-    for m in [*_FRACTION_OF.finditer(text), *_HYPHENED.finditer(text), *_SPACED.finditer(text)]:
-        if m.re is _FRACTION_OF:
-            value, unit = _FRACTIONS[m.group(1).split()[-1].lower()], " ".join(m.group(2).lower().split())
-        else:
-            value, unit = _COUNT_WORDS[m.group(1).lower()] / _PARTS[m.group(2).lower()[:3]], ""
-        out = _outside(out, m)
-        out.append(Figure(value, unit, m.group(), m.start(), m.end()))
-    for m in [*(m for run in _RUNS for m in run.finditer(text)), *AGO.finditer(text)]:
-        # "the fourth consecutive year", "eighteen quarters in a row": a count of periods;
-        # "a year earlier": a time ago (not the parser's "fourth" as a quarter)
-        count = _ORDINALS.get(m.group(1).lower()) or _NUMBERS.get(m.group(1).lower())
-        if count is None:
-            digits = re.match(r"\d+", m.group(1))
-            count = float(digits.group()) if digits else None
-        if count is None:
-            continue
-        out = _outside(out, m)
-        period = m.group(2).lower()
-        out.append(Figure(count, PERIOD_OF.get(period, period.rstrip("s")), m.group().strip(), m.start(), m.end()))
+    out = worded(text, out)
     out += _periods(text, out)
     # Digits the parser passed over ("from 500 Mt in 2005 to 400 Mt": it keeps neither
     # 2005 nor 400): bare figures, so no figure of the text goes unread.
@@ -321,20 +197,17 @@ def figures(text: str) -> tuple[Figure, ...]:
             value, end = float(m.group().replace(",", "")), m.end()
             scale = SCALE_AFTER.match(text, m.end())  # "and $250 billion": its scale and currency too
             if scale:
-                value, end = value * _SCALE_WORDS[scale.group(1).lower()], scale.end()
+                value, end = value * SCALE_WORDS[scale.group(1).lower()], scale.end()
             if text[max(0, m.start() - 1):m.start()] == "$":
                 unit = "dollar"
             out.append(Figure(value, unit, text[m.start():end], m.start(), end))
-    for m in _TIMES_WORD.finditer(text):  # "twice a week" is "two times a week"
-        if not any(f.start <= m.start() < f.end for f in out):
-            out.append(Figure(_TIMES_WORDS[m.group(1).lower()], "", m.group(), m.start(), m.end(), counts="times"))
     # "minus 25 degrees Celsius" is -25 °C (the parser reads the word as no sign)
     out = [replace(f, value=-f.value, surface=text[m.start():f.end], start=m.start())
            if f.value > 0 and (m := _MINUS.search(text, 0, f.start)) else f for f in out]
     for m in _SHARED_SCALE.finditer(text):  # "from 41 to 48 million": 41 million
         low, high = float(m.group(1).replace(",", "")), float(m.group(2).replace(",", ""))
         if low <= high:
-            scale = _SCALE_WORDS[m.group(3).lower()]
+            scale = SCALE_WORDS[m.group(3).lower()]
             out = [replace(f, value=f.value * scale) if f.start in (m.start(), m.start(1)) and f.value == low else f
                    for f in out]
     out = [replace(f, bounded=True) if _bounded(text[:f.start]) else f for f in out]
@@ -377,7 +250,6 @@ def _compounds(text: str, found: list[Figure]) -> tuple[Figure, ...]:
     return tuple(out)
 
 
-
 def _for_parser(text: str) -> str:
     """``text`` as the parser reads it best, at the same length (see _FIGURE_COMPOUND)."""
     text = _FIGURE_COMPOUND.sub(lambda m: m.group().replace("-", " "), _PER_CENT.sub(r"\1percent ", text))
@@ -411,12 +283,6 @@ def _bounded(before: str) -> bool:
     return bound_side(before) is not None or _UP_TO.search(before) is not None
 
 
-def _outside(found: list[Figure], m: re.Match[str]) -> list[Figure]:
-    """The figures of ``found`` that do not overlap the match ``m``, which a reading
-    of its own replaces."""
-    return [f for f in found if not (m.start() <= f.start < m.end() or f.start <= m.start() < f.end)]
-
-
 def _periods(text: str, found: list[Figure]) -> tuple[Figure, ...]:
     """A rate's period ("a year", "per year", "each month") outside the figures ``found``:
     one of that unit, on both sides alike, so "267 Gt a year" restates "267 Gt per year"
@@ -434,12 +300,6 @@ def _periods(text: str, found: list[Figure]) -> tuple[Figure, ...]:
 # requests a second and 50 a minute", "a second apart" are).
 _ORDINAL_AFTER = re.compile(r"\s+(?!(?:and|or|but|to|in|on|at|for|per|of|with|from|than|as|by|across|apart|"
                             r"faster|slower|longer|shorter|sooner)\b)[a-z]{2,}\b")
-
-
-def share_parts(fig: Figure) -> tuple[float, float] | None:
-    """The part and the whole of a share said as "27 out of 38" or "one in five", else None."""
-    m = _ONE_IN.fullmatch(fig.surface) if fig.unit == "percentage" else None
-    return None if m is None else tuple(_COUNT_WORDS.get(g.lower()) or float(g) for g in (m.group(1), m.group(2)))
 
 
 def _leading_number(surface: str) -> float:
@@ -479,7 +339,7 @@ def share_of(text: str) -> float | None:
     shares += [f.value for f in figures(text)
                if not f.unit and 0 < f.value < 1 and not any(c.isdigit() for c in f.surface)]
     for m in _PART_OF.finditer(text):
-        part, whole = (_COUNT_WORDS.get(g.lower()) or _TENS.get(g.lower()) or float(g) for g in m.groups())
+        part, whole = (COUNT_WORDS.get(g.lower()) or _TENS.get(g.lower()) or float(g) for g in m.groups())
         if 0 < part < whole:
             shares.append(part / whole)
     return min(shares, default=None)
@@ -489,7 +349,7 @@ def digit_words(text: str) -> set[str]:
     """Words that hold digits and letters together ("SHA-256", "x86_64", "p99", "IPv6"),
     lower-cased: names, checked as names (not a century, "the 1100s", "the 12th century",
     read as a figure)."""
-    text = _HUNDREDS.sub(" ", _CENTURY.sub(" ", text))
+    text = without_eras(text)
     return {m.group().lower() for m in _DIGIT_WORD.finditer(text) if any(c.isalpha() for c in m.group())}
 
 
