@@ -40,6 +40,7 @@ __all__ = [
     "on_axis",
     "only_a_thing",
     "parts_sharing",
+    "permits",
     "prefix_flips",
 ]
 
@@ -161,6 +162,20 @@ def _expects(part: list[Token], *, intent: bool) -> set[str]:
                            and part[n + 2].verb or t.low in _INTENT_NOUNS)}
 
 
+def permits(clause: Clause) -> bool:
+    """The clause gives a permission or an ability ("lets a tenant end the lease",
+    "allows members to archive", "are able to archive"): what may be done, as "may" or
+    "can" says it."""
+    toks = clause.tokens
+    return any(t.lemma in _PERMIT_VERBS and t.verb or t.low == "able" and toks[n + 1:n + 2] and toks[n + 1].low == "to"
+               for n, t in enumerate(toks))
+
+
+# Verbs of a permission or an ability given ("lets", "allows … to", "enables … to"); not
+# "entitled to", a right, which is more than "may request".
+_PERMIT_VERBS = frozenset("let allow permit enable".split())
+
+
 # Verbs of an intention before the act intended ("hopes to begin production", "would aim
 # to reduce waiting lists"): the act is planned, not done or sure.
 _INTEND_VERBS = frozenset("hope aim intend plan seek".split())
@@ -268,6 +283,8 @@ def hits(clause: Clause) -> list[tuple[int, str, int, bool]]:
             continue  # "raised $45 million": money collected, not a rise
         if t.lemma == "raise" and _COUNT_AFTER.match(clause.text, t.end):
             continue  # "raised markedly fewer queens", "raised 40 calves": reared, not a rise
+        if t.lemma == "raise" and _RAISED_THING.match(clause.text, t.end):
+            continue  # "raising an error", "raised concerns": one made or voiced, not a rise
         if hit[0] != "magnitude" and "magnitude" in {_ALSO_ON.get(x) for x in t.lemmas} and _TO_FIGURE.match(
                 clause.text, t.end):
             hit = ("magnitude", hit[1])  # "dropped to 4.1 percent": a fall, not something dropped
@@ -313,6 +330,10 @@ _TO_FIGURE = re.compile(r"\s+(?:(?:to|by)\s+)?(?:about\s+|some\s+|nearly\s+|almo
 # A count of things after "raise": "fewer queens", "more calves", "40 calves" (not "3 percent").
 _COUNT_AFTER = re.compile(r"\s+(?:\w+ly\s+)?(?:fewer|more|\d[\d,]*(?!\s*(?:%|percent|per\s+cent|points?\b|basis)))\s+[a-z]",
                           re.IGNORECASE)
+# What is raised without a rise: an error or exception thrown, an alarm or a concern voiced
+# ("raises a ValueError", "raised serious concerns").
+_RAISED_THING = re.compile(r"\s+(?:(?:an?|the|no|any)\s+)?(?:[a-z]+\s+)?(?:errors?|exceptions?|alarms?|concerns?|"
+                           r"questions?|objections?|flags?)\b|\s+(?:an?\s+)?[A-Z]\w*(?:Error|Exception)\b")
 # A party after "fell to": "the Dutch", "Napoleon's army" (a capital, not a figure or "the lowest").
 _PARTY_AFTER = re.compile(r"\s+(?:the\s+)?[A-Z][a-z]")
 _MONEY_AFTER = re.compile(r"\s+(?:(?:US)?\$|€|£|¥)\s?\d|\s+\d[\d,.]*\s*(?:million|billion)?\s*"

@@ -35,8 +35,8 @@ def bounds_figure(clause: Clause, i: int) -> bool:
         return of is not None and of + 1 < len(toks) and figure_word(toks[of + 1].low)
     if toks[i].low not in _BOUND_WORDS:
         return False
-    if i >= 2 and toks[i - 1].low == "or" and figure_word(toks[i - 2].low):
-        return True  # "7,000 or more steps": "at least 7,000"
+    if i >= 2 and toks[i - 1].low == "or" and (figure_word(toks[i - 2].low) or i >= 3 and figure_word(toks[i - 3].low)):
+        return True  # "7,000 or more steps": "at least 7,000"; "three hours or longer"
     nxt = toks[i + 1].low if i + 1 < len(toks) else ""
     than = nxt == "than"
     if not than and toks[i].low in _BOUND_THAN:

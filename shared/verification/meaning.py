@@ -42,7 +42,7 @@ import re
 
 from collections import Counter
 
-from shared.verification.clause_reading import certainty, direction_of, directions, parts_sharing
+from shared.verification.clause_reading import certainty, direction_of, directions, parts_sharing, permits
 from shared.verification.quantity_reading import a_few, every_unit, quantified_units, quantity, universals
 from shared.verification.clause_parts import subject
 from shared.verification.clause_roles import same_verb
@@ -284,6 +284,7 @@ _POSSIBLY = frozenset("may might could possibly perhaps probably suggest suggest
                       "seems".split())
 _SURE = frozenset("will confirm confirms confirmed".split())
 _WILL = frozenset("will shall".split())
+_MAY = frozenset("may can".split())
 
 
 def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
@@ -293,7 +294,11 @@ def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     # (an intention, "hopes to begin", is checked against a sentence that says the act will be)
     theirs = certainty(source, about=said.forms, intent=bool(_WILL & set(said.words())))
     obliged = set(said.words()) & STRONG == {"must"} and theirs >= 2
-    if certainty(said) > theirs and not obliged and not _strong_word_quoted(said, source):
+    # ("lets a tenant end the lease" for "a tenant may terminate it": a permission, as the
+    # quote's "may" gives it; not for a quote that gives the permission itself, hedged:
+    # "may be entitled to")
+    permitted = theirs == 1 and permits(said) and not permits(source) and bool(_MAY & set(source.words()))
+    if certainty(said) > theirs and not obliged and not permitted and not _strong_word_quoted(said, source):
         return "modality", "it is more certain than its quote (a hedge dropped or certainty added)"
     if certainty(said, about=source.forms) == 1 and (theirs == 3 or theirs == 2 and (
             _POSSIBLY & set(said.words()) and (_SURE & set(source.words()) or _past_hedged(said)) or _doubted(said))):

@@ -981,3 +981,33 @@ def test_what_prompted_an_act_is_its_cause() -> None:
     g = check_grounding("The closure of two primary schools in 2023 drove enrolment down.", [quote])
     assert not g.ok and g.category == "role", g
     assert check_grounding("Falling enrolment led the school board to close two primary schools in 2023.", [quote]).ok
+
+
+def test_a_figure_or_more_after_its_unit_is_a_lower_bound() -> None:
+    quote = "Curing the hams for at least nine months develops their characteristic flavour."
+    assert check_grounding("Curing the hams for nine months or longer develops their characteristic flavour.",
+                           [quote]).ok
+    g = check_grounding("Curing the hams for nine months or shorter develops their characteristic flavour.", [quote])
+    assert not g.ok and g.category == "comparative", g
+
+
+def test_an_error_raised_is_no_rise() -> None:
+    quote = "The parser logs a warning, rather than an exception, when it meets an unknown field."
+    assert check_grounding("On meeting an unknown field, the parser logs a warning instead of raising an exception.",
+                           [quote]).ok
+    g = check_grounding("The parser raised its tolerance for unknown fields.",
+                        ["The parser lowered its tolerance for unknown fields."])
+    assert not g.ok and g.category == "comparative", g
+
+
+def test_a_permission_given_restates_may_but_not_a_hedged_one() -> None:
+    quote = "Under the policy, an employee may take up to ten days of paid leave to care for a relative."
+    assert check_grounding("The policy lets an employee take up to ten days of paid leave to care for a relative.",
+                           [quote]).ok
+    assert check_grounding("The policy allows an employee to take up to ten days of paid leave to care for a "
+                           "relative.", [quote]).ok
+    hedged = "The new runway might allow the airport to handle 60 flights an hour."
+    g = check_grounding("The new runway will allow the airport to handle 60 flights an hour.", [hedged])
+    assert not g.ok and g.category == "modality", g
+    g = check_grounding("An employee takes up to ten days of paid leave to care for a relative.", [quote])
+    assert not g.ok and g.category == "modality", g
