@@ -39,6 +39,7 @@ __all__ = [
     "not_only",
     "on_axis",
     "only_a_thing",
+    "intended",
     "parts_sharing",
     "permits",
     "prefix_flips",
@@ -158,8 +159,22 @@ def _expects(part: list[Token], *, intent: bool) -> set[str]:
     return {t.low for n, t in enumerate(part) if t.lemma in _EXPECT_VERBS and t.verb
             and any(u.low == "to" and part[m - 1].low != "up" and m + 1 < len(part) and part[m + 1].verb
                     for m, u in enumerate(part[n + 1:n + 7], start=n + 1))
-            or intent and (t.lemma in _INTEND_VERBS and n + 2 < len(part) and part[n + 1].low == "to"
-                           and part[n + 2].verb or t.low in _INTENT_NOUNS)}
+            or intent and (_intends(part, n) or t.low in _INTENT_NOUNS)}
+
+
+def _intends(part: list[Token], n: int) -> bool:
+    """The word at ``n`` opens an intention with the act intended after "to" ("hopes to
+    begin", "is in talks to sign")."""
+    t = part[n]
+    opens = t.lemma in _INTEND_VERBS or t.low == "talks" and n and part[n - 1].low == "in"
+    return opens and n + 2 < len(part) and part[n + 1].low == "to" and part[n + 2].verb
+
+
+def intended(clause: Clause) -> set[str]:
+    """The lemmas of the acts the clause says are intended ("plans to convert the mill":
+    "convert")."""
+    toks = clause.tokens
+    return {lemma for n in range(len(toks)) if _intends(toks, n) for lemma in toks[n + 2].lemmas}
 
 
 def permits(clause: Clause) -> bool:

@@ -58,10 +58,12 @@ ORDER_WORDS = ("than", "before", "after")
 
 def acted(t: Token, source: Clause, start: int = 0) -> int:
     """How surely the quote's verb for the same act as ``t`` ("defeated" for "beat") is
-    one: a word the sentence may use as a noun ("beat") is its verb when the quote's is."""
+    one: a word the sentence may use as a noun ("beat") is its verb when the quote's is
+    (the same verb too: "beat" for "was beaten")."""
     same = _same_acts(t)
     if not same:
         return 0
+    same |= set(t.lemmas)
     return max((verbness(source, j) for j, u in enumerate(source.tokens) if j >= start and same & set(u.lemmas)),
                default=0)
 
@@ -224,9 +226,25 @@ def role_parts(said: Clause, source: Clause) -> tuple[set[str], set[str], set[st
         (ss, c1), (so, c2) = phrase(said, p, -1), phrase(said, p, 1)
         (qs, c3), (qo, c4) = phrase(source, q, -1), phrase(source, q, 1)
         clean = c1 and c2 and c3 and c4 and min(verbness(said, p), verbness(source, q)) >= 2
+        so, qo = _agent(said, p) or so, _agent(source, q) or qo
     if undergoes(said, p) != undergoes(source, q):
         qs, qo = qo, qs
     return ss, so, qs, qo, clean
+
+def _agent(clause: Clause, pivot: int) -> set[str]:
+    """The agent a passive verb at ``pivot`` names after "by" beyond its adjuncts ("was
+    beaten in straight sets in the semi-final by the qualifier Mia Haro"), or none: the
+    words of its "by" phrase, up to a pause or another verb."""
+    toks = clause.tokens
+    if not undergoes(clause, pivot) or pivot + 1 >= len(toks) or toks[pivot + 1].low not in PHRASE_STOPS:
+        return set()  # (an agent right after the verb is read as its object phrase)
+    for i in range(pivot + 2, len(toks) - 1):
+        if clause.pause_before(i) or verbness(clause, i) >= 3:
+            return set()  # (a surer verb than "sets" in "in straight sets")
+        if toks[i].low == "by":
+            return phrase(clause, i, 1)[0]
+    return set()
+
 
 def swapped(said: Clause, source: Clause) -> bool:
     parts = role_parts(said, source)

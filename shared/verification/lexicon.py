@@ -156,13 +156,15 @@ for _pair in _PAIRS:
     CONVERSES[_a] = CONVERSES.get(_a, frozenset()) | {_b}
     CONVERSES[_b] = CONVERSES.get(_b, frozenset()) | {_a}
 
-# Verbs of a decision or outcome whose opposite WordNet does not list as its antonym
-# ("upheld" against "dismissed", "blocked" against "cleared"): a sentence that says one where
-# its quote says the other states the opposite outcome.
+# Words of a decision, an outcome or a stance whose opposite WordNet does not list as
+# its antonym ("upheld" against "dismissed", "blocked" against "cleared", "permits" against
+# "prohibits", "voted in favour" against "voted against"): a sentence that says one where
+# its quote says the other states the opposite.
 OUTCOMES: dict[str, frozenset[str]] = {}
 for _pair in """uphold/dismiss uphold/reject uphold/overturn block/clear block/approve approve/reject
         approve/deny grant/deny grant/refuse ratify/reject admit/deny confirm/deny lift/impose
-        pass/fail""".split():
+        pass/fail permit/prohibit permit/forbid permit/ban allow/prohibit allow/forbid allow/ban favour/against
+        favor/against support/oppose""".split():
     _a, _b = _pair.split("/")
     OUTCOMES[_a] = OUTCOMES.get(_a, frozenset()) | {_b}
     OUTCOMES[_b] = OUTCOMES.get(_b, frozenset()) | {_a}

@@ -42,7 +42,9 @@ import re
 
 from collections import Counter
 
-from shared.verification.clause_reading import certainty, direction_of, directions, parts_sharing, permits
+from shared.verification.clause_reading import (
+    certainty, direction_of, directions, intended, parts_sharing, permits,
+)
 from shared.verification.quantity_reading import a_few, every_unit, quantified_units, quantity, universals
 from shared.verification.clause_parts import subject
 from shared.verification.clause_roles import same_verb
@@ -91,13 +93,17 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
     # (the quote's word is one the clause does not say itself: "fitness" beside "unfit" is another word)
     said_lemmas = {w for u in said.tokens for w in (*u.lemmas, u.low)}
     for t in said.content:
-        if t.forms & source.forms or direction_of(t):
-            continue  # (a directional word, "fell" against "rise", is read bound to its thing by direction)
+        if t.forms & source.forms:
+            continue
+        # (a directional word, "fell" against "rise", is read bound to its thing by
+        # direction; but an outcome's opposite, "blocked" against "approved", is read here)
+        directional = direction_of(t) is not None
         inflected_verb = t.verb and t.low.endswith(("ed", "ing"))  # ("topped" is no top of a thing)
         for lemma in {*t.lemmas, t.low}:
             # (a converse, "borrow from" for "lend to", is read with its sides by converse)
-            opposite = (antonyms(lemma, "verb" if inflected_verb and lemma != t.low else None)
-                        | OUTCOMES.get(lemma, frozenset())) - CONVERSES.get(lemma, frozenset())
+            worded = antonyms(lemma, "verb" if inflected_verb and lemma != t.low else None)
+            opposite = ((frozenset() if directional else worded) | OUTCOMES.get(lemma, frozenset())) \
+                - CONVERSES.get(lemma, frozenset())
             against = [u for u in source.tokens if u.low.isalpha() and not {*u.lemmas, u.low} & said_lemmas
                        and {*u.lemmas, u.low} & opposite]  # (its words of certainty too: "established")
             if against and _done_to(said, t) and not any(_done_to(source, u) for u in against):
@@ -287,12 +293,20 @@ _WILL = frozenset("will shall".split())
 _MAY = frozenset("may can".split())
 
 
+def _done(said: Clause, source: Clause) -> bool:
+    """``said`` says an act ``source`` only intends is done: its verb in a past form."""
+    acts = intended(source)
+    return bool(acts) and any(t.verb and t.low not in t.lemmas[:1] and t.low.endswith(("ed", "en", "t"))
+                              and acts & set(t.lemmas) for t in said.tokens)
+
+
 def _modality(said: Clause, source: Clause) -> tuple[str, str] | None:
     # "must complete" restates "requires … to complete", "forcing … to rebuild" or a rule
     # stated plainly ("the limit … is three years"): an obligation, not certainty. A
     # hedged quote is still hedged ("may be brought" is not "must be brought").
     # (an intention, "hopes to begin", is checked against a sentence that says the act will be)
-    theirs = certainty(source, about=said.forms, intent=bool(_WILL & set(said.words())))
+    # (or against one that says it is done: "has converted the mill" for "plans to convert it")
+    theirs = certainty(source, about=said.forms, intent=bool(_WILL & set(said.words())) or _done(said, source))
     obliged = set(said.words()) & STRONG == {"must"} and theirs >= 2
     # ("lets a tenant end the lease" for "a tenant may terminate it": a permission, as the
     # quote's "may" gives it; not for a quote that gives the permission itself, hedged:

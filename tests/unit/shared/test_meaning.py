@@ -1011,3 +1011,36 @@ def test_a_permission_given_restates_may_but_not_a_hedged_one() -> None:
     assert not g.ok and g.category == "modality", g
     g = check_grounding("An employee takes up to ten days of paid leave to care for a relative.", [quote])
     assert not g.ok and g.category == "modality", g
+
+
+def test_an_outcome_or_stance_turned_is_a_negation() -> None:
+    quote = "The planning board approved the proposed wind farm off the northern cape in June."
+    g = check_grounding("The planning board blocked the proposed wind farm off the northern cape in June.", [quote])
+    assert not g.ok and g.category == "negation", g
+    rule = "The new bylaw permits food trucks to park on the promenade after 6 pm."
+    g = check_grounding("The new bylaw prohibits food trucks from parking on the promenade after 6 pm.", [rule])
+    assert not g.ok and g.category == "negation", g
+    vote = "Councillor Mbeki voted against the library closures at Tuesday's meeting."
+    g = check_grounding("At Tuesday's meeting, Councillor Mbeki voted in favour of the library closures.", [vote])
+    assert not g.ok and g.category == "negation", g
+    assert check_grounding("The planning board gave its approval to the proposed wind farm off the northern cape "
+                           "in June.", [quote]).ok
+
+
+def test_an_act_only_intended_is_not_done() -> None:
+    quote = "The museum plans to reopen its east wing to visitors in the spring."
+    g = check_grounding("The museum has reopened its east wing to visitors.", [quote])
+    assert not g.ok and g.category == "modality", g
+    talks = "The airline is in talks to buy twelve regional jets from the manufacturer."
+    g = check_grounding("The airline bought twelve regional jets from the manufacturer.", [talks])
+    assert not g.ok and g.category == "modality", g
+    assert check_grounding("The museum intends to reopen its east wing to visitors in the spring.", [quote]).ok
+
+
+def test_a_passive_agent_after_its_adjuncts_is_the_doer() -> None:
+    quote = "The top seed Arjun Rao was beaten in three sets in the quarter-final on Thursday by the wildcard Tomas Berg."
+    g = check_grounding("The top seed Arjun Rao beat the wildcard Tomas Berg in three sets in the quarter-final on "
+                        "Thursday.", [quote])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("The wildcard Tomas Berg beat the top seed Arjun Rao in three sets in the quarter-final "
+                           "on Thursday.", [quote]).ok
