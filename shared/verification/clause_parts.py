@@ -56,6 +56,9 @@ def subject_tokens(clause: Clause) -> list[Token]:
             continue  # "More than 90,000 households lost power": a bound on the subject's figure
         if out and _adverb_before_verb(clause, i):
             break  # "the library now holds", "the opera initially failed": the adverb goes with the verb
+        if out and t.text[:1].isupper() and clause.tokens[i - 1].text[:1].isupper() and t.low not in AUX:
+            out.append(t)  # "The Helix Growth Fund": a word of a name, not a change or a verb
+            continue
         if t.low in AUX or (direction_of(t) and not _describes(clause, i, start)) or (
                 i > start and verbness(clause, i) >= 2 and not (after_determiner and modifier(clause, i))):
             break

@@ -11,7 +11,7 @@ participle takes ("based on Prejean's memoir") are none.
 from __future__ import annotations
 
 from shared.verification.clause_reading import ARTICLES, DATES
-from shared.verification.clauses import Clause, Token, is_content
+from shared.verification.clauses import Clause, Token, adjective, is_content
 from shared.verification.figure_words import figure_word
 from shared.verification.lexicon import CONDITION_OPENERS
 
@@ -88,6 +88,11 @@ def conditions(clause: Clause) -> list[list[Token]]:
                 nxt.text[:1].isupper() or nxt.low in ("patients", "adults", "children", "women", "men", "mice", "rats",
                                                       "small", "large")):
             opens = True
+        group = next((n for n in range(i + 1, min(i + 4, len(toks))) if toks[n].low in _GROUPS), None) \
+            if t.low == "for" and i and adjective(toks[i - 1].low) else None
+        if group is not None:  # "free for city residents": whom it is free for (up to them)
+            out.append([u for u in toks[i + 1:group + 1] if is_content(u)])
+            continue
         if t.low == "in" and [u.low for u in toks[i + 1:i + 2]] == ["the"] and i + 3 < len(toks) \
                 and toks[i + 2].low in _RELATION and toks[i + 3].low == "of":
             opens = True  # "in the presence of chlorides"
@@ -121,6 +126,9 @@ def conditions(clause: Clause) -> list[list[Token]]:
 
 
 _RELATION = frozenset("presence absence".split())
+# People a rule or an offer holds for ("for city residents", "for existing subscribers").
+_GROUPS = frozenset("""residents citizens members subscribers employees staff students pupils visitors users
+    customers owners holders drivers tenants pensioners veterans beginners newcomers households""".split())
 # Times of the week, day or year a statement may hold only at.
 # (a weekday alone, "on Thursday", is when a thing happened; the plural, when it holds)
 _WHEN_IT_HOLDS = frozenset("mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends weekdays "

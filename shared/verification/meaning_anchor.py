@@ -399,7 +399,10 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
     ``antecedent``). When it rests on another quote than that clause, the quote must say
     it of the same thing: "Redis keeps its data in memory and writes to a commit log"
     takes Cassandra's predicate."""
-    if not clause.tokens or clause.tokens[0].low not in CARRIERS or subject(clause):
+    toks = clause.tokens
+    # (or a participle after "while", "after", "before": "… while charging an annual fee of 0.2%")
+    participle = len(toks) > 1 and toks[0].low in _WHILE_DOING and toks[1].low.endswith("ing") and toks[1].verb
+    if not toks or not participle and (toks[0].low not in CARRIERS or subject(clause)):
         return None
     if before.tokens and before.tokens[0].low in CONDITION_OPENERS:
         return None  # "When a row grows…, TOAST moves… and compresses…": its subject is not the first words
@@ -427,6 +430,10 @@ def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause,
     said = " ".join(t.text for t in named.tokens if min(t.forms) in carried)
     return fail("merge", f'it gives "{said}" what another quote says of something else',
                 missing=[t.text for t in clause.content[:1]])
+
+
+# Words that open a participle said of the clause's subject ("while charging", "after buying").
+_WHILE_DOING = frozenset("while whilst after before since when by".split())
 
 
 def _named_again(aligned: Clause, before_readings: list[tuple[Clause, Clause, Clause]]) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from shared.verification.anaphora import points_back
 from shared.verification.clause_parts import complement_subject, fronted_end, subject, subject_tokens
-from shared.verification.clauses import Clause, Token, abbreviated, clauses, covered, forms_of, is_content, names, token
+from shared.verification.clauses import Clause, Token, abbreviated, clauses, covered, forms_of, is_content, names, place_named, token
 from shared.verification.figures import Figure, figures, same_figure
 
 __all__ = [
@@ -140,6 +140,11 @@ def keeps_subject(clause: Clause, quote: Sequence[Clause], *, whole: bool = Fals
         forms = token(name.lower(), 0, 0).forms & own
         if forms and not forms <= have and not abbreviated(name, text, clause.text):
             return False
+    opener = quote[0].tokens[0] if quote and quote[0].tokens else None
+    if opener is not None and opener.text[:1].isupper() and opener.low.endswith(("'s", "’s")) \
+            and opener.forms & own and not opener.forms & have \
+            and not any(place_named(t.text, opener.text) for t in clause.tokens):  # ("German" for "Germany's")
+        return False  # "Dunmark's coffee exports": a name, though it opens the quote
     aligned = aligned_clause(clause, quote)
     return not any(u.forms & own and (not u.verb or u.low in _ORDINALS) and not u.forms & clause.forms
                    and _stood_in(u, aligned, clause)

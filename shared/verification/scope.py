@@ -12,6 +12,8 @@ other checks.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from shared.research.text import STOPWORDS
 from shared.verification.added_matter import superlative
 from shared.verification.clause_parts import subject_tokens
@@ -145,7 +147,8 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
              if part for f in token(part, 0, 0).forms}
     mine |= {f for t in said.tokens if (place := place_named(t.text, source.text))
              for f in token(place.lower(), 0, 0).forms}  # "Bangladeshi field trials" keeps "in Bangladesh"
-    lost = _lost_part(opening_qualifier(source), mine)
+    qualifier = opening_qualifier(source)
+    lost = _lost_part(qualifier, mine - _echoed(said, source, qualifier))
     if lost:
         return "scope", f'it drops part of its quote\'s condition ("{lost}")'
     bound = _bound_dropped(said, source, mine)
@@ -170,6 +173,17 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
         if lost and lost.split()[0].lower() in _NARROWING_PHRASES:
             return "scope", f'it drops part of its quote\'s condition ("{lost}")'  # "in adults with hypertension"
     return None
+
+
+def _echoed(said: Clause, source: Clause, part: list[Token]) -> set[str]:
+    """Forms of ``part`` of the quote that the sentence says no more often than the rest
+    of the quote does: they are the rest's ("track" in "independent track tests" keeps
+    nothing of "On wet tracks, …")."""
+    inside = {id(t) for t in part}
+    rest = Counter(min(t.forms) for t in source.tokens if id(t) not in inside and t.forms)
+    said_count = Counter(min(t.forms) for t in said.tokens if t.forms)
+    return {f for t in part if t.forms and (key := min(t.forms)) in rest and said_count[key] <= rest[key]
+            for f in t.forms}
 
 
 # Words that bound what a noun counts by a figure after it ("children over 12", "orders

@@ -1044,3 +1044,41 @@ def test_a_passive_agent_after_its_adjuncts_is_the_doer() -> None:
     assert not g.ok and g.category == "role", g
     assert check_grounding("The wildcard Tomas Berg beat the top seed Arjun Rao in three sets in the quarter-final "
                            "on Thursday.", [quote]).ok
+
+
+def test_whom_an_offer_is_for_is_a_condition() -> None:
+    quote = "Parking at the harbour car park is free for registered residents on weekday evenings."
+    g = check_grounding("Parking at the harbour car park is free on weekday evenings.", [quote])
+    assert not g.ok and g.category == "scope", g
+    assert check_grounding("Registered residents can park at the harbour car park for free on weekday evenings.",
+                           [quote]).ok
+
+
+def test_a_condition_word_the_quote_says_again_elsewhere_keeps_nothing() -> None:
+    quote = "On icy roads, the new compound stops the car in a shorter distance, according to road safety trials."
+    g = check_grounding("The new compound stops the car in a shorter distance, according to road safety trials.",
+                        [quote])
+    assert not g.ok and g.category == "scope", g
+
+
+def test_a_possessive_name_that_opens_a_quote_is_its_subject() -> None:
+    quotes = ["Veltian exports of cut roses reached 2.3 billion dollars last year.",
+              "Morland's tea exports rose by 14 percent."]
+    g = check_grounding("Veltian exports of cut roses rose by 14 percent last year, reaching 2.3 billion dollars.",
+                        quotes)
+    assert not g.ok and g.category == "merge", g
+    austrian = ["Austria's labour force participation rate for women aged 20 to 64 reached 72.1% in 2022.",
+                "For men in the same age group, participation was 81.4% in 2022."]
+    assert check_grounding("In 2022, 72.1% of Austrian women aged 20 to 64 participated in the labour force, "
+                           "compared with 81.4% of men in the same age group.", austrian).ok
+
+
+def test_a_participle_after_while_is_said_of_the_clause_subject() -> None:
+    quotes = ["The Northwind Bond Fund gained 6 percent in 2023.",
+              "The Redcliff Equity Fund charges a yearly fee of 0.4 percent."]
+    g = check_grounding("The Northwind Bond Fund gained 6 percent in 2023 while charging a yearly fee of 0.4 percent.",
+                        quotes)
+    assert not g.ok and g.category == "merge", g
+    same = [quotes[0], "The fund charges a yearly fee of 0.4 percent."]
+    assert check_grounding("The Northwind Bond Fund gained 6 percent in 2023 while charging a yearly fee of 0.4 "
+                           "percent.", same).ok
