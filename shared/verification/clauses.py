@@ -371,7 +371,21 @@ def names(sentence: str) -> list[str]:
     digits = {_PARTICIPLE_TAIL.sub("", w) for w in digit_words(sentence)}  # "2.0-licensed": the name "2.0"
     return list(dict.fromkeys([*salient_tokens(sentence),
                                *sorted(w for w in digits if not _AGE.fullmatch(w)
-                                       and not w.startswith(measures or ("\0",)))]))
+                                       and not w.startswith(measures or ("\0",))),
+                               *(m.group() for m in _LETTER_LABEL.finditer(sentence) if _labels(sentence, m))]))
+
+
+# A capitalised word labelled by a single capital letter ("Group A", "Vitamin D", "Plan
+# B"): a name of its own, the letter part of it (a single letter alone is no name).
+_LETTER_LABEL = re.compile(r"\b[A-Z][a-z]+ [A-HJ-Z]\b(?![\w.'’-])")
+_NEXT = re.compile(r"\s+([a-z]+)")
+
+
+def _labels(sentence: str, m: re.Match[str]) -> bool:
+    """The letter of ``m`` labels the word before it ("Drug A reduced…"), not the noun
+    after it ("Helper T cells", where the first word is capitalised for its place)."""
+    after = _NEXT.match(sentence, m.end())
+    return m.start() > 0 or after is None or token(after.group(1), 0, 0).verb
 
 
 # A participle joined to a name or figure ("x86-based", "2.0-licensed"): the name is the rest.

@@ -140,6 +140,11 @@ def keeps_subject(clause: Clause, quote: Sequence[Clause], *, whole: bool = Fals
         forms = token(name.lower(), 0, 0).forms & own
         if forms and not forms <= have and not abbreviated(name, text, clause.text):
             return False
+    mine = {n.split()[0]: n for n in names(clause.text) if " " in n}
+    for name in names(text):  # "Block D" where the clause names "Block C": another of the kind
+        head = name.split()[0]
+        if " " in name and mine.get(head, name) != name:
+            return False
     opener = quote[0].tokens[0] if quote and quote[0].tokens else None
     if opener is not None and opener.text[:1].isupper() and opener.low.endswith(("'s", "’s")) \
             and opener.forms & own and not opener.forms & have \

@@ -1082,3 +1082,15 @@ def test_a_participle_after_while_is_said_of_the_clause_subject() -> None:
     same = [quotes[0], "The fund charges a yearly fee of 0.4 percent."]
     assert check_grounding("The Northwind Bond Fund gained 6 percent in 2023 while charging a yearly fee of 0.4 "
                            "percent.", same).ok
+
+
+def test_a_letter_that_labels_a_group_is_part_of_its_name() -> None:
+    quote = "Participants in Cohort B reported the best sleep quality after twelve weeks."
+    g = check_grounding("Participants in Cohort C reported the best sleep quality after twelve weeks.", [quote])
+    assert not g.ok and g.category == "name", g
+    quotes = ["Residents in Block C received home visits twice a month.",
+              "Residents in Block D showed the greatest improvement in balance at three months."]
+    g = check_grounding("Residents in Block C, who received home visits twice a month, showed the greatest "
+                        "improvement in balance at three months.", quotes)
+    assert not g.ok and g.category == "merge", g
+    assert check_grounding("After twelve weeks, participants in Cohort B reported the best sleep quality.", [quote]).ok
