@@ -120,8 +120,9 @@ def added_part(first: Token, said: Sequence[Clause], every: set[str], *, purpose
     with_at = next((n for n in range(i, start + 1, -1) if toks[n - 1].low == "with" and not toks[n - 2].verb), None)
     if with_at is not None and end == len(toks):
         start = with_at - 1
-    elif start == 0 and not (toks[0].low == "to" and end < len(toks) and not purposes):
-        return False
+    elif start == 0 and not (toks[0].low == "to" and end < len(toks) and not purposes) \
+            and not (toks[0].low in ("which", "who") and said.index(clause) > 0):
+        return False  # (a relative clause after a comma is such a part: ", which is encrypted at rest")
     part = toks[start:end]
     if toks[start].low == "with" and i > start + 1 and toks[i].verb and toks[i].low.endswith("ed"):
         part = toks[i:end]  # (", with PostgreSQL recommended for production": said of a thing the quotes name)

@@ -1094,3 +1094,12 @@ def test_a_letter_that_labels_a_group_is_part_of_its_name() -> None:
                         "improvement in balance at three months.", quotes)
     assert not g.ok and g.category == "merge", g
     assert check_grounding("After twelve weeks, participants in Cohort B reported the best sleep quality.", [quote]).ok
+
+
+def test_a_relative_clause_of_new_words_adds_a_claim() -> None:
+    quote = "The field station logs soil temperature every ten minutes to a local data store."
+    g = check_grounding("The field station logs soil temperature every ten minutes to a local data store, which is "
+                        "password protected.", [quote])
+    assert not g.ok and g.category == "terms", g
+    assert check_grounding("Every ten minutes the field station logs soil temperature to a data store, which is local.",
+                           [quote]).ok
