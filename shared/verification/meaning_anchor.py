@@ -34,7 +34,7 @@ from shared.verification.anaphora import anaphoric
 from shared.verification.roles import effect_swapped
 from shared.verification.lexicon import CONDITION_OPENERS
 from shared.verification.clauses import (AUX, Clause, Token, abbreviated, broader_forms, clauses, covered,
-                                         forms_of, is_content)
+                                         forms_of, is_content, token)
 
 __all__ = ["Anchored", "anchor_all"]
 
@@ -219,7 +219,8 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
             parallel += others  # "Its effect is monitored...": the other quote names what "its" is
         elif keeps_subject(speaks_of, quote_clauses[best]):
             parallel += [j for j in others if len([u for u in covers[j] if u not in covers[best]]) >= MERGE_PART
-                         and (anaphoric(quotes[j]) or keeps_subject(speaks_of, quote_clauses[j]))]
+                         and (anaphoric(quotes[j]) or _kind_again(quotes, j, best, clause)
+                              or keeps_subject(speaks_of, quote_clauses[j]))]
             # Or both quotes name its subject and give its predicate: "US consumer price
             # inflation eased from 9.1% … to 3.0%" from "US consumer prices rose 9.1%…" and
             # "annual inflation had slowed to 3.0%" (not "Creating a thread do not share
@@ -231,7 +232,8 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
             # (not an adverb of the other quote's verb: "periodically makes no distinction")
             if not t.forms & own and not stands_in(clause, t, quote_clauses[best], speaks_of) \
                     and not (t.low.endswith("ly") and not t.verb):
-                parallel += [j for j in others if anaphoric(quotes[j]) or keeps_subject(speaks_of, quote_clauses[j])]
+                parallel += [j for j in others if anaphoric(quotes[j]) or _kind_again(quotes, j, best, clause)
+                             or keeps_subject(speaks_of, quote_clauses[j])]
             if t.forms & own and keeps_subject(clause, quote_clauses[best], whole=True):
                 parallel += [j for j in others if t.forms & subject_of(clause, quote_clauses[j])
                              and gives_predicate(clause, own, covers[j], covers[best], quotes[j], quotes[best],
@@ -261,6 +263,26 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     if len(helpers) > 1:
         readings.append(_condensed(clause, [quotes[i] for i in sorted(helpers)]))
     return readings
+
+
+def _kind_again(quotes: Sequence[str], j: int, best: int, clause: Clause) -> bool:
+    """Quote ``j`` comes after the anchor quote and opens with "the" and a noun of a kind
+    ("The plant flowers in July") that the clause does not say, where the anchor quote
+    names a thing of that kind ("Quillweed is a perennial herb", "Construction of the
+    cathedral…" for "The building"): it names the anchor's thing again by its kind."""
+    words = quotes[j].split()
+    if j < best or len(words) < 3 or words[0] != "The" or not words[1][:1].islower():
+        return False
+    noun = token(re.sub(r"['’]s$", "", words[1]).strip(",;:").lower(), 0, 0)
+    verb = token(words[2].lower().strip(",;:"), 0, 0)  # (inflected: "The standard fix is…" has no verb after "standard")
+    if noun.forms & clause.forms or not (words[1].endswith(("'s", "’s"))
+                                         or verb.verb and verb.low != verb.lemma and verb.low.endswith(("s", "ed"))):
+        return False
+    anchor = clauses(quotes[best])
+    if not anchor:
+        return False
+    kinds = {f for c in anchor for u in c.content for f in broader_forms(u.low)}
+    return bool(noun.forms & kinds)
 
 
 def _told_of_anchor(clause: Clause, t: Token, anchor: set[str]) -> bool:

@@ -1103,3 +1103,13 @@ def test_a_relative_clause_of_new_words_adds_a_claim() -> None:
     assert not g.ok and g.category == "terms", g
     assert check_grounding("Every ten minutes the field station logs soil temperature to a data store, which is local.",
                            [quote]).ok
+
+
+def test_a_quote_that_names_the_thing_again_by_its_kind_speaks_of_it() -> None:
+    quotes = ["Marrowleaf is a perennial shrub native to upland heaths in Wales.", "The plant flowers in May and June."]
+    assert check_grounding("A perennial shrub native to the upland heaths of Wales, marrowleaf produces its flowers "
+                           "in May and June.", quotes).ok
+    other = ["Marrowleaf is a perennial shrub native to upland heaths in Wales.",
+             "The committee meets in May and June."]
+    g = check_grounding("Marrowleaf, a perennial shrub native to upland heaths in Wales, meets in May and June.", other)
+    assert not g.ok, g
