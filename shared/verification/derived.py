@@ -32,7 +32,8 @@ import re
 from collections.abc import Iterator, Sequence
 from itertools import combinations
 
-from shared.verification.figures import Figure, bound, bound_side, same_figure
+from shared.verification.figure_base import Figure
+from shared.verification.figures import bound, bound_side, same_figure
 from shared.verification.worded_figures import share_parts
 
 __all__ = ["converted", "is_year", "restated"]

@@ -19,7 +19,8 @@ from shared.verification.derived import is_year, restated
 from shared.verification.figure_periods import (
     multiple_given, multiple_named, multiple_verbs, period_named, rate_periods,
 )
-from shared.verification.figures import Figure, figures, same_figure
+from shared.verification.figure_base import Figure
+from shared.verification.figures import figures, same_figure
 from shared.verification.verb_reading import verbness
 from shared.verification.quote_subjects import aligned_clause, keeps_subject
 from shared.verification.clauses import Clause, abbreviated, clauses, covered, is_content, names, place_named, token

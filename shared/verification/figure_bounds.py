@@ -10,7 +10,8 @@ import re
 
 from shared.verification.clauses import Clause
 from shared.verification.figure_words import bounds_figure
-from shared.verification.figures import Figure, bound_side, figures, same_figure
+from shared.verification.figure_base import Figure
+from shared.verification.figures import bound_side, figures, same_figure
 
 __all__ = ["both_bound", "bound_flipped"]
 

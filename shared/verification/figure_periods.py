@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 import re
 
-from shared.verification.figure_base import SCALE_AFTER
-from shared.verification.figures import PERIOD, TIME_UNITS, Figure, figures
+from shared.verification.figure_base import SCALE_AFTER, Figure
+from shared.verification.figures import PERIOD, TIME_UNITS, figures
 from shared.verification.worded_figures import AGO, PERIOD_OF
 
 __all__ = ["multiple_given", "multiple_named", "multiple_verbs", "period_named", "rate_periods"]

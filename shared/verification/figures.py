@@ -22,8 +22,7 @@ from shared.verification.figure_base import COUNT_WORDS, SCALE_AFTER, SCALE_WORD
 from shared.verification.lexicon import MONTHS
 from shared.verification.worded_figures import without_eras, worded
 
-__all__ = ["PERIOD", "TIME_UNITS", "Figure", "bound", "bound_side", "digit_words", "figures", "same_figure",
-           "share_of"]
+__all__ = ["PERIOD", "TIME_UNITS", "bound", "bound_side", "digit_words", "figures", "same_figure", "share_of"]
 
 log = logging.getLogger(__name__)
 

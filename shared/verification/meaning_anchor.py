@@ -19,7 +19,8 @@ from shared.verification.added_matter import (
     new_run, said_of_both, superlative,
 )
 from shared.verification.figure_binding import Failure, fail, figures_bound, names_bound
-from shared.verification.figures import Figure, figures, same_figure
+from shared.verification.figure_base import Figure
+from shared.verification.figures import figures, same_figure
 from shared.verification.clause_reading import direction_of, only_a_thing
 from shared.verification.clause_parts import (
     after_adverb, dated, fronted_parts, irregular_participle, relative_parts, subject, subject_tokens, trailing_parts,
