@@ -121,7 +121,7 @@ def added_part(first: Token, said: Sequence[Clause], every: set[str], *, purpose
     if with_at is not None and end == len(toks):
         start = with_at - 1
     elif start == 0 and not (toks[0].low == "to" and end < len(toks) and not purposes) \
-            and not (toks[0].low in ("which", "who") and said.index(clause) > 0):
+            and not (toks[0].low in ("which", "who") and clause is not said[0]):
         return False  # (a relative clause after a comma is such a part: ", which is encrypted at rest")
     part = toks[start:end]
     if toks[start].low == "with" and i > start + 1 and toks[i].verb and toks[i].low.endswith("ed"):

@@ -42,9 +42,8 @@ import re
 
 from collections import Counter
 
-from shared.verification.clause_reading import (
-    certainty, direction_of, directions, intended, parts_sharing, permits,
-)
+from shared.verification.certainty_reading import certainty, intended, permits
+from shared.verification.clause_reading import direction_of, directions, parts_sharing
 from shared.verification.quantity_reading import a_few, every_unit, quantified_units, quantity, universals
 from shared.verification.clause_parts import subject
 from shared.verification.clause_roles import same_verb
@@ -296,7 +295,7 @@ _MAY = frozenset("may can".split())
 def _done(said: Clause, source: Clause) -> bool:
     """``said`` says an act ``source`` only intends is done: its verb in a past form."""
     acts = intended(source)
-    return bool(acts) and any(t.verb and t.low not in t.lemmas[:1] and t.low.endswith(("ed", "en", "t"))
+    return bool(acts) and any(t.verb and t.low != t.lemma and t.low.endswith(("ed", "en", "t"))
                               and acts & set(t.lemmas) for t in said.tokens)
 
 

@@ -25,17 +25,14 @@ from shared.verification.clause_reading import direction_of, only_a_thing
 from shared.verification.clause_parts import (
     after_adverb, dated, fronted_parts, irregular_participle, relative_parts, subject, subject_tokens, trailing_parts,
 )
-from shared.verification.clause_roles import pivots
-from shared.verification.verb_reading import passive, verbness
 from shared.verification.quote_subjects import (
-    CARRIERS, alignment, gives_predicate, grafted_subject, keeps_subject, other_setting, own_subject,
-    stands_in, subject_of,
+    alignment, gives_predicate, grafted_subject, keeps_subject, other_setting, stands_in, subject_of,
 )
 from shared.verification.anaphora import anaphoric
+from shared.verification.carried_subjects import carried_subject
 from shared.verification.roles import effect_swapped
-from shared.verification.lexicon import CONDITION_OPENERS
-from shared.verification.clauses import (AUX, Clause, Token, abbreviated, broader_forms, clauses, covered,
-                                         forms_of, is_content, token)
+from shared.verification.clauses import (Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of,
+                                         is_content, token)
 
 __all__ = ["Anchored", "anchor_all"]
 
@@ -109,7 +106,7 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
                           cover)
         if n and not isinstance(problem, Failure):
             antecedent = said[n - 2] if n > 1 and said[n - 1].tokens[0].low in _RELATIVES else None
-            problem = _carried_subject(said[n - 1], pairs[-1], clause, problem, quotes, antecedent) or problem
+            problem = carried_subject(said[n - 1], pairs[-1], clause, problem, quotes, antecedent) or problem
         if isinstance(problem, Failure):
             each = _each_part(sentence, clause, quotes, quote_clauses, quote_forms, sentence_figures, support, cover)
             if each is not None:
@@ -220,7 +217,7 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
             parallel += others  # "Its effect is monitored...": the other quote names what "its" is
         elif keeps_subject(speaks_of, quote_clauses[best]):
             parallel += [j for j in others if len([u for u in covers[j] if u not in covers[best]]) >= MERGE_PART
-                         and (anaphoric(quotes[j]) or _kind_again(quotes, j, best, clause)
+                         and (anaphoric(quotes[j]) or _kind_again(quotes[j], quote_clauses[best], j > best, clause)
                               or keeps_subject(speaks_of, quote_clauses[j]))]
             # Or both quotes name its subject and give its predicate: "US consumer price
             # inflation eased from 9.1% … to 3.0%" from "US consumer prices rose 9.1%…" and
@@ -233,7 +230,7 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
             # (not an adverb of the other quote's verb: "periodically makes no distinction")
             if not t.forms & own and not stands_in(clause, t, quote_clauses[best], speaks_of) \
                     and not (t.low.endswith("ly") and not t.verb):
-                parallel += [j for j in others if anaphoric(quotes[j]) or _kind_again(quotes, j, best, clause)
+                parallel += [j for j in others if anaphoric(quotes[j]) or _kind_again(quotes[j], quote_clauses[best], j > best, clause)
                              or keeps_subject(speaks_of, quote_clauses[j])]
             if t.forms & own and keeps_subject(clause, quote_clauses[best], whole=True):
                 parallel += [j for j in others if t.forms & subject_of(clause, quote_clauses[j])
@@ -266,21 +263,19 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
     return readings
 
 
-def _kind_again(quotes: Sequence[str], j: int, best: int, clause: Clause) -> bool:
-    """Quote ``j`` comes after the anchor quote and opens with "the" and a noun of a kind
-    ("The plant flowers in July") that the clause does not say, where the anchor quote
+def _kind_again(quote: str, anchor: Sequence[Clause], later: bool, clause: Clause) -> bool:
+    """``quote`` comes ``later`` than the anchor quote (whose clauses are ``anchor``) and
+    opens with "the" and a noun of a kind ("The plant flowers in July") that the clause
+    does not say, where the anchor quote
     names a thing of that kind ("Quillweed is a perennial herb", "Construction of the
     cathedral…" for "The building"): it names the anchor's thing again by its kind."""
-    words = quotes[j].split()
-    if j < best or len(words) < 3 or words[0] != "The" or not words[1][:1].islower():
+    words = quote.split()
+    if not later or len(words) < 3 or words[0] != "The" or not words[1][:1].islower():
         return False
     noun = token(re.sub(r"['’]s$", "", words[1]).strip(",;:").lower(), 0, 0)
     verb = token(words[2].lower().strip(",;:"), 0, 0)  # (inflected: "The standard fix is…" has no verb after "standard")
     if noun.forms & clause.forms or not (words[1].endswith(("'s", "’s"))
                                          or verb.verb and verb.low != verb.lemma and verb.low.endswith(("s", "ed"))):
-        return False
-    anchor = clauses(quotes[best])
-    if not anchor:
         return False
     kinds = {f for c in anchor for u in c.content for f in broader_forms(u.low)}
     return bool(noun.forms & kinds)
@@ -411,115 +406,6 @@ def _condensed(clause: Clause, quotes: Sequence[str]) -> tuple[Clause, Clause, C
 
 
 _RELATIVES = frozenset("which who whose that where".split())
-
-
-def _carried_subject(before: Clause, before_readings: list[tuple[Clause, Clause, Clause]], clause: Clause,
-                     readings: list[tuple[Clause, Clause, Clause]], quotes: Sequence[str],
-                     antecedent: Clause | None = None) -> Failure | None:
-    """A clause with no subject of its own ("…, and writes data to disk") says its
-    predicate of the subject of the clause before it (for a relative clause, "…, which
-    occupies the carrier thread and will…", of what that clause speaks of, its
-    ``antecedent``). When it rests on another quote than that clause, the quote must say
-    it of the same thing: "Redis keeps its data in memory and writes to a commit log"
-    takes Cassandra's predicate."""
-    toks = clause.tokens
-    # (or a participle after "while", "after", "before": "… while charging an annual fee of 0.2%")
-    participle = len(toks) > 1 and toks[0].low in _WHILE_DOING and toks[1].low.endswith("ing") and toks[1].verb
-    if not toks or not participle and (toks[0].low not in CARRIERS or subject(clause)):
-        return None
-    if before.tokens and before.tokens[0].low in CONDITION_OPENERS:
-        return None  # "When a row grows…, TOAST moves… and compresses…": its subject is not the first words
-    if len(clause.tokens) > 1 and clause.tokens[1].low.endswith("ing") \
-            and any(t.low == "with" for t in before.tokens[1:]):
-        return None  # "…, with wind contributing 27% and overtaking gas": it goes on from the "with" phrase
-    carried, named = subject(before), before
-    if not carried and antecedent is not None:
-        carried, named = subject(antecedent), antecedent
-    if not carried:
-        return None
-    # (a quote's clause is told by its text and place: tokens are shared between texts
-    # that open alike, "Version 4.1 …" and "Version 4.2 …")
-    earlier = {(whole.text, whole.start) for _, _, whole in before_readings if whole.tokens}
-    for _, aligned, whole in readings:
-        if not whole.tokens or (whole.text, whole.start) in earlier:
-            return None  # it rests on the quote the clause before it rests on
-        own = {f for f in own_subject(aligned) if not f.endswith("li")}
-        if _object_of(carried, before, aligned) and not _named_apart(before, aligned):
-            return None  # "… in 5% of patients receiving dapagliflozin": the quote speaks of what it is given to
-        if not own or own & carried and not _named_apart(before, aligned) or _verb_of(own, clause, aligned) \
-                or anaphoric(whole.text[whole.start:whole.end]) or _agentless(clause, aligned) \
-                or _named_again(aligned, before_readings):
-            return None
-    said = " ".join(t.text for t in named.tokens if min(t.forms) in carried)
-    return fail("merge", f'it gives "{said}" what another quote says of something else',
-                missing=[t.text for t in clause.content[:1]])
-
-
-# Words that open a participle said of the clause's subject ("while charging", "after buying").
-_WHILE_DOING = frozenset("while whilst after before since when by".split())
-
-
-def _named_again(aligned: Clause, before_readings: list[tuple[Clause, Clause, Clause]]) -> bool:
-    """The quote clause's subject is "the" and one noun ("…, the population recovered to
-    210 pairs") that the subject of the quote the clause before rests on has ("The grey
-    heron population along the river had fallen…"): it names that quote's thing again."""
-    head = subject_tokens(aligned)
-    if len(head) != 1 or aligned.text[:head[0].start].split()[-1:] not in (["the"], ["The"]):
-        return False
-    return any(head[0].forms & u.forms for _, theirs, _ in before_readings for u in subject_tokens(theirs))
-
-
-def _verb_of(own: set[str], clause: Clause, aligned: Clause) -> bool:
-    """The quote's subject is the clause's own verb said as a noun ("Commercial operation
-    began in 2019" for "…, and began operating in 2019"): the quote speaks of the act, not
-    of another thing."""
-    nouns = {u.low for u in aligned.tokens if u.forms & own}
-    return any(t.verb and t.forms & own and t.low not in nouns for t in clause.tokens[1:])
-
-
-def _object_of(carried: set[str], before: Clause, aligned: Clause) -> bool:
-    """The carried subject stands after a participle in the quote's clause, outside its
-    subject ("patients receiving dapagliflozin", "those treated with X"), with no name or
-    figure the sentence's clause lacks ("added in Python 3.11" is another version)."""
-    toks, said = aligned.tokens, before.text[before.start:before.end]
-    for i, t in enumerate(toks[1:], start=1):
-        after = toks[i + 1:i + 4]
-        if not after or not (t.low.endswith(("ing", "ed")) and t.verb and carried <= {f for u in after for f in u.forms}):
-            continue
-        phrase = aligned.text[t.end:after[-1].end + 8]  # (with the figure after the last word: "Python 3.11")
-        if not any(w not in said for w in re.findall(r"\d[\d.,]*|\b[A-Z]\w*", phrase)):
-            return True
-    return False
-
-
-def _named_apart(one: Clause, other: Clause) -> bool:
-    """The subjects of the two clauses, alike in their words ("Version …", "Drug …"), each
-    have a name or figure the other lacks ("Version 4.1" and "Version 4.2", "Drug X" and
-    "Drug Y"): two things."""
-    def names(clause: Clause) -> set[str]:
-        toks = clause.tokens
-        end = next((i for i in range(1, len(toks)) if toks[i].low in AUX or verbness(clause, i) >= 2), None) \
-            or next((i for i in range(1, len(toks)) if verbness(clause, i) >= 1), 3)  # ("Drug X cut")
-        region = clause.text[toks[0].start:toks[end].start] if end < len(toks) else clause.text[toks[0].start:]
-        return {t.low for i, t in enumerate(toks[:end]) if i and t.text[:1].isupper()} \
-            | set(re.findall(r"\d+(?:[.,]\d+)*", region))  # ("Version 2.1": one figure, not "2" and "1")
-    mine, theirs = names(one), names(other)
-    if mine - theirs and theirs - mine:
-        return True
-    # ("The eastern line" and "The western line": one head, a word in place of another)
-    a, b = subject_tokens(one), subject_tokens(other)
-    return len(a) == len(b) > 1 and bool(a[-1].forms & b[-1].forms) and sum(
-        not x.forms & y.forms and not covered(x, y.forms) for x, y in zip(a, b, strict=True)) == 1
-
-
-def _agentless(clause: Clause, aligned: Clause) -> bool:
-    """The quote says the clause's predicate in the passive, naming no one who does it
-    ("base quality scores are recalibrated"): its subject is what is done to, and the
-    clause's carried subject ("the pipeline … recalibrates") is not another's."""
-    found = pivots(clause, aligned)
-    if found is None or not passive(aligned, found[1]) or passive(clause, found[0]):
-        return False  # ("…, but they should be used to limit…": both passive, of two things)
-    return all(u.low != "by" for u in aligned.tokens[found[1] + 1:])
 
 
 def _purposes(quote_clauses: Sequence[Sequence[Clause]]) -> bool:

@@ -13,7 +13,9 @@ from collections.abc import Sequence
 
 from shared.verification.anaphora import points_back
 from shared.verification.clause_parts import complement_subject, fronted_end, subject, subject_tokens
-from shared.verification.clauses import Clause, Token, abbreviated, clauses, covered, forms_of, is_content, names, place_named, token
+from shared.verification.clauses import (
+    Clause, Token, abbreviated, clauses, covered, forms_of, is_content, names, place_named, token,
+)
 from shared.verification.figure_base import Figure
 from shared.verification.figures import figures, same_figure
 
@@ -137,15 +139,13 @@ def keeps_subject(clause: Clause, quote: Sequence[Clause], *, whole: bool = Fals
     if not own or (own - have if whole else not own & have):
         return False
     text = quote[0].text if quote else ""
+    labelled = {n.split()[0]: n for n in names(clause.text) if " " in n}  # ("Block C")
     for name in names(text):  # each name kept, or its acronym ("JWST" for "James Webb Space Telescope")
         forms = token(name.lower(), 0, 0).forms & own
         if forms and not forms <= have and not abbreviated(name, text, clause.text):
             return False
-    mine = {n.split()[0]: n for n in names(clause.text) if " " in n}
-    for name in names(text):  # "Block D" where the clause names "Block C": another of the kind
-        head = name.split()[0]
-        if " " in name and mine.get(head, name) != name:
-            return False
+        if " " in name and labelled.get(name.split()[0], name) != name:
+            return False  # "Block D" where the clause names "Block C": another of the kind
     opener = quote[0].tokens[0] if quote and quote[0].tokens else None
     if opener is not None and opener.text[:1].isupper() and opener.low.endswith(("'s", "’s")) \
             and opener.forms & own and not opener.forms & have \

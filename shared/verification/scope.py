@@ -148,7 +148,7 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     mine |= {f for t in said.tokens if (place := place_named(t.text, source.text))
              for f in token(place.lower(), 0, 0).forms}  # "Bangladeshi field trials" keeps "in Bangladesh"
     qualifier = opening_qualifier(source)
-    lost = _lost_part(qualifier, mine - _echoed(said, source, qualifier))
+    lost = _lost_part(qualifier, mine - _said_elsewhere(said, source, qualifier))
     if lost:
         return "scope", f'it drops part of its quote\'s condition ("{lost}")'
     bound = _bound_dropped(said, source, mine)
@@ -175,7 +175,7 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     return None
 
 
-def _echoed(said: Clause, source: Clause, part: list[Token]) -> set[str]:
+def _said_elsewhere(said: Clause, source: Clause, part: list[Token]) -> set[str]:
     """Forms of ``part`` of the quote that the sentence says no more often than the rest
     of the quote does: they are the rest's ("track" in "independent track tests" keeps
     nothing of "On wet tracks, …")."""
