@@ -18,7 +18,7 @@ from shared.verification.clauses import Clause, Token, covered, is_content, toke
 from shared.verification.clause_parts import REPORTING
 from shared.verification.figure_words import NUMBER_WORDS
 
-__all__ = ["CAUSAL_LINKS", "added_part", "compound_parts", "extreme", "frequency_added", "gives_cause",
+__all__ = ["CAUSAL_LINKS", "added_part", "cause_added", "compound_parts", "extreme", "frequency_added", "gives_cause",
            "inference_added", "linked_across", "new_run", "said_of_both", "superlative"]
 
 
@@ -165,6 +165,33 @@ def linked_across(said: Sequence[Clause], quote_forms: Sequence[set[str]], quote
         first, second = max(range(len(cb)), key=cb.__getitem__), max(range(len(ca)), key=ca.__getitem__)
         if first != second and ca[first] < ca[second] and cb[second] < cb[first]:
             return t.text
+    return None
+
+
+# Words that open a cause ("because of falling demand", ", driven by a marine heatwave").
+_CAUSE_OPENERS = frozenset("because due owing thanks amid".split())
+_CAUSE_VERBS = frozenset("driven caused fuelled fueled triggered prompted spurred sparked".split())
+
+
+def cause_added(said: Sequence[Clause], every: set[str], quotes_words: set[str]) -> str | None:
+    """A cause the sentence gives where no quote gives one ("The factory cut 300 jobs
+    because of falling demand" for "The factory cut 300 jobs"): its phrase holds a
+    content word none of the quotes has (``every``: their word forms). The phrase, else
+    None. A quote that gives a cause or a sequence of its own may be reworded round it
+    (:func:`linked_across` reads a cause taken from another quote)."""
+    if quotes_words & _QUOTE_LINKS:
+        return None
+    for clause in said:
+        toks = clause.tokens
+        for i, t in enumerate(toks):
+            opens = t.low in _CAUSE_OPENERS or t.low in _CAUSE_VERBS and toks[i + 1:i + 2] \
+                and toks[i + 1].low == "by" and (i == 0 or clause.pause_before(i))  # (not "slabs triggered by…")
+            if not opens or t.low == "due" and i and toks[i - 1].low in ("is", "are", "was", "were"):
+                continue  # ("is due to be sentenced": a date)
+            part = toks[i:clause.pause_after(i)]
+            words = [u for u in part[1:] if is_content(u)]
+            if len([u for u in words if not covered(u, every)]) * 2 > len(words):
+                return " ".join(u.text for u in part)  # (most of it new: not the quote's reason reworded)
     return None
 
 

@@ -262,7 +262,8 @@ def _close(v: float, w: float, said: Figure, *, loose: bool) -> bool:
         # (of a whole: "half a percentage point", a quantity of its own, to 2% of it)
         return abs(v - w) <= 0.02 * max(1.0, abs(w)) if abs(w) <= 1 and not said.unit \
             else math.isclose(v, w, rel_tol=0.02)
-    return math.isclose(v, w, rel_tol=_precision(said), abs_tol=1e-12)
+    # (and no further than half its last digit: "1123" is no rounding of 1132, though within 1%)
+    return math.isclose(v, w, rel_tol=min(_precision(said), 0.5 * _last_digit(said) + 1e-9), abs_tol=1e-12)
 
 
 def _last_digit(said: Figure) -> float:

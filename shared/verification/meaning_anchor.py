@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.verification.added_matter import (
-    CAUSAL_LINKS, added_part, compound_parts, extreme, frequency_added, gives_cause, inference_added, linked_across,
+    CAUSAL_LINKS, added_part, cause_added, compound_parts, extreme, frequency_added, gives_cause, inference_added, linked_across,
     new_run, said_of_both, superlative,
 )
 from shared.verification.figure_binding import Failure, fail, figures_bound, names_bound
@@ -143,6 +143,9 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     if link is not None:
         return fail("merge", f'it links by "{link}" what its quotes state apart, none of them linking them',
                     support, [link])
+    reason = cause_added(said, every, quote_words)
+    if reason is not None:  # "… because of falling demand" where no quote gives a cause
+        return fail("terms", f'it gives a cause none of its quotes gives: "{reason}"', support, [reason])
     if support < min_support:
         return fail("terms", f"only {support:.0%} of its terms are in its quotes (needs {min_support:.0%});"
                              f" not found: {', '.join(unsupported[:8])}", support, unsupported)
@@ -265,10 +268,12 @@ def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses:
 
 def _kind_again(quote: str, anchor: Sequence[Clause], later: bool, clause: Clause) -> bool:
     """``quote`` comes ``later`` than the anchor quote (whose clauses are ``anchor``) and
-    opens with "the" and a noun of a kind ("The plant flowers in July") that the clause
-    does not say, where the anchor quote
-    names a thing of that kind ("Quillweed is a perennial herb", "Construction of the
-    cathedral…" for "The building"): it names the anchor's thing again by its kind."""
+    opens with "the" and a noun that the clause does not say, of a kind ("The plant
+    flowers in July") the anchor quote names a thing of ("Quillweed is a perennial herb",
+    "Construction of the cathedral…" for "The building"): it names the anchor's thing
+    again by its kind. Or the noun is what a passive is said of ("The fee was reported
+    to be €28 million" after "The club signed the striker"): a part of what the anchor
+    quote told, not a doer of its own ("The government launched…", "The fourth is…")."""
     words = quote.split()
     if not later or len(words) < 3 or words[0] != "The" or not words[1][:1].islower():
         return False
@@ -278,7 +283,12 @@ def _kind_again(quote: str, anchor: Sequence[Clause], later: bool, clause: Claus
                                          or verb.verb and verb.low != verb.lemma and verb.low.endswith(("s", "ed"))):
         return False
     kinds = {f for c in anchor for u in c.content for f in broader_forms(u.low)}
-    return bool(noun.forms & kinds)
+    done = token(words[3].lower().strip(",;:"), 0, 0) if len(words) > 3 else None
+    return bool(noun.forms & kinds) or words[2] in _BE and not words[1].endswith(("'s", "’s")) \
+        and done is not None and done.verb and done.low != done.lemma and done.low.endswith(("ed", "en"))
+
+
+_BE = frozenset(("was", "were", "is", "are"))
 
 
 def _told_of_anchor(clause: Clause, t: Token, anchor: set[str]) -> bool:

@@ -287,3 +287,14 @@ def test_a_list_of_times_is_read_part_by_part() -> None:
     # (as a clock's "19:42:08" is), and a time after "and … later" is a time of its own
     assert [f.value for f in figures("She finished in 19 hours, 42 minutes and 8 seconds.")] == [19, 42, 8]
     assert [f.unit for f in figures("The race took 2 hours and 30 minutes later it rained.")] == ["hour", "minute"]
+
+
+def test_a_figure_within_one_percent_is_no_rounding_past_its_last_digit() -> None:
+    # "1214" rounds to nothing but itself; within 1% of 1221 is still another number
+    g = check_grounding("The abbey church was consecrated in 1214.", ["The abbey church was consecrated in 1221."])
+    assert not g.ok and g.category == "number", g
+    g = check_grounding("The archive holds 4,562 letters.", ["The archive holds 4,571 letters."])
+    assert not g.ok, g
+    # a rounding to its last digit is kept
+    assert check_grounding("The archive holds 4,570 letters.", ["The archive holds 4,571 letters."]).ok
+    assert check_grounding("The archive holds about 4,600 letters.", ["The archive holds 4,571 letters."]).ok

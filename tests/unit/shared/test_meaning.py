@@ -1113,3 +1113,14 @@ def test_a_quote_that_names_the_thing_again_by_its_kind_speaks_of_it() -> None:
              "The committee meets in May and June."]
     g = check_grounding("Marrowleaf, a perennial shrub native to upland heaths in Wales, meets in May and June.", other)
     assert not g.ok, g
+
+
+def test_a_cause_no_quote_gives_is_an_added_claim() -> None:
+    quote = "The ferry service cancelled 14 crossings in February."
+    g = check_grounding("The ferry service cancelled 14 crossings in February because of crew shortages.", [quote])
+    assert not g.ok and g.category == "terms", g
+    g = check_grounding("The ferry service cancelled 14 crossings in February, driven by rising fuel costs.", [quote])
+    assert not g.ok and g.category == "terms", g
+    # the quote's own reason, reworded round another link, is kept
+    assert check_grounding("Because the glaze contains cobalt, it fires to a deep blue.",
+                           ["The glaze contains cobalt, which makes it fire to a deep blue."]).ok

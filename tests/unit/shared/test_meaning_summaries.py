@@ -146,3 +146,14 @@ def test_two_facts_joined_by_while_or_even_as_each_rest_on_their_quote() -> None
     g = check_grounding("The unemployment rate dropped to 14 percent while youth unemployment stayed at 5.1 percent.",
                         quotes)
     assert not g.ok
+
+
+def test_a_later_quote_about_a_part_of_the_story_lends_its_words() -> None:
+    quotes = ["The county council bought the old mill from a private trust in May.",
+              "The price was reported to be £1.4 million."]
+    assert _ok("The county council bought the old mill from a private trust in May for a reported £1.4 million.",
+               *quotes)
+    # a doer of its own is no part of the first quote's story
+    doers = ["The county council bought the old mill in May.", "The trust reported a deficit of £1.4 million."]
+    g = check_grounding("The county council bought the old mill in May and reported a deficit of £1.4 million.", doers)
+    assert not g.ok, g
