@@ -270,6 +270,8 @@ def _last_digit(said: Figure) -> float:
     """One in the last significant digit of the sentence's figure as written, relative to
     the figure ("1,430": 10 of 1,430; "1,400": 100 of 1,400; "12.5": 0.1 of 12.5); 1 (any)
     when it is written in words."""
+    if said.unit == "second" and said.value and len(re.findall(r"\d+", said.surface)) >= 3:
+        return 1.0 / said.value  # ("1:02:41", "1 hour 2 minutes 41 seconds": to the second)
     m = re.search(r"\d+(?:,\d{3})*(?:\.\d+)?", said.surface)
     number = float(m.group().replace(",", "")) if m else 0.0
     if not number:

@@ -23,7 +23,8 @@ from shared.verification.figure_base import Figure
 from shared.verification.figures import figures, same_figure
 from shared.verification.verb_reading import verbness
 from shared.verification.quote_subjects import aligned_clause, keeps_subject
-from shared.verification.clauses import Clause, abbreviated, clauses, covered, is_content, names, place_named, token
+from shared.verification.clauses import (Clause, abbreviated, clauses, covered, is_content, names, place_named, token,
+                                         unknown_word)
 
 __all__ = ["Failure", "fail", "figures_bound", "names_bound"]
 
@@ -241,7 +242,7 @@ def names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_form
                 helpers: set[int], support: float) -> Failure | None:
     inside = sentence[clause.start:clause.end]
     units = " ".join(f.surface for f in figures(sentence))  # "TB" in "1 TB": a unit, checked with its figure
-    for name in names(sentence):
+    for name in [*names(sentence), *_opening_possessive(sentence)]:
         if name not in inside or re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", units):
             continue
         word = token(name.lower(), 0, 0)
@@ -250,7 +251,8 @@ def names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_form
         ending = r"\w{0,3}" if len(name) > 3 else ""
         written = re.compile(rf"(?<!\w){re.escape(name.lower())}{ending}(?!\w)")
         own = any(covered(word, quote_forms[i]) or written.search(quotes[i].lower())
-                  or abbreviated(name, sentence, quotes[i]) or place_named(name, quotes[i]) for i in helpers)
+                  or abbreviated(name, sentence, quotes[i]) or place_named(name, quotes[i])
+                  or _adjective_of(name, quotes[i]) for i in helpers)
         if own:
             continue
         elsewhere = any(covered(word, f) or abbreviated(name, sentence, q) for f, q in zip(quote_forms, quotes,
@@ -258,3 +260,21 @@ def names_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_form
         why = "comes from another quote than the rest of its clause" if elsewhere else "is not in its quotes"
         return fail("merge" if elsewhere else "name", f"the name {name} {why}", support, [name])
     return None
+
+
+def _adjective_of(name: str, quote: str) -> bool:
+    """The quote names the place ``name`` is by its adjective ("Kenyan runner" for
+    "Kenya's Faith Chepkoech")."""
+    place = re.sub(r"['’]s$", "", name)
+    return any(place_named(word, place) == place for word in re.findall(r"\b[A-Z][a-z]+\b", quote))
+
+
+_OPENING_POSSESSIVE = re.compile(r"\s*([A-Z][a-z]+)['’]s\b")
+
+
+def _opening_possessive(sentence: str) -> list[str]:
+    """A name that opens the sentence in the possessive ("Bolivia's Rosa Quispe…"),
+    which its capital, there for its place, would not tell: one the lexicon does not
+    know as a word ("Today's" is none)."""
+    m = _OPENING_POSSESSIVE.match(sentence)
+    return [m.group().strip()] if m and unknown_word(m.group(1).lower()) else []

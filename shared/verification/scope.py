@@ -12,6 +12,7 @@ other checks.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from shared.research.text import STOPWORDS
@@ -37,6 +38,22 @@ _WHOLES = (("nationwide",), ("countrywide",), ("across", "the", "country"), ("th
            ("across", "the", "whole"), ("across", "the", "entire"))
 _NATIONAL = frozenset("country country's countries nation nation's national nationally nationwide countrywide "
                       "whole entire".split())
+
+
+# A part of a place ("in the eastern suburbs", "on the coastal routes").
+_PARTS = frozenset("northern southern eastern western central north south east west inner outer coastal upper "
+                   "lower rural urban downtown".split())
+_ACROSS = frozenset("across throughout".split())
+
+
+def _spread(words: list[str], quote_words: list[str]) -> str | None:
+    """The clause says a thing holds "across the city" (or "throughout the region")
+    where its quote holds it in a part of a place ("in the eastern suburbs") and
+    spreads it nowhere: the clause's words, else None."""
+    if not _PARTS & set(quote_words) or _ACROSS & set(quote_words):
+        return None
+    return next((" ".join(words[i:i + 3]) for i in range(len(words) - 2)
+                 if words[i] in _ACROSS and words[i + 1] in ("the", "all") and words[i + 2] not in _PARTS), None)
 
 
 def _broadens(words: list[str], openers: tuple[tuple[str, ...], ...] = _BROADENERS) -> str | None:
@@ -137,9 +154,12 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     if broad and not _broadens(quote_words) and not _all_of_the_same(said, broad, quote_words) \
             and not _beyond_any(said, broad, source):
         return "scope", f'it says "{broad}" where its quote holds only in some conditions'
-    whole = _broadens(said.words(), _WHOLES)
+    whole = _broadens(said.words(), _WHOLES) or _spread(said.words(), quote_words)
     if whole and not _NATIONAL & set(quote_words):
         return "scope", f'it says "{whole}" where its quote holds only in a part'
+    widened = _period_widened(said, source)
+    if widened:
+        return "scope", f'it says "{widened}" where its quote bounds the period at both ends'
     mine = said.forms | (sentence or set())
     # "supernova-based" keeps "supernovae" (not a compound the quote has too: its "age-related
     # memory decline" does not keep "in aged mice")
@@ -172,6 +192,22 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
             if condition and not restated_at else None
         if lost and lost.split()[0].lower() in _NARROWING_PHRASES:
             return "scope", f'it drops part of its quote\'s condition ("{lost}")'  # "in adults with hypertension"
+    return None
+
+
+_PERIOD = re.compile(r"\b(?:between|from)\s+(\d{4})\s*(?:and|to|until|till|-|–)\s*(\d{4})\b", re.I)
+_SINCE = re.compile(r"\bsince\s+(\d{4})\b", re.I)
+
+
+def _period_widened(said: Clause, source: Clause) -> str | None:
+    """The clause says "since 2010" where its quote says "between 2010 and 2015": a
+    period its quote ends, run on to the present. The clause's words, else None."""
+    since = _SINCE.search(said.text)
+    if since is None:
+        return None
+    for period in _PERIOD.finditer(source.text):
+        if period.group(1) == since.group(1) and period.group(2) not in said.text:
+            return since.group(0)
     return None
 
 

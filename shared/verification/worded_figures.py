@@ -37,6 +37,13 @@ _ONE_IN = re.compile(r"(?<![\d,.])\b(one|two|three|four|five|six|seven|eight|nin
                      r"(?!\s+(?:thousand|million|billion)\b)"  # ("one in two million": a rate of its own)
                      r"(?!\s*(?:%|percent|per\s+cent))", re.IGNORECASE)
 # A time of day: "08:15", "16:30", "8.15 am", "4.30 p.m." (a decimal without "am"/"pm" is no time).
+# A time in hours, minutes and seconds ("won in 2:19:47", "1:05:12.4"): a duration.
+_LAP = re.compile(r"(?<![\d.:,])(\d{1,2}):([0-5]\d):([0-5]\d(?:\.\d+)?)(?![\d:])")
+_SPELLED_LAP = re.compile(r"\b(\d{1,3})\s+hours?,?\s+(\d{1,2})\s+minutes?,?\s+(?:and\s+)?(\d{1,2}(?:\.\d+)?)\s+seconds?\b",
+                          re.IGNORECASE)
+# A score or a vote in digits ("cleared parliament 312–201", "won 3-1"): two counts, the
+# larger first, where a range rises ("10–20"). Not a span of years cut short ("1914–18").
+_SCORE = re.compile(r"(?<![\w.,:/–-])(\d{1,4})\s?[–-]\s?(\d{1,4})(?![\w:/%–-]|[.,]\d)")
 _CLOCK = re.compile(r"(?<![\d.:,])(\d{1,2})[:.](\d{2})(?![\d:])(?:\s*([ap]\.?m\.?)(?![a-z]))?", re.IGNORECASE)
 # A tally in words, "by a vote of seven to two", "won eleven to nine": its two counts
 # (the parser reads neither); not a range of something counted ("from one to two years").
@@ -95,12 +102,21 @@ def worded(text: str, found: list[Figure]) -> list[Figure]:
         if number:
             out = outside(out, m)
             out.append(Figure(float(number), "century of the era", m.group(), m.start(), m.end()))
+    for m in [*_LAP.finditer(text), *_SPELLED_LAP.finditer(text)]:  # "2:19:47": "2 hours, 19 minutes and 47 seconds"
+        out = outside(out, m)
+        seconds = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
+        out.append(Figure(seconds, "second", m.group(), m.start(), m.end()))
     for m in _CLOCK.finditer(text):  # "08:15", "8.15 am", "4.30 pm": one time of day, in minutes
         hour, minute, half = int(m.group(1)), int(m.group(2)), (m.group(3) or "").lower().replace(".", "")
         if (":" in m.group() or half) and hour < (13 if half else 24) and minute < 60:
             hour = hour % 12 + (12 if half == "pm" else 0) if half else hour
             out = outside(out, m)
             out.append(Figure(float(hour * 60 + minute), "time of day", m.group(), m.start(), m.end()))
+    for m in _SCORE.finditer(text):
+        won, lost = int(m.group(1)), int(m.group(2))
+        if won > lost and not (won >= 1000 and len(m.group(2)) < len(m.group(1))):
+            out = outside(out, m)
+            out += [Figure(float(n), "", m.group(g), m.start(g), m.end(g)) for g, n in ((1, won), (2, lost))]
     for m in _TALLY.finditer(text):
         ranged = re.search(r"\b(?:from|between)\s+$", text[:m.start()], re.IGNORECASE)  # ("from one to two")
         if len(outside(out, m)) == len(out) and not ranged:

@@ -283,9 +283,11 @@ def test_a_part_of_a_time_or_another_volume_is_refused(sentence: str, quote: str
     assert not g.ok and g.category == "number"
 
 
-def test_a_list_of_times_is_read_part_by_part() -> None:
-    # (as a clock's "19:42:08" is), and a time after "and … later" is a time of its own
-    assert [f.value for f in figures("She finished in 19 hours, 42 minutes and 8 seconds.")] == [19, 42, 8]
+def test_a_list_of_times_is_read_whole() -> None:
+    # (one duration, in seconds, as a race time's "19:42:08" is), and a time after "and …
+    # later" is a time of its own
+    assert [f.value for f in figures("She finished in 19 hours, 42 minutes and 8 seconds.")] == [70928]
+    assert [f.value for f in figures("She finished in 19:42:08.")] == [70928]
     assert [f.unit for f in figures("The race took 2 hours and 30 minutes later it rained.")] == ["hour", "minute"]
 
 
@@ -298,3 +300,21 @@ def test_a_figure_within_one_percent_is_no_rounding_past_its_last_digit() -> Non
     # a rounding to its last digit is kept
     assert check_grounding("The archive holds 4,570 letters.", ["The archive holds 4,571 letters."]).ok
     assert check_grounding("The archive holds about 4,600 letters.", ["The archive holds 4,571 letters."]).ok
+
+
+def test_a_race_time_in_colons_is_a_duration() -> None:
+    quote = "Okello won the Lakeside half marathon in 1:02:41, a course record."
+    assert check_grounding("Okello won the Lakeside half marathon in 1 hour 2 minutes 41 seconds.", [quote]).ok
+    assert check_grounding("Okello won the Lakeside half marathon in 1 hour, 2 minutes and 41 seconds.", [quote]).ok
+    g = check_grounding("Okello won the Lakeside half marathon in 1 hour 2 minutes 14 seconds.", [quote])
+    assert not g.ok and g.category == "number", g
+
+
+def test_a_score_in_digits_is_two_counts() -> None:
+    quote = "The assembly approved the budget by 214 votes to 187 and then adjourned."
+    assert check_grounding("The assembly approved the budget 214–187 and then adjourned.", [quote]).ok
+    g = check_grounding("The assembly approved the budget 214–178 and then adjourned.", [quote])
+    assert not g.ok and g.category == "number", g
+    # a rising range is still a range, and a span of years cut short is a span
+    assert [f.value for f in figures("between 10-20 people")] == [10.0, 20.0]
+    assert [f.value for f in figures("during the 1914–18 war")][:1] == [1914.0]

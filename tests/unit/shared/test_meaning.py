@@ -1124,3 +1124,24 @@ def test_a_cause_no_quote_gives_is_an_added_claim() -> None:
     # the quote's own reason, reworded round another link, is kept
     assert check_grounding("Because the glaze contains cobalt, it fires to a deep blue.",
                            ["The glaze contains cobalt, which makes it fire to a deep blue."]).ok
+
+
+def test_a_period_bounded_at_both_ends_is_not_run_on_to_now() -> None:
+    quote = "Between 2012 and 2016, the lake's otter count tripled."
+    g = check_grounding("The lake's otter count has tripled since 2012.", [quote])
+    assert not g.ok and g.category == "scope", g
+    assert check_grounding("From 2012 to 2016 the otter count of the lake tripled.", [quote]).ok
+
+
+def test_a_part_of_a_place_is_not_spread_across_the_whole() -> None:
+    quote = "The parking ban applies to streets in the northern districts."
+    g = check_grounding("The parking ban applies to streets across the town.", [quote])
+    assert not g.ok and g.category == "scope", g
+    assert check_grounding("In the northern districts, the parking ban applies to streets.", [quote]).ok
+
+
+def test_a_place_named_by_its_adjective_names_the_place() -> None:
+    quote = "Peruvian climber Rosa Quispe reached the summit on 4 June."
+    assert check_grounding("Peru's Rosa Quispe reached the summit on 4 June.", [quote]).ok
+    g = check_grounding("Bolivia's Rosa Quispe reached the summit on 4 June.", [quote])
+    assert not g.ok, g
