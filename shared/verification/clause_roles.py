@@ -227,8 +227,8 @@ def role_parts(said: Clause, source: Clause) -> tuple[set[str], set[str], set[st
         (qs, c3), (qo, c4) = phrase(source, q, -1), phrase(source, q, 1)
         clean = c1 and c2 and c3 and c4 and min(verbness(said, p), verbness(source, q)) >= 2
         so, qo = _agent(said, p) or so, _agent(source, q) or qo
-    if undergoes(said, p) != undergoes(source, q):
-        qs, qo = qo, qs
+    if undergoes(said, p) != undergoes(source, q) and (qs or not so):
+        qs, qo = qo, qs  # (not when the quote's subject stands before an aside: "The museum, designed by…, opened")
     return ss, so, qs, qo, clean
 
 def _agent(clause: Clause, pivot: int) -> set[str]:

@@ -14,7 +14,7 @@ from shared.verification.clauses import Clause, adjective, clauses, covered, for
 from shared.verification.lexicon import CESSATION, NEGATORS, OMISSION, PRIVATIVE, WORD_NEGATING_PREFIXES
 from shared.research.text import STOPWORDS
 
-__all__ = ["automatic", "avoided", "before_other_negated_predicate", "capped", "ceased", "contrasted", "ended_doing", "negated_both",
+__all__ = ["advised_against", "automatic", "avoided", "before_other_negated_predicate", "capped", "ceased", "contrasted", "ended_doing", "negated_both",
            "negated_words", "not_since", "not_until", "not_without", "omitted", "privative", "set_aside", "until_after_negation"]
 
 
@@ -151,12 +151,25 @@ _CAPS = frozenset("cap limit maximum restrict".split())
 
 
 def privative(clause: Clause, other: Clause) -> int:
-    """Words of ``clause`` whose meaning holds a negation ("prohibits", "a shortage of")
+    """Words of ``clause`` whose meaning holds a negation ("prohibits", "a shortage of",
+    "advised against")
     where ``other`` has neither the word nor another of its kind, nor a verb that ends or
     leaves out a thing ("stops birds from shedding" is no negation of "prevents")."""
     if any(t.lemma in PRIVATIVE | CESSATION | OMISSION for t in other.tokens):
         return 0
-    return sum(1 for t in clause.tokens if t.lemma in PRIVATIVE and not t.forms & other.forms)
+    toks = clause.tokens
+    advised = sum(1 for n in range(len(toks)) if advised_against(clause, n)
+                  and "against" not in other.words())  # "is advised against" is "should not"
+    return advised + sum(1 for t in toks if t.lemma in PRIVATIVE and not t.forms & other.forms)
+
+
+_ADVISING = frozenset("advise recommend warn caution counsel".split())
+
+
+def advised_against(clause: Clause, n: int) -> bool:
+    """The word at ``n`` is the "against" of "advised against", "warns against"."""
+    toks = clause.tokens
+    return toks[n].low == "against" and n > 0 and bool(set(toks[n - 1].lemmas) & _ADVISING)
 
 
 def _without_suffix(word: str) -> bool:

@@ -15,7 +15,7 @@ from shared.verification.clause_reading import clause_parts, negations, not_only
 from shared.verification.clauses import AUX, Clause, covered, is_content
 from shared.verification.lexicon import CONDITION_OPENERS, NEGATORS, OMISSION, PRIVATIVE, WORD_NEGATING_PREFIXES
 from shared.verification.negation_reading import (
-    automatic, avoided, before_other_negated_predicate, capped, ceased, contrasted, ended_doing, negated_both, negated_words,
+    advised_against, automatic, avoided, before_other_negated_predicate, capped, ceased, contrasted, ended_doing, negated_both, negated_words,
     not_since, not_until, not_without, omitted, privative, set_aside,
 )
 from shared.research.text import STOPWORDS
@@ -129,9 +129,9 @@ def _governed_flip(one: Clause, other: Clause) -> bool:
             continue  # "colonies that were not exposed" for "unexposed colonies"
         if any(v.lemma in OMISSION for j in found for v in theirs[max(0, j - 2):j]):
             continue  # "so as not to run aground" for "to avoid running aground"
-        if any(v.lemma in PRIVATIVE for j in found for v in theirs[max(0, j - 4):j]) and not any(
-                v.lemma in PRIVATIVE for v in toks):
-            continue  # "may not ask" for "prohibits employers from asking"
+        if any(v.lemma in PRIVATIVE or advised_against(other, k) for j in found for k, v in
+               enumerate(theirs[:j]) if k >= j - 4) and not any(v.lemma in PRIVATIVE for v in toks):
+            continue  # "may not ask" for "prohibits employers from asking"; "should not" for "advised against"
         if found and not any(v.low in NEGATORS or v.low.endswith("n't") or v.low.startswith(WORD_NEGATING_PREFIXES)
                              for v in theirs[:max(found) + 1]):
             return True

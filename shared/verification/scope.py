@@ -181,6 +181,8 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     if asserted:
         return "scope", f'it states its quote\'s condition ("{asserted}") as a fact'
     for condition in conditions(source):
+        if any(t.low == "default" for t in condition) and _OVERRIDDEN & set(re.findall(r"[a-z]+", said.text.lower())):
+            continue  # "unless the variable says otherwise" restates "by default"
         restated_at = _restated_figures(condition, source, said)
         kept = [t for t in condition if t.forms & mine or any(a <= t.start < b for a, b in restated_at)
                 or "-" in t.low and all(token(p, 0, 0).forms & mine for p in t.low.split("-") if p)
@@ -195,6 +197,7 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     return None
 
 
+_OVERRIDDEN = frozenset("unless otherwise override overrides overridden".split())
 _PERIOD = re.compile(r"\b(?:between|from)\s+(\d{4})\s*(?:and|to|until|till|-|–)\s*(\d{4})\b", re.I)
 _SINCE = re.compile(r"\bsince\s+(\d{4})\b", re.I)
 

@@ -616,3 +616,26 @@ def test_opposites_broadenings_and_conditions_of_whom_are_read() -> None:
     # a verb's opposite is a verb's: "topped" (exceeded) is no top against the quote's "sides"
     assert check_grounding("Over four days of fighting, combined casualties topped 20,000.",
                            ["The battle lasted four days.", "Combined casualties on both sides exceeded 20,000."]).ok
+
+
+def test_unless_said_otherwise_restates_by_default() -> None:
+    quote = "By default, the daemon writes logs to /var/log/tidy; set TIDY_LOG_DIR to change it."
+    assert check_grounding("Unless TIDY_LOG_DIR says otherwise, the daemon writes logs to /var/log/tidy.", [quote]).ok
+    g = check_grounding("The daemon writes logs to /var/log/tidy.", ["By default, the daemon writes logs to "
+                                                                    "/var/log/tidy."])
+    assert not g.ok and g.category == "scope", g
+
+
+def test_a_subject_before_an_aside_keeps_its_verb() -> None:
+    quote = "The library, funded by the Arden Trust, opened to readers in 2021."
+    assert check_grounding("Funded by the Arden Trust, the library first opened its doors to readers in 2021.",
+                           [quote]).ok
+    g = check_grounding("The Arden Trust opened the library to readers in 2021.", [quote])
+    assert not g.ok, g
+
+
+def test_advised_against_is_should_not() -> None:
+    quote = "Climbers should not attempt the north ridge in high winds."
+    assert check_grounding("Climbers are advised against attempting the north ridge in high winds.", [quote]).ok
+    g = check_grounding("Climbers are advised to attempt the north ridge in high winds.", [quote])
+    assert not g.ok, g
