@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from shared.verification.added_matter import superlative
 from shared.verification.clause_reading import PHRASE_STOPS, bound_sign, direction_of, echoed, hits, on_axis
 from shared.verification.clause_roles import phrase, swapped
 from shared.verification.verb_reading import verbness
@@ -119,7 +120,8 @@ def direction(said: Clause, source: Clause, whole: Clause | None = None) -> tupl
         same_sign = change and any(h[2] == sign and not h[3] and verbness(source, h[0]) >= 1
                                    for h in theirs)  # changes, not an added "more"
         if axis in _COMPARATIVE_AXES and not weak and not bounds_figure(said, i) and not same_sign \
-                and not _reached(said, i, whole or source) and not _worded_alike(said.tokens[i], whole or source, everywhere):
+                and not _reached(said, i, whole or source) and not _worded_alike(said.tokens[i], whole or source, everywhere) \
+                and not _ranked_alike(said.tokens[i], sign, whole or source):
             return "comparative", f"it states a direction ({axis}) its quote does not"
     stated = [h for h in mine if h[1] in _COMPARATIVE_AXES and not h[3] and not bounds_figure(said, h[0])
               and h[0] not in absorbed]
@@ -359,6 +361,16 @@ def _same_order(said: Clause, i: int, quote: Clause) -> bool:
 
 
 _LEVEL_VERBS = frozenset("reach hit attain top".split())
+
+
+def _ranked_alike(t: Token, sign: int, quote: Clause) -> bool:
+    """``t`` ranks its thing first ("a career-best streak", "the best tally") where the
+    quote ranks it first on its own scale, the same way ("the longest such streak of her
+    career", "the highest tally"): a superlative restating a superlative."""
+    if t.low.split("-")[-1] not in ("best", "worst") and not superlative(t):
+        return False
+    return any(superlative(u) and direction_of(u) in (("magnitude", sign), ("quality", sign))
+               for u in quote.tokens)  # (not "the latest update": a time, no rank)
 
 
 def _worded_alike(t: Token, quote: Clause, found: list[tuple[int, str, int, bool]]) -> bool:

@@ -639,3 +639,14 @@ def test_advised_against_is_should_not() -> None:
     assert check_grounding("Climbers are advised against attempting the north ridge in high winds.", [quote]).ok
     g = check_grounding("Climbers are advised to attempt the north ridge in high winds.", [quote])
     assert not g.ok, g
+
+
+def test_a_superlative_restates_a_superlative_of_the_same_sign() -> None:
+    quote = "The keeper kept six clean sheets in a row, the longest such run of his career."
+    assert check_grounding("The keeper kept six clean sheets in a row, a career-best run.", [quote]).ok
+    g = check_grounding("The keeper kept six clean sheets in a row, a career-worst run.", [quote])
+    assert not g.ok, g
+    # a time's superlative ranks nothing
+    g = check_grounding("The archive's latest release added 900 maps, its best release yet.",
+                        ["The archive's latest release added 900 maps."])
+    assert not g.ok, g
