@@ -435,13 +435,23 @@ def converse(said: Clause, source: Clause) -> tuple[str, str] | None:
     theirs = {x for t in source.tokens for x in t.lemmas}
     for word in sorted(mine - theirs):
         other = CONVERSES.get(word, frozenset()) & (theirs - mine)
-        if other and not _roles_exchanged(said, word, source, other):
+        if other and not _roles_exchanged(said, word, source, other) \
+                and _near(said, {word}) & _near(source, other):
             return "comparative", f'it says "{word}" where its quote says "{min(other)}"'
     for word in sorted(mine & theirs):
         for other in sorted(CONVERSES.get(word, frozenset()) & mine & theirs):
             if _contexts(said, word) & (_contexts(source, other) - _contexts(source, word)):
                 return "role", f'it says "{word}" where its quote says "{other}" and "{other}" where it says "{word}"'
     return None
+
+
+def _near(clause: Clause, lemmas: set[str] | frozenset[str]) -> set[str]:
+    """The forms of the content words within three words of a word of ``lemmas``: what
+    it is said of. A counterpart said of other things ("sends the segment again" for
+    "… if no acknowledgement is received") turns nothing."""
+    toks = clause.tokens
+    return {f for i, t in enumerate(toks) if set(t.lemmas) & lemmas
+            for u in toks[max(0, i - 3):i + 4] if u is not t and is_content(u) for f in u.forms}
 
 
 def _contexts(clause: Clause, word: str) -> set[tuple[str, str]]:

@@ -650,3 +650,13 @@ def test_a_superlative_restates_a_superlative_of_the_same_sign() -> None:
     g = check_grounding("The archive's latest release added 900 maps, its best release yet.",
                         ["The archive's latest release added 900 maps."])
     assert not g.ok, g
+
+
+def test_a_counterpart_said_of_other_things_turns_nothing() -> None:
+    quote = "The gateway returns a 503 status if a tenant sends more than 50 uploads per hour."
+    assert check_grounding("Tenants that exceed 50 uploads an hour receive a 503 status from the gateway.",
+                           [quote]).ok
+    # said of the same things, it turns them
+    g = check_grounding("The primary receives a heartbeat from each replica every second.",
+                        ["The primary sends a heartbeat to each replica every second."])
+    assert not g.ok and g.category == "comparative", g
