@@ -167,6 +167,9 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
              if part for f in token(part, 0, 0).forms}
     mine |= {f for t in said.tokens if (place := place_named(t.text, source.text))
              for f in token(place.lower(), 0, 0).forms}  # "Bangladeshi field trials" keeps "in Bangladesh"
+    groups = [t.low for t in said.tokens if _AGE_GROUP.search(t.low)]  # "children aged two" said "two-year-olds"
+    mine |= {f for w in (_AGE_WORDS | {p.removesuffix("s") for g in groups for p in g.split("-") if p} if groups
+                         else ()) for f in token(w, 0, 0).forms}
     qualifier = opening_qualifier(source)
     lost = _lost_part(qualifier, mine - _said_elsewhere(said, source, qualifier))
     if lost:
@@ -197,6 +200,10 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     return None
 
 
+# A group of people by their age said in one word ("two-year-olds", "under-fives",
+# "over-65s"): the words that name such a group in a condition are in it.
+_AGE_GROUP = re.compile(r"year-olds?$|^(?:under|over)-\w+s$")
+_AGE_WORDS = frozenset("children child young people adults aged age ages persons individuals".split())
 _OVERRIDDEN = frozenset("unless otherwise override overrides overridden".split())
 _PERIOD = re.compile(r"\b(?:between|from)\s+(\d{4})\s*(?:and|to|until|till|-|–)\s*(\d{4})\b", re.I)
 _SINCE = re.compile(r"\bsince\s+(\d{4})\b", re.I)
@@ -254,6 +261,10 @@ def _bound_dropped(said: Clause, source: Clause, mine: set[str]) -> str | None:
         theirs = figures(said.text[said.start:said.end])
         if any(same_figure(m, f) or converted(m, f) for m in theirs for f in found):
             continue
+        number = found[0].surface.lower().split()[0]  # (the parser may read "two in" as inches)
+        said_as = (f"{toks[n].low}-{number}", f"{number}-year-old")
+        if any(t.low.startswith(said_as) for t in said.tokens):
+            continue  # "under-fives" for "children under five", "two-year-olds" for "children aged two"
         return source.text[noun.start:at + found[0].end]
     return None
 

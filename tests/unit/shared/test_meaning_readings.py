@@ -660,3 +660,14 @@ def test_a_counterpart_said_of_other_things_turns_nothing() -> None:
     g = check_grounding("The primary receives a heartbeat from each replica every second.",
                         ["The primary sends a heartbeat to each replica every second."])
     assert not g.ok and g.category == "comparative", g
+
+
+def test_an_age_group_in_one_word_keeps_the_quotes_condition() -> None:
+    quote = "Hospital admissions among children under five fell by 12 percent in the region."
+    assert check_grounding("In the region, hospital admissions among under-fives fell by 12 percent.", [quote]).ok
+    g = check_grounding("In the region, hospital admissions fell by 12 percent.", [quote])
+    assert not g.ok, g
+    aged = "Reading scores among children aged seven in rural schools fell by 4 points."
+    assert check_grounding("Reading scores among seven-year-olds in rural schools fell by 4 points.", [aged]).ok
+    g = check_grounding("Reading scores among seven-year-olds fell by 4 points.", [aged])
+    assert not g.ok, g
