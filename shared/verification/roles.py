@@ -220,6 +220,11 @@ def objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) -
                 # "from 3 March" are read as figures and times)
                 if (nxt := clause.tokens[i + 1].low)[:1].isdigit() or nxt in DATES:
                     continue
+                after = clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else ""
+                if nxt in _ABOUT and after[:1].isdigit():
+                    continue  # ("from roughly 900 pairs": a figure too)
+                if nxt.endswith("ing") and clause.tokens[i + 1].verb and t.low == "from":
+                    continue  # ("prohibited from selling", "protects birds from shedding": an act, no party)
                 out.setdefault(t.low, set()).update(w for w in _listed(clause, i)
                                                     if not w[:1].isdigit() and w not in NUMBER_WORDS)
         return out
@@ -232,6 +237,9 @@ def objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) -
         if moved_in & (whole or source).forms and moved_out & said.forms and not mine[prep] & theirs[prep]:
             return "role", f'it puts after "{prep}" what its quote puts elsewhere'
     return None
+
+
+_ABOUT = frozenset("about around roughly approximately nearly almost some circa over under".split())
 
 
 def _listed(clause: Clause, at: int) -> set[str]:

@@ -671,3 +671,16 @@ def test_an_age_group_in_one_word_keeps_the_quotes_condition() -> None:
     assert check_grounding("Reading scores among seven-year-olds in rural schools fell by 4 points.", [aged]).ok
     g = check_grounding("Reading scores among seven-year-olds fell by 4 points.", [aged])
     assert not g.ok, g
+
+
+def test_what_from_governs_may_be_an_act_or_a_figure() -> None:
+    ban = ("Under the new code, which applies from 1 May, disposable vapes will be banned from sale in all kiosks and "
+           "pharmacies.")
+    assert check_grounding("From 1 May, kiosks and pharmacies will be prohibited from selling disposable vapes under "
+                           "the new code.", [ban]).ok
+    fell = "The heron colony fell from around 300 nests in 2004 to fewer than 90 in 2019."
+    assert check_grounding("The heron colony shrank from roughly 300 nests in 2004 to under 90 by 2019.", [fell]).ok
+    # the parties "from" governs still may not move
+    g = check_grounding("The river carries silt from the delta to the uplands.",
+                        ["The river carries silt from the uplands to the delta."])
+    assert not g.ok and g.category == "role", g
