@@ -49,14 +49,21 @@ def period_named(fig: Figure, text: str) -> bool:
 def multiple_named(fig: Figure, text: str) -> bool:
     """``fig`` is a half or a multiple written as a word ("fallen by half", "two times") or
     as the percentage of such a change ("cut by 50 percent", "up 100%"), and ``text`` says
-    it with a verb ("halved", "doubled", "tripled")."""
+    it with a verb ("halved", "doubled", "tripled"); or ``fig`` is "two" or "three" and
+    ``text`` says "twice" or "thrice"."""
     if fig.unit == "percentage":  # "cut by 50 percent" for "halved", "up 100%" for "doubled"
         verb = _PERCENT_VERBS.get(fig.value)
     elif fig.unit or any(c.isdigit() for c in fig.surface):
         return False
     else:
         verb = _MULTIPLE_VERBS.get(fig.value)
+        times = _TIMES_WORDS.get(fig.value)
+        if times is not None and re.search(rf"\b{times}\b", text, re.IGNORECASE):
+            return True  # "two goals" for "scored twice", "on two occasions" for "extended twice"
     return verb is not None and _verb_said(verb, text)
+
+
+_TIMES_WORDS = {2.0: "twice", 3.0: "thrice"}
 
 
 def _verb_said(stem: str, text: str) -> bool:

@@ -29,8 +29,10 @@ log = logging.getLogger(__name__)
 # quantulum3's unit names that mean the same unit (its parser, without the optional
 # classifier, reads "0.5 seconds" as seconds of arc), as words of a unit's name.
 # ("L/min" it reads as standard litres per minute, a gas-flow unit)
+# ("72 degrees C" it reads as degrees times coulombs, "98 degrees F" as degrees times farads)
 _UNIT_ALIASES = {"second of arc": "second", "minute of arc": "minute", "united states dollar": "dollar",
-                 "standard litre": "litre"}
+                 "standard litre": "litre", "degree angle coulomb": "degree Celsius",
+                 "degree angle farad": "degree fahrenheit"}
 # Units the parser does not know, read after a figure it leaves without one.
 _UNLISTED_UNIT = re.compile(r"\s+(nautical miles?|hectares?)\b", re.IGNORECASE)
 _HAS_FIGURE = re.compile(

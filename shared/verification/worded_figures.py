@@ -39,6 +39,8 @@ _ONE_IN = re.compile(r"(?<![\d,.])\b(one|two|three|four|five|six|seven|eight|nin
 # A time of day: "08:15", "16:30", "8.15 am", "4.30 p.m." (a decimal without "am"/"pm" is no time).
 # A time in hours, minutes and seconds ("won in 2:19:47", "1:05:12.4"): a duration.
 _LAP = re.compile(r"(?<![\d.:,])(\d{1,2}):([0-5]\d):([0-5]\d(?:\.\d+)?)(?![\d:])")
+# Minutes and seconds that no clock shows ("a record of 30:41", "3:45.2"): a duration too.
+_SHORT_LAP = re.compile(r"(?<![\d.:,])(\d{1,2}):([0-5]\d(\.\d+)?)(?![\d:])")
 _SPELLED_LAP = re.compile(r"\b(\d{1,3})\s+hours?,?\s+(\d{1,2})\s+minutes?,?\s+(?:and\s+)?(\d{1,2}(?:\.\d+)?)\s+seconds?\b",
                           re.IGNORECASE)
 # A score or a vote in digits ("cleared parliament 312–201", "won 3-1"): two counts, the
@@ -106,7 +108,13 @@ def worded(text: str, found: list[Figure]) -> list[Figure]:
         out = outside(out, m)
         seconds = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
         out.append(Figure(seconds, "second", m.group(), m.start(), m.end()))
+    for m in _SHORT_LAP.finditer(text):
+        if int(m.group(1)) >= 24 or m.group(3):
+            out = outside(out, m)
+            out.append(Figure(int(m.group(1)) * 60 + float(m.group(2)), "second", m.group(), m.start(), m.end()))
     for m in _CLOCK.finditer(text):  # "08:15", "8.15 am", "4.30 pm": one time of day, in minutes
+        if any(f.unit == "second" and f.start <= m.start() < f.end for f in out):
+            continue  # ("3:45.2": a race time, read above)
         hour, minute, half = int(m.group(1)), int(m.group(2)), (m.group(3) or "").lower().replace(".", "")
         if (":" in m.group() or half) and hour < (13 if half else 24) and minute < 60:
             hour = hour % 12 + (12 if half == "pm" else 0) if half else hour

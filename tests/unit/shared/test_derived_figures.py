@@ -318,3 +318,26 @@ def test_a_score_in_digits_is_two_counts() -> None:
     # a rising range is still a range, and a span of years cut short is a span
     assert [f.value for f in figures("between 10-20 people")] == [10.0, 20.0]
     assert [f.value for f in figures("during the 1914–18 war")][:1] == [1914.0]
+
+
+def test_twice_counts_two() -> None:
+    quote = "The winger scored twice in the last fifteen minutes to turn the match around."
+    assert check_grounding("With two goals in the last fifteen minutes, the winger turned the match around.",
+                           [quote]).ok
+    g = check_grounding("With three goals in the last fifteen minutes, the winger turned the match around.", [quote])
+    assert not g.ok and g.category == "number", g
+
+
+def test_degrees_with_a_letter_are_degrees_of_temperature() -> None:
+    assert [f.unit for f in figures("The kiln holds 72 degrees C for an hour.")][:1] == ["degree Celsius"]
+    quote = "The resin cures at 85 degrees Celsius in about 40 minutes."
+    assert check_grounding("The resin cures at 85 degrees C in about 40 minutes.", [quote]).ok
+    assert not check_grounding("The resin cures at 58 degrees C in about 40 minutes.", [quote]).ok
+
+
+def test_minutes_and_seconds_no_clock_shows_are_a_duration() -> None:
+    assert [(f.value, f.unit) for f in figures("She set a meeting record of 31:07.")] == [(1867.0, "second")]
+    assert [(f.value, f.unit) for f in figures("He ran 3:45.2 in the heat.")] == [(225.2, "second")]
+    assert [f.unit for f in figures("The train left at 10:30.")] == ["time of day"]
+    quote = "Ines Raab won the 10,000 metres in 31 minutes 7 seconds, a meeting record."
+    assert check_grounding("Ines Raab won the 10,000 metres in a meeting record of 31:07.", [quote]).ok
