@@ -152,7 +152,7 @@ def linked_across(said: Sequence[Clause], quote_forms: Sequence[set[str]], quote
         return None
     toks = [t for c in said for t in c.tokens]
     for i, t in enumerate(toks):
-        if t.low not in _LINKS or not i or t.low == "due" and toks[i - 1].low in ("is", "are", "was", "were"):
+        if t.low not in _LINKS or not i or _due_as_date(toks, i):
             continue  # ("is due to be sentenced", "is due to host": a date)
         if t.low == "after" and (i + 1 == len(toks) or toks[i + 1].low == "which"):
             continue  # ("…, after which the crew received …": what came next, told in order)
@@ -168,16 +168,23 @@ def linked_across(said: Sequence[Clause], quote_forms: Sequence[set[str]], quote
     return None
 
 
-# Words that open a cause ("because of falling demand", ", driven by a marine heatwave").
-_CAUSE_OPENERS = frozenset("because due owing thanks amid".split())
+def _due_as_date(toks: Sequence[Token], i: int) -> bool:
+    """The "due" at ``i`` says when ("is due to be sentenced", "was due to host"), not why."""
+    return toks[i].low == "due" and i > 0 and toks[i - 1].low in ("is", "are", "was", "were")
+
+
+# Words that open a cause ("because of falling demand", ", driven by a marine heatwave"):
+# the openers of a cause or an earlier event less those of a sequence alone.
+_CAUSE_OPENERS = _CAUSES - {"after", "following"}
 _CAUSE_VERBS = frozenset("driven caused fuelled fueled triggered prompted spurred sparked".split())
 
 
 def cause_added(said: Sequence[Clause], every: set[str], quotes_words: set[str]) -> str | None:
     """A cause the sentence gives where no quote gives one ("The factory cut 300 jobs
-    because of falling demand" for "The factory cut 300 jobs"): its phrase holds a
-    content word none of the quotes has (``every``: their word forms). The phrase, else
-    None. A quote that gives a cause or a sequence of its own may be reworded round it
+    because of falling demand" for "The factory cut 300 jobs"): more than half of its
+    phrase's content words are in none of the quotes (``every``: their word forms), so it
+    is no rewording of a reason the quote gives another way. The phrase, else None. A
+    quote that gives a cause or a sequence of its own may be reworded round it
     (:func:`linked_across` reads a cause taken from another quote)."""
     if quotes_words & _QUOTE_LINKS:
         return None
@@ -186,8 +193,8 @@ def cause_added(said: Sequence[Clause], every: set[str], quotes_words: set[str])
         for i, t in enumerate(toks):
             opens = t.low in _CAUSE_OPENERS or t.low in _CAUSE_VERBS and toks[i + 1:i + 2] \
                 and toks[i + 1].low == "by" and (i == 0 or clause.pause_before(i))  # (not "slabs triggered by…")
-            if not opens or t.low == "due" and i and toks[i - 1].low in ("is", "are", "was", "were"):
-                continue  # ("is due to be sentenced": a date)
+            if not opens or _due_as_date(toks, i):
+                continue
             part = toks[i:clause.pause_after(i)]
             words = [u for u in part[1:] if is_content(u)]
             if len([u for u in words if not covered(u, every)]) * 2 > len(words):

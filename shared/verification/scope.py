@@ -167,9 +167,10 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
              if part for f in token(part, 0, 0).forms}
     mine |= {f for t in said.tokens if (place := place_named(t.text, source.text))
              for f in token(place.lower(), 0, 0).forms}  # "Bangladeshi field trials" keeps "in Bangladesh"
-    groups = [t.low for t in said.tokens if _AGE_GROUP.search(t.low)]  # "children aged two" said "two-year-olds"
-    mine |= {f for w in (_AGE_WORDS | {p.removesuffix("s") for g in groups for p in g.split("-") if p} if groups
-                         else ()) for f in token(w, 0, 0).forms}
+    groups = [t.low for t in said.tokens if _AGE_GROUP.search(t.low)]
+    if groups:  # "children aged two" said "two-year-olds": the group's words and its parts
+        ages = _AGE_WORDS | {p.removesuffix("s") for g in groups for p in g.split("-") if p}
+        mine |= {f for w in ages for f in token(w, 0, 0).forms}
     qualifier = opening_qualifier(source)
     lost = _lost_part(qualifier, mine - _said_elsewhere(said, source, qualifier))
     if lost:
