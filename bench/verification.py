@@ -12,7 +12,7 @@ sentence and its quotes, written before the meaning checks were tuned:
 
 Each pair says its split: "held" (for measuring only) or "dev" (for tuning). In the
 first two batches the third, sixth, ninth... pair of each category (in file order) is
-held; the third to thirty-first batches are all dev, the thirty-second all held (see ``PAIRS_FILES``).
+held; the third to thirty-second batches are all dev, the thirty-third all held (see ``PAIRS_FILES``).
 
 Figures, per split: for each false category the share kept (false accepts), for each
 faithful category the share rejected (false rejects), overall rates, and the failure
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as `python bench/verification.py` from a checkout
     sys.path.insert(0, str(ROOT))
 
-# Thirty-two batches, each written before any tuning on it: the first with the meaning checks;
+# Thirty-three batches, each written before any tuning on it: the first with the meaning checks;
 # the second later, by an author who never saw the checks (its held part measures how
 # the checks meet wording they were not written against); the third to eighth by other
 # such authors, each held out whole until its figures had been measured once or a few
@@ -55,8 +55,8 @@ if str(ROOT) not in sys.path:  # run as `python bench/verification.py` from a ch
 # ninth, measured twice while held out, with the round's starting and a later code); the
 # eleventh by a tenth such author, measured once at the end of its round; the twelfth by
 # an eleventh, measured twice while held out (with its round's starting and final code);
-# the thirteenth to thirty-first by a twelfth to thirtieth such author, each measured the
-# same way; the thirty-second by a thirty-first such author, held out whole.
+# the thirteenth to thirty-second by a twelfth to thirty-first such author, each measured
+# the same way; the thirty-third by a thirty-second such author, held out whole.
 PAIRS_FILES = (ROOT / "bench" / "data" / "verification_pairs.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b2.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b3.jsonl",
@@ -88,7 +88,8 @@ PAIRS_FILES = (ROOT / "bench" / "data" / "verification_pairs.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b29.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b30.jsonl",
                ROOT / "bench" / "data" / "verification_pairs_b31.jsonl",
-               ROOT / "bench" / "data" / "verification_pairs_b32.jsonl")
+               ROOT / "bench" / "data" / "verification_pairs_b32.jsonl",
+               ROOT / "bench" / "data" / "verification_pairs_b33.jsonl")
 SPLITS = ("dev", "held")
 REJECT_CATEGORIES = ("negation", "quantifier", "modality", "comparative", "role", "number", "merge", "scope",
                      "unsupported")
