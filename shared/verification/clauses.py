@@ -400,11 +400,21 @@ def covered(t: Token, forms: set[str] | frozenset[str]) -> bool:
     parts = [p for p in t.low.split("-") if p]
     if len(parts) > 1 and all(token(p, 0, 0).forms & forms or p in STOPWORDS for p in parts):
         return True  # "planting-date" for "planting dates", "text-message" for "text message"
+    head = time_of(t.low)
+    if head and token(head, 0, 0).forms & forms:
+        return True  # "daytime" for "during the day", "wartime" for "in the war"
     for prefix in NEGATIVE_PREFIXES:
         rest = t.low[len(prefix):]
         if t.low.startswith(prefix) and len(rest) >= 4 and token(rest, 0, 0).forms & forms:
             return True
     return False
+
+
+def time_of(low: str) -> str | None:
+    """The word a closed compound of "time" names the time of ("day" in "daytime",
+    "war" in "wartime"), or None ("overtime", "sometime" name no such thing)."""
+    head = low[:-4] if low.endswith("time") else ""
+    return head if len(head) >= 3 and head not in STOPWORDS else None
 
 
 @lru_cache(maxsize=16384)

@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["IDIOMS", "plain_wording"]
+from shared.verification.synonyms import synonyms
+
+__all__ = ["IDIOMS", "PARTICLES", "plain_wording"]
 
 # phrase -> the plain wordings it restates, the first a quote uses taken
 IDIOMS: dict[str, tuple[str, ...]] = {
@@ -69,10 +71,44 @@ _PATTERNS = [(_words(phrase), [(plain, _words(plain)) for plain in plains]) for 
 
 def plain_wording(sentence: str, quotes: Sequence[str]) -> str:
     """``sentence`` with each set phrase (:data:`IDIOMS`) said in the wording one of
-    ``quotes`` uses for it; unchanged when no quote uses that wording."""
+    ``quotes`` uses for it, and each verb with a particle ("gave back") said as the
+    quote's one word for it ("returned", see :func:`_one_word_verbs`); unchanged when no
+    quote uses that wording."""
     said = " ".join(quotes)
     for pattern, plains in _PATTERNS:
         plain = next((p for p, found in plains if found.search(said)), None)
         if plain is not None:
             sentence = pattern.sub(lambda m, p=plain: p.capitalize() if m.group()[:1].isupper() else p, sentence)
-    return sentence
+    return _one_word_verbs(sentence, said)
+
+
+# The particles of a verb said in two words ("pulled back", "broke down", "called off").
+PARTICLES = frozenset("back down up out off away over".split())
+_PHRASAL = re.compile(rf"\b([A-Za-z]+) ({'|'.join(sorted(PARTICLES))})\b")
+_WORD = re.compile(r"[A-Za-z]+")
+_TENSES = ("VBZ", "VBD", "VBN", "VBG", "VB")
+# Verbs too general to restate a phrase ("be" for "make up", "have" for "take on").
+_LIGHT = frozenset("be have do get go make take give put set come".split())
+
+
+def _one_word_verbs(sentence: str, said: str) -> str:
+    """``sentence`` with a verb and its particle said as the one word a quote uses for
+    the same act: "the glacier pulled back" reads "the glacier retreated" when a quote
+    says "retreated", "gives back None" reads "returns None". WordNet lists such verbs
+    as one entry ("pull_back"), with their one-word synonyms in their common senses; a
+    quote's word that is none of those leaves the phrase as written."""
+    import lemminflect  # noqa: PLC0415 - its tables load on first use
+
+    theirs = {lemma for word in _WORD.findall(said)
+              for lemma in lemminflect.getAllLemmas(word.lower()).get("VERB", ())}
+
+    def one_word(m: re.Match[str]) -> str:
+        verb = m.group(1).lower()
+        for lemma in lemminflect.getAllLemmas(verb).get("VERB", ()):
+            same = sorted(s for s in synonyms(f"{lemma}_{m.group(2)}") if s in theirs and s not in _LIGHT)
+            if same:  # said in the sentence's own tense: "pulled back" -> "retreated"
+                tag = next((t for t in _TENSES if verb in lemminflect.getInflection(lemma, t)), "VB")
+                return (lemminflect.getInflection(same[0], tag) or (same[0],))[0]
+        return m.group()
+
+    return _PHRASAL.sub(one_word, sentence)

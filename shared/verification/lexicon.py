@@ -17,6 +17,7 @@ __all__ = [
     "CONVERSES",
     "CONDITION_OPENERS",
     "CORRELATIONAL",
+    "DENIERS",
     "DIRECTIONS",
     "EXCLUSIVE",
     "HEDGES",
@@ -46,6 +47,8 @@ NEGATORS = frozenset("""
 
 # Prefixes that negate the word they open ("unsafe", "inconsistent", "non-blocking"):
 # a sentence that says "unsafe" where its quote says "safe" flips it.
+# The plain words that deny what follows them ("no significant change", "without ever").
+DENIERS = frozenset("not never without no nor n't".split())
 NEGATIVE_PREFIXES = ("non-", "non", "un", "in", "im", "il", "ir", "dis")
 # The ones that negate whatever word they open ("unaware", "non-binding"); the others
 # negate adjectives only ("inaccurate", not "increase") or seldom ("discover").
@@ -55,7 +58,7 @@ WORD_NEGATING_PREFIXES = ("non-", "non", "un")
 # 4 all/always. A sentence may say less than its quote, never more.
 QUANTIFIERS: dict[str, int] = {
     **dict.fromkeys("some several certain sometimes occasionally occasional partly partially".split(), 1),
-    **dict.fromkeys("many often frequently frequent commonly numerous widely".split(), 2),
+    **dict.fromkeys("many often frequently frequent commonly numerous widely regularly".split(), 2),
     **dict.fromkeys("most usually typically generally mostly largely mainly normally majority "
                     "predominantly primarily".split(), 3),
     **dict.fromkeys("all every each always invariably universally everything everyone everybody".split(), 4),
@@ -98,8 +101,8 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
         maximize maximise double triple more higher greater larger bigger longer heavier
         wider taller above upward high large big long increased lengthen widen deepen extend
         growth climb soar surge jump spike rally swell overtake surpass outstrip
-        outgrow outgrew outsell outsold outnumber outnumbered outscore outscored
-        warmer hotter""".split()},
+        outgrow outgrew outsell outsold outnumber outnumbered outscore outscored outpace
+        outpaced warmer hotter""".split()},
     **{w: ("magnitude", _DOWN) for w in """decrease reduce lower cut decline drop fall shrink
         diminish lessen minimize minimise halve less fewer smaller shorter lighter narrower
         below downward low small short reduced decreased shorten narrow
@@ -144,7 +147,7 @@ _PAIRS = """read/write reader/writer input/output client/server send/receive sen
     accept/reject allow/deny win/lose left/right first/last start/end begin/end inner/outer
     encode/decode serialize/deserialize import/export debit/credit import/export male/female
     positive/negative acidic/alkaline benign/malignant inhibit/activate agonist/antagonist
-    upregulate/downregulate front/back upper/lower top/bottom north/south east/west head/tail
+    upregulate/downregulate front/back ahead/behind advance/retreat upper/lower top/bottom north/south east/west head/tail
     source/target sender/recipient donor/recipient employer/employee landlord/tenant
     plaintiff/defendant creditor/debtor predator/prey inflow/outflow incoming/outgoing beat/lose
     prosecution/defence prosecution/defense

@@ -44,18 +44,20 @@ from collections import Counter
 
 from shared.verification.certainty_reading import certainty, intended, permits
 from shared.verification.clause_reading import direction_of, directions, parts_sharing
-from shared.verification.quantity_reading import a_few, every_unit, quantified_units, quantity, universals
+from shared.verification.quantity_reading import (
+    a_few, every_unit, frequencies, quantified_units, quantity, universals,
+)
 from shared.verification.clause_parts import subject
 from shared.verification.clause_roles import same_verb
 from shared.verification.verb_reading import verbness
 from shared.verification.clauses import (
-    AUX, Clause, Token, aligned_pair, clauses, is_content,
+    AUX, Clause, Token, aligned_pair, clauses, is_content, token,
 )
 from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
-    CAUSAL, CONVERSES, CORRELATIONAL, HEDGES, OUTCOMES, QUANTIFIERS, STRONG,
+    CAUSAL, CONVERSES, CORRELATIONAL, DENIERS, HEDGES, NEGATIVE_PREFIXES, OUTCOMES, QUANTIFIERS, STRONG,
 )
 from shared.verification.negation_reading import until_after_negation
 from shared.verification.polarity import denied_elsewhere, polarity
@@ -92,8 +94,9 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
     # (the quote's word is one the clause does not say itself: "fitness" beside "unfit" is another word)
     said_lemmas = {w for u in said.tokens for w in (*u.lemmas, u.low)}
     for t in said.content:
-        if t.forms & source.forms:
-            continue
+        if t.forms & source.forms or any(u.low.startswith("re") and len(u.low) > 5 and token(u.low[2:], 0, 0).forms & t.forms
+                                         for u in source.tokens):
+            continue  # ("opened … again" for "reopened")
         # (a directional word, "fell" against "rise", is read bound to its thing by
         # direction; but an outcome's opposite, "blocked" against "approved", is read here)
         directional = direction_of(t) is not None
@@ -107,9 +110,22 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
                        and {*u.lemmas, u.low} & opposite]  # (its words of certainty too: "established")
             if against and _done_to(said, t) and not any(_done_to(source, u) for u in against):
                 continue  # "those given the drug" for "patients taking the drug": one act, seen from each side
+            if against and _denied_before(said, t) and all(_prefix_negated(u.low, t.low) for u in against):
+                continue  # "no statistically distinguishable difference" for "indistinguishable"
             if against:
                 return "negation", f'it says "{t.text}" where its quote says the opposite, "{against[0].text}"'
     return None
+
+
+def _denied_before(clause: Clause, t: Token) -> bool:
+    """A denier ("no", "not", "never", "without") stands within three words before ``t``."""
+    at = clause.tokens.index(t)
+    return any(u.low in DENIERS for u in clause.tokens[max(0, at - 3):at])
+
+
+def _prefix_negated(word: str, plain: str) -> bool:
+    """``word`` is ``plain`` with a negating prefix ("indistinguishable", "unsafe")."""
+    return any(word == prefix + plain for prefix in NEGATIVE_PREFIXES)
 
 
 # Those a study or a treatment is done to ("those given the drug", "patients sent home").
@@ -239,6 +255,12 @@ def _quantifiers(said: Clause, source: Clause) -> tuple[str, str] | None:
     if extra and not (generic and len(universals(said)) == 1):
         return "quantifier", f'it says "{min(extra)}" more often than its quote does'
     if my_often is not None and my_often > (their_often if their_often is not None else 3):
+        return "quantifier", "it says this happens more often than its quote does"
+    # each frequency word against its quote's, not only the strongest: "regularly …, usually
+    # against stronger opponents" for "occasionally …, usually against stronger opponents"
+    mine_left = Counter(frequencies(said)) - Counter(frequencies(source))
+    theirs_left = Counter(frequencies(source)) - Counter(frequencies(said))
+    if mine_left and theirs_left and max(mine_left) > max(theirs_left):
         return "quantifier", "it says this happens more often than its quote does"
     limiting, _, _, _ = quantity(source, subject_only=True, about=said.forms)
     # ("some historians" said as "historians": a degree elsewhere, "attribute it primarily

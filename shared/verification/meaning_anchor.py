@@ -31,6 +31,7 @@ from shared.verification.quote_subjects import (
 from shared.verification.anaphora import anaphoric
 from shared.verification.carried_subjects import carried_subject
 from shared.verification.roles import effect_swapped
+from shared.verification.lexicon import DENIERS
 from shared.verification.clauses import (Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of,
                                          is_content, token)
 
@@ -165,9 +166,6 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     return Anchored(pairs, support)
 
 
-_DENIERS = frozenset("not never without no nor n't".split())
-
-
 _RANKS = frozenset("most least peak peaks peaked peaking maximum minimum".split())
 
 
@@ -182,7 +180,7 @@ def _most(clause: Clause, n: int) -> bool:
 def _ever_denied(clause: Clause, i: int) -> bool:
     """"without ever using it", "has not ever failed": "ever" that strengthens a negation
     claims no record."""
-    return clause.tokens[i].low == "ever" and any(u.low in _DENIERS for u in clause.tokens[max(0, i - 3):i])
+    return clause.tokens[i].low == "ever" and any(u.low in DENIERS for u in clause.tokens[max(0, i - 3):i])
 
 
 def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],

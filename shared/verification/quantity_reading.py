@@ -17,6 +17,7 @@ from shared.verification.lexicon import EXCLUSIVE, QUANTIFIERS, RARE, SHARE_WORD
 
 __all__ = [
     "FREQUENCY",
+    "frequencies",
     "a_few",
     "every_unit",
     "parts",
@@ -26,8 +27,8 @@ __all__ = [
 ]
 
 
-FREQUENCY = frozenset("sometimes occasionally often frequently commonly usually typically generally normally "
-                       "always invariably never".split())
+FREQUENCY = frozenset("sometimes occasionally often frequently commonly regularly usually "
+                       "typically generally normally always invariably never".split())
 
 
 _WHEN = frozenset("after once when if until".split())
@@ -89,6 +90,12 @@ def _bound_follows(words: list[str], i: int) -> bool:
     roughly 0.006 tesla", "only about 40 of them")."""
     after = words[i + 1:i + 5]
     return bool(after) and after[0] in _BOUNDS and any(figure_word(w) for w in after[1:])
+
+
+def frequencies(clause: Clause) -> list[int]:
+    """The strength of each frequency adverb of the clause ("occasionally" 1, "usually" 3)."""
+    words = parts(clause)
+    return [level for i, w in enumerate(words) if w in FREQUENCY and (level := _level(words, i)) is not None]
 
 
 def a_few(clause: Clause) -> bool:

@@ -22,7 +22,7 @@ from shared.verification.clause_reading import (
 )
 from shared.verification.clause_parts import fronted_end, qualifier_end
 from shared.verification.clause_roles import ORDER_WORDS, acted, phrase, pivots, role_parts, side
-from shared.verification.verb_reading import passive, undergoes, verbness
+from shared.verification.verb_reading import APPROXIMATE, passive, undergoes, verbness
 from shared.verification.clauses import Clause, clauses, is_content, salient_tokens, unknown_word
 from shared.verification.figure_words import NUMBER_WORDS
 from shared.verification.lexicon import CONVERSES, SYMMETRIC
@@ -220,8 +220,7 @@ def objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) -
                 # "from 3 March" are read as figures and times)
                 if (nxt := clause.tokens[i + 1].low)[:1].isdigit() or nxt in DATES:
                     continue
-                after = clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else ""
-                if nxt in _ABOUT and after[:1].isdigit():
+                if nxt in APPROXIMATE and (clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else "")[:1].isdigit():
                     continue  # ("from roughly 900 pairs": a figure too)
                 if nxt.endswith("ing") and clause.tokens[i + 1].verb and t.low == "from":
                     continue  # ("prohibited from selling", "protects birds from shedding": an act, no party)
@@ -237,9 +236,6 @@ def objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) -
         if moved_in & (whole or source).forms and moved_out & said.forms and not mine[prep] & theirs[prep]:
             return "role", f'it puts after "{prep}" what its quote puts elsewhere'
     return None
-
-
-_ABOUT = frozenset("about around roughly approximately nearly almost some circa over under".split())
 
 
 def _listed(clause: Clause, at: int) -> set[str]:

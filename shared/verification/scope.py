@@ -18,7 +18,7 @@ from collections import Counter
 from shared.research.text import STOPWORDS
 from shared.verification.added_matter import superlative
 from shared.verification.clause_parts import subject_tokens
-from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, place_named, token
+from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, place_named, time_of, token
 from shared.verification.clause_reading import direction_of, only_a_thing
 from shared.verification.condition_reading import SETTINGS, SPANS, conditions, opening_qualifier
 from shared.verification.derived import converted
@@ -165,6 +165,8 @@ def scope(said: Clause, source: Clause, sentence: set[str] | None = None) -> tup
     # memory decline" does not keep "in aged mice")
     mine |= {f for t in said.tokens if "-" in t.low and not t.forms & source.forms for part in t.low.split("-")
              if part for f in token(part, 0, 0).forms}
+    mine |= {f for t in said.tokens if (head := time_of(t.low))
+             for f in token(head, 0, 0).forms}  # "daytime solar power" keeps "during the day"
     mine |= {f for t in said.tokens if (place := place_named(t.text, source.text))
              for f in token(place.lower(), 0, 0).forms}  # "Bangladeshi field trials" keeps "in Bangladesh"
     groups = [t.low for t in said.tokens if _AGE_GROUP.search(t.low)]

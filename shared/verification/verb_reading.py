@@ -34,8 +34,23 @@ def passive(clause: Clause, pivot: int) -> bool:
     after it ("Linear B, deciphered by Michael Ventris, …")."""
     t = clause.tokens[pivot]
     participle = (t.low.endswith(("ed", "en")) or t.low != t.lemma) and t.low not in NOT_PARTICIPLES
-    agent = pivot + 1 < len(clause.tokens) and clause.tokens[pivot + 1].low == "by"
+    agent = pivot + 1 < len(clause.tokens) and clause.tokens[pivot + 1].low == "by" \
+        and not measure_at(clause, pivot + 2)  # (not "retreated by around two kilometres": a measure)
     return participle and (agent or any(u.low in BE for u in clause.tokens[max(0, pivot - 3):pivot]))
+
+
+# Words that make the figure after them approximate ("roughly 900", "over 40").
+APPROXIMATE = frozenset("about around roughly approximately nearly almost some circa over under".split())
+
+
+def measure_at(clause: Clause, i: int) -> bool:
+    """A figure stands at ``i``, perhaps after a word that makes it approximate ("two
+    kilometres", "around 40%", "roughly half"): a measure, no party to a verb ("by a
+    committee", "by one of its founders" name one)."""
+    toks = clause.tokens
+    if i < len(toks) and toks[i].low in APPROXIMATE:
+        i += 1
+    return i < len(toks) and figure_word(toks[i].low) and toks[i].low not in ("a", "an", "one")
 
 
 

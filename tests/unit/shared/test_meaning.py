@@ -1145,3 +1145,51 @@ def test_a_place_named_by_its_adjective_names_the_place() -> None:
     assert check_grounding("Peru's Rosa Quispe reached the summit on 4 June.", [quote]).ok
     g = check_grounding("Bolivia's Rosa Quispe reached the summit on 4 June.", [quote])
     assert not g.ok, g
+
+
+def test_a_verb_with_a_particle_restates_the_quotes_one_word() -> None:
+    quote = "The ice shelf retreated nearly 3 kilometres between 1990 and 2010."
+    assert check_grounding("Between 1990 and 2010 the ice shelf pulled back by nearly 3 kilometres.", [quote]).ok
+    assert check_grounding("The method gives back an empty list when nothing matches.",
+                           ["The method returns an empty list if no item matches."]).ok
+    # the opposite act is still refused
+    g = check_grounding("Between 1990 and 2010 the ice shelf advanced by nearly 3 kilometres.", [quote])
+    assert not g.ok, g
+
+
+def test_by_and_a_figure_after_a_verb_is_a_measure_not_its_agent() -> None:
+    quote = "The coastline has retreated about 40 metres since 1980."
+    assert check_grounding("Since 1980, the coastline has retreated by around 40 metres.", [quote]).ok
+
+
+def test_a_time_of_a_thing_keeps_the_quotes_condition() -> None:
+    quote = "The plant stores surplus wind power during the night and sells it in the morning peak."
+    assert check_grounding("The plant stores surplus nighttime wind power and sells it in the morning peak.",
+                           [quote]).ok
+
+
+def test_each_frequency_word_is_read_not_only_the_strongest() -> None:
+    quote = "The club has occasionally fielded two strikers, usually at home."
+    g = check_grounding("The club has regularly fielded two strikers, usually at home.", [quote])
+    assert not g.ok and g.category == "quantifier", g
+    assert check_grounding("The club has sometimes fielded two strikers, usually at home.", [quote]).ok
+
+
+def test_ahead_and_behind_are_each_others_opposite() -> None:
+    quote = "The cyclist crossed the line four seconds behind the champion."
+    g = check_grounding("The cyclist crossed the line four seconds ahead of the champion.", [quote])
+    assert not g.ok, g
+    # "ahead of" a date is before it, not a lead
+    assert check_grounding("Tenants must be told at least 30 days ahead of any rent rise.",
+                           ["Tenants must be told at least 30 days before any rent rise."]).ok
+
+
+def test_opened_again_restates_reopened_and_no_x_restates_in_x() -> None:
+    quote = "The swimming pool, closed since the storm in March, reopened to swimmers on 1 July."
+    assert check_grounding("On 1 July the swimming pool opened to swimmers again, having been shut since the "
+                           "March storm.", [quote]).ok
+    quote = "The two samples were chemically indistinguishable, the laboratory said."
+    assert check_grounding("The laboratory said the two samples showed no chemically distinguishable difference.",
+                           [quote]).ok
+    g = check_grounding("The laboratory said the two samples were chemically distinguishable.", [quote])
+    assert not g.ok and g.category == "negation", g
