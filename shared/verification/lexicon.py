@@ -101,8 +101,8 @@ DIRECTIONS: dict[str, tuple[str, int]] = {
         maximize maximise double triple more higher greater larger bigger longer heavier
         wider taller above upward high large big long increased lengthen widen deepen extend
         growth climb soar surge jump spike rally swell overtake surpass outstrip
-        outgrow outgrew outsell outsold outnumber outnumbered outscore outscored outpace
-        outpaced warmer hotter""".split()},
+        outgrow outgrew outsell outsold outnumber outnumbered outscore outscored
+        warmer hotter""".split()},
     **{w: ("magnitude", _DOWN) for w in """decrease reduce lower cut decline drop fall shrink
         diminish lessen minimize minimise halve less fewer smaller shorter lighter narrower
         below downward low small short reduced decreased shorten narrow

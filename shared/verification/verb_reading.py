@@ -33,7 +33,8 @@ def passive(clause: Clause, pivot: int) -> bool:
     after a form of "be" (or "get") within the two words before it, or with its agent
     after it ("Linear B, deciphered by Michael Ventris, …")."""
     t = clause.tokens[pivot]
-    participle = (t.low.endswith(("ed", "en")) or t.low != t.lemma) and t.low not in NOT_PARTICIPLES
+    participle = (t.low.endswith(("ed", "en")) or t.low != t.lemma or past_participle(t.low)) \
+        and t.low not in NOT_PARTICIPLES
     agent = pivot + 1 < len(clause.tokens) and clause.tokens[pivot + 1].low == "by" \
         and not measure_at(clause, pivot + 2)  # (not "retreated by around two kilometres": a measure)
     return participle and (agent or any(u.low in BE for u in clause.tokens[max(0, pivot - 3):pivot]))
@@ -52,6 +53,15 @@ def measure_at(clause: Clause, i: int) -> bool:
         i += 1
     return i < len(toks) and figure_word(toks[i].low) and toks[i].low not in ("a", "an", "one")
 
+
+
+@lru_cache(maxsize=8192)
+def past_participle(low: str) -> bool:
+    """``low`` is a verb's past participle ("withdrawn", "held"), whatever else it may be
+    ("withdrawn" is an adjective too)."""
+    import lemminflect  # noqa: PLC0415 - its tables load on first use
+
+    return any(low in lemminflect.getInflection(lemma, "VBN") for lemma in lemminflect.getAllLemmas(low).get("VERB", ()))
 
 
 NOT_PARTICIPLES = frozenset("often even open seen then when been".split())

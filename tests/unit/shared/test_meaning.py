@@ -1193,3 +1193,10 @@ def test_opened_again_restates_reopened_and_no_x_restates_in_x() -> None:
                            [quote]).ok
     g = check_grounding("The laboratory said the two samples were chemically distinguishable.", [quote])
     assert not g.ok and g.category == "negation", g
+
+
+def test_an_irregular_participle_after_be_is_a_passive() -> None:
+    quote = "The publisher withdrew the novel after its launch in 1931."
+    assert check_grounding("The novel was withdrawn by the publisher after its 1931 launch.", [quote]).ok
+    g = check_grounding("The publisher was withdrawn by the novel after its 1931 launch.", [quote])
+    assert not g.ok and g.category == "role", g
