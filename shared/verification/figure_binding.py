@@ -51,7 +51,8 @@ def figures_bound(sentence: str, clause: Clause, quotes: Sequence[str], quote_cl
             return fail("number", f'the figure {fig.surface} stands where its quote says "{theirs}"', support,
                         [fig.surface])
         if restated(fig, [q for i in sorted(helpers) for q in figures(quotes[i])], sentence):
-            other = next((w for i in sorted(helpers) if (w := said_of_another(fig, sentence, quotes[i]))), None)
+            other = next((w for i in sorted(helpers) if (w := said_of_another(fig, sentence, quotes[i])
+                                                         or count_traded(fig, sentence, quotes[i]))), None)
             if other:
                 return fail("number", f'the figure {fig.surface} is said of "{other}", of which its quote gives '
                                       "another figure", support, [fig.surface])
@@ -142,6 +143,25 @@ def _words(text: str, unit: str | None = None) -> set[str]:
     words of their own ("100 metres" in a list of times)."""
     figs = set() if unit is None else {f"{f.value:g} {f.unit}" for f in figures(text) if f.unit != unit}
     return {w for w in terms(text) if not any(c.isdigit() for c in w)} | figs
+
+
+def count_traded(fig: Figure, sentence: str, quote: str) -> str | None:
+    """The thing a bare count counts in the sentence, when two counts trade their things
+    between sentence and quote: "23 goals in 17 appearances" against "17 goals in 23
+    appearances". The sentence's words ("23 goals"), else None."""
+    mine = _counted(sentence, fig.end)
+    if fig.unit or is_year(fig) or mine is None:
+        return None
+    counts = [(q, _counted(quote, q.end)) for q in figures(quote) if not q.unit and not is_year(q)]
+    own = [counted[0] for q, counted in counts if counted and same_figure(fig, q)]  # what the quote counts with it
+    if not own or mine[0] in own:
+        return None
+    for q, counted in counts:
+        if counted and counted[0] == mine[0] and not same_figure(fig, q):  # the quote counts this thing otherwise
+            back = [f for f in figures(sentence) if same_figure(f, q)]
+            if any((c := _counted(sentence, f.end)) and c[0] in own for f in back):
+                return sentence[fig.start:mine[1]]
+    return None
 
 
 def said_of_another(fig: Figure, sentence: str, quote: str) -> str | None:

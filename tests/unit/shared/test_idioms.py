@@ -36,3 +36,12 @@ def test_the_default_kept_through_the_phrase_is_still_checked() -> None:
     g = check_grounding("Unless configured otherwise, the agent never sends logs.",
                         ["By default, the agent sends logs every 10 seconds."])
     assert not g.ok, g
+
+
+def test_a_set_phrase_of_frequency_restates_the_quotes_adverb() -> None:
+    quote = "Stir the sauce occasionally for about 20 minutes."
+    assert check_grounding("Stir the sauce every now and then for about 20 minutes.", [quote]).ok
+    assert check_grounding("Stir the sauce from time to time for about 20 minutes.", [quote]).ok
+    g = check_grounding("Stir the sauce every now and then for about 20 minutes.",
+                        ["Stir the sauce constantly for about 20 minutes."])
+    assert not g.ok, g

@@ -1200,3 +1200,13 @@ def test_an_irregular_participle_after_be_is_a_passive() -> None:
     assert check_grounding("The novel was withdrawn by the publisher after its 1931 launch.", [quote]).ok
     g = check_grounding("The publisher was withdrawn by the novel after its 1931 launch.", [quote])
     assert not g.ok and g.category == "role", g
+
+
+def test_two_counts_that_trade_their_things_are_refused() -> None:
+    quote = "The goalkeeper kept 12 clean sheets in 30 matches last season."
+    g = check_grounding("The goalkeeper kept 30 clean sheets in 12 matches last season.", [quote])
+    assert not g.ok and g.category == "number", g
+    assert check_grounding("Last season the goalkeeper kept 12 clean sheets in 30 matches.", [quote]).ok
+    # a count said with another word for its thing is no trade
+    assert check_grounding("Only 12 copies survive of the first edition, which numbered about 30.",
+                           ["The first edition was printed in 30 copies, of which 12 survive."]).ok
