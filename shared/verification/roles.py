@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from shared.verification.clause_reading import (
     ARTICLES, DATES, PHRASE_STOPS, direction_flipped, directions, only_a_thing,
 )
-from shared.verification.clause_parts import fronted_end, qualifier_end
+from shared.verification.clause_parts import fronted_end, qualifier_end, subject, subject_tokens
 from shared.verification.clause_roles import ORDER_WORDS, acted, phrase, pivots, role_parts, side
 from shared.verification.verb_reading import APPROXIMATE, passive, undergoes, verbness
 from shared.verification.clauses import Clause, clauses, is_content, salient_tokens, unknown_word
@@ -33,6 +33,9 @@ __all__ = ["effect_swapped", "names_exchanged", "objects_swapped", "roles", "sid
 def roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[str, str] | None:
     if _symmetric(said, source):
         return None
+    crossed = _subject_of_other_clause(said, source, whole)
+    if crossed:
+        return "role", f'it says of "{crossed[0]}" what its quote says of "{crossed[1]}"'
     parts = role_parts(said, source)
     if parts is None:
         return None
@@ -53,6 +56,20 @@ def roles(said: Clause, source: Clause, whole: Clause | None = None) -> tuple[st
         stray = {f for f in mine - theirs - other if f in quote_forms}
         if mine and theirs and not mine & theirs and stray:
             return "role", f"its {what} is another of its quote's than the one the quote gives this verb"
+    return None
+
+
+def _subject_of_other_clause(said: Clause, source: Clause, whole: Clause | None) -> tuple[str, str] | None:
+    """The clause's subject is the subject of another clause of its quote, not of the one
+    it restates: "the alga supplies water" against "the fungal partner supplies water
+    …, while the alga provides sugars". (The subject it gives, the quote's), else None."""
+    mine, theirs = subject(said), subject(source)
+    if whole is None or not mine or not theirs or mine & source.forms:
+        return None
+    for other in clauses(whole.text):
+        if other.end <= source.start or other.start >= source.end:  # (another clause than the one restated)
+            if mine <= subject(other) and not theirs & said.forms:
+                return " ".join(t.text for t in subject_tokens(said)), " ".join(t.text for t in subject_tokens(source))
     return None
 
 

@@ -1210,3 +1210,14 @@ def test_two_counts_that_trade_their_things_are_refused() -> None:
     # a count said with another word for its thing is no trade
     assert check_grounding("Only 12 copies survive of the first edition, which numbered about 30.",
                            ["The first edition was printed in 30 copies, of which 12 survive."]).ok
+
+
+def test_a_subject_taken_from_another_clause_of_the_quote_is_a_swap() -> None:
+    quote = "In the hive, the worker caste gathers nectar and pollen, while the queen lays eggs through the season."
+    g = check_grounding("In the hive, the queen gathers nectar and pollen, while the worker caste lays eggs through "
+                        "the season.", [quote])
+    assert not g.ok and g.category == "role", g
+    g = check_grounding("In the hive, the queen gathers nectar and pollen.", [quote])
+    assert not g.ok and g.category == "role", g
+    assert check_grounding("In the hive, the queen lays eggs through the season, and the worker caste gathers "
+                           "nectar and pollen.", [quote]).ok
