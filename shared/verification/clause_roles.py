@@ -15,7 +15,7 @@ from shared.verification.clause_reading import PHRASE_STOPS, direction_of, only_
 from shared.verification.clauses import AUX, BE, Clause, Token, adjective, is_content
 from shared.verification.figure_words import order_word_at
 from shared.verification.lexicon import SAME_ACT
-from shared.verification.verb_reading import modifier, undergoes, verbness
+from shared.verification.verb_reading import modifier, passive, undergoes, verbness
 
 __all__ = [
     "ORDER_WORDS",
@@ -226,10 +226,24 @@ def role_parts(said: Clause, source: Clause) -> tuple[set[str], set[str], set[st
         (ss, c1), (so, c2) = phrase(said, p, -1), phrase(said, p, 1)
         (qs, c3), (qo, c4) = phrase(source, q, -1), phrase(source, q, 1)
         clean = c1 and c2 and c3 and c4 and min(verbness(said, p), verbness(source, q)) >= 2
-        so, qo = _agent(said, p) or so, _agent(source, q) or qo
+        so, qo = _agent(said, p) or _unless_adjunct(said, p, so), _agent(source, q) or _unless_adjunct(source, q, qo)
     if undergoes(said, p) != undergoes(source, q) and (qs or not so):
         qs, qo = qo, qs  # (not when the quote's subject stands before an aside: "The museum, designed by…, opened")
     return ss, so, qs, qo, clean
+
+_PLACING = frozenset("along around beside near beyond outside inside throughout".split())
+
+
+def _unless_adjunct(clause: Clause, pivot: int, after: set[str]) -> set[str]:
+    """``after``, the words after the verb at ``pivot``; none when the verb is passive and
+    a preposition other than "by" or "to" follows it ("were planted along the shore"): what it
+    opens is where or when, no party to the act."""
+    toks = clause.tokens
+    if pivot + 1 < len(toks) and passive(clause, pivot) and toks[pivot + 1].low in PHRASE_STOPS | _PLACING \
+            and toks[pivot + 1].low not in ("by", "to"):
+        return set()
+    return after
+
 
 def _agent(clause: Clause, pivot: int) -> set[str]:
     """The agent a passive verb at ``pivot`` names after "by" beyond its adjuncts ("was

@@ -1221,3 +1221,14 @@ def test_a_subject_taken_from_another_clause_of_the_quote_is_a_swap() -> None:
     assert not g.ok and g.category == "role", g
     assert check_grounding("In the hive, the queen lays eggs through the season, and the worker caste gathers "
                            "nectar and pollen.", [quote]).ok
+
+
+def test_a_passive_with_no_agent_names_no_party_after_its_verb() -> None:
+    quote = "The oak restoration trust planted 12,000 saplings along the southern bank of the river."
+    assert check_grounding("Under the restoration trust, 12,000 oak saplings were planted along the southern bank "
+                           "of the river.", [quote]).ok
+    assert check_grounding("A total of 12,000 oak saplings were planted along the river's southern bank by the "
+                           "restoration trust.", [quote]).ok
+    g = check_grounding("The saplings planted 12,000 oak restoration trusts along the southern bank of the river.",
+                        [quote])
+    assert not g.ok, g
