@@ -186,6 +186,7 @@ def clauses(text: str) -> list[Clause]:
                 t.low == "and" and nxt.verb and nxt.low not in STOPWORDS and not noun and not gerunds) or (
                 t.low == "and" and _adverb_and_verb(tokens[i + 1:i + 4])) or (
                 t.low == "and" and _auxiliary_and_verb(tokens[i - 1], tokens[i + 1:i + 4])) or (
+                t.low == "and" and _do_and_verb(tokens[:i], tokens[i + 1:i + 4])) or (
                 t.low == "and" and _subject_and_verb(tokens[:i], tokens[i + 1:i + 6])):
             cuts.append(t.start)
     cuts.sort()
@@ -245,6 +246,19 @@ def _auxiliary_and_verb(before: Token, following: list[Token]) -> bool:
         return True  # "… and was the first release to…", "… and has to be kept cold": a predicate of its own
     return nxt.low in ("not", "be", "been", "also", "now", "still") or nxt.verb and nxt.low not in STOPWORDS \
         and (nxt.low.endswith(("ed", "en")) or nxt.low == nxt.lemma)
+
+
+def _do_and_verb(before: list[Token], following: list[Token]) -> bool:
+    """After "and", "do", "does" or "did" and a verb, perhaps denied ("… and does not
+    occur at room temperature"), where the words before "and" have a finite verb of
+    their own: a second predicate of the same subject."""
+    words = [t.low for t in following]
+    finite = any(t.low in _AUXILIARIES or t.verb and t.low.endswith(("s", "ed")) and any(x != t.low for x in t.lemmas)
+                 for t in before)  # (an inflected verb that may be a noun too: "proceeds")
+    if len(words) < 2 or words[0] not in ("do", "does", "did") or not finite:
+        return False
+    verb = following[2] if words[1] in ("not", "n't", "also", "still") and len(following) > 2 else following[1]
+    return verb.verb and verb.low not in STOPWORDS
 
 
 def _adverb_and_verb(following: list[Token]) -> bool:

@@ -1232,3 +1232,10 @@ def test_a_passive_with_no_agent_names_no_party_after_its_verb() -> None:
     g = check_grounding("The saplings planted 12,000 oak restoration trusts along the southern bank of the river.",
                         [quote])
     assert not g.ok, g
+
+
+def test_and_before_do_opens_a_predicate_of_its_own() -> None:
+    quote = "The glue sets only above 10 °C and does not bond to wet surfaces."
+    assert check_grounding("The glue sets only above 10 °C.", [quote]).ok
+    g = check_grounding("The glue bonds to wet surfaces.", [quote])
+    assert not g.ok and g.category == "negation", g
