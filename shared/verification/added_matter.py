@@ -138,21 +138,25 @@ def added_part(first: Token, said: Sequence[Clause], every: set[str], *, purpose
 # ("following" is as often a time: "climbed 18% in March, following export curbs")
 _LINKS = frozenset("because due owing thanks driven drove driving fuelled fueled fuelling fueling led leading caused causing "
                    "prompted prompting sent sending pushed pushing triggered after despite".split())
+_NOT_VERBS = frozenset("because due owing thanks after despite".split())
 # Words of a quote that gives a cause or a sequence of its own, round which a sentence may reword.
 _QUOTE_LINKS = CAUSAL_LINKS | _LINKS | frozenset("cause causes result resulted resulting response consequently "
                                                  "intended reason blamed attributed".split())
 
 
-def linked_across(said: Sequence[Clause], quote_forms: Sequence[set[str]], quotes_words: set[str]) -> str | None:
+def linked_across(said: Sequence[Clause], quote_forms: Sequence[set[str]], quotes_words: set[str], *,
+                  verbs_only: bool = False) -> str | None:
     """A word that makes what one quote says the cause of what another says ("revenue
     growth … was driven by a restructuring", "resigned … following an inquiry"), where
     no quote gives a cause: the link, else None. The words before it rest on one quote
-    and those after it on another."""
+    and those after it on another. With ``verbs_only``, only a verb links ("led to",
+    "triggered"): of two clauses of one quote, "after" restates their order, and
+    "because" may restate an explanation the quote gives by a colon or an "or"."""
     if len(quote_forms) < 2 or quotes_words & _QUOTE_LINKS:
         return None
     toks = [t for c in said for t in c.tokens]
     for i, t in enumerate(toks):
-        if t.low not in _LINKS or not i or _due_as_date(toks, i):
+        if t.low not in _LINKS or not i or _due_as_date(toks, i) or verbs_only and t.low in _NOT_VERBS:
             continue  # ("is due to be sentenced", "is due to host": a date)
         if t.low == "after" and (i + 1 == len(toks) or toks[i + 1].low == "which"):
             continue  # ("…, after which the crew received …": what came next, told in order)

@@ -141,6 +141,10 @@ def anchor_all(sentence: str, quotes: Sequence[str], *, min_support: float) -> A
     if traded is not None:  # "the elk declined, and wolves were reintroduced as a result"
         return fail("role", f'it makes the effect its quote gives the cause ("{traded}")', support, [traded])
     link = linked_across(said, quote_forms, quote_words)
+    if link is None and len(quotes) == 1 and len(quote_clauses[0]) > 1:
+        # (or two clauses of one quote, told side by side: "The railway reached the town in
+        # 1864, and its first mill opened three years later" does not say the one led to the other)
+        link = linked_across(said, [forms_of([c]) for c in quote_clauses[0]], quote_words, verbs_only=True)
     if link is not None:
         return fail("merge", f'it links by "{link}" what its quotes state apart, none of them linking them',
                     support, [link])

@@ -1239,3 +1239,11 @@ def test_and_before_do_opens_a_predicate_of_its_own() -> None:
     assert check_grounding("The glue sets only above 10 °C.", [quote]).ok
     g = check_grounding("The glue bonds to wet surfaces.", [quote])
     assert not g.ok and g.category == "negation", g
+
+
+def test_a_causal_verb_between_two_clauses_of_one_quote_is_an_added_link() -> None:
+    quote = "The bridge opened in 1932, and the ferry service closed two years later."
+    g = check_grounding("The opening of the bridge in 1932 led to the closure of the ferry service two years later.",
+                        [quote])
+    assert not g.ok, g
+    assert check_grounding("The ferry service closed two years after the bridge opened in 1932.", [quote]).ok
