@@ -167,7 +167,8 @@ OUTCOMES: dict[str, frozenset[str]] = {}
 for _pair in """uphold/dismiss uphold/reject uphold/overturn block/clear block/approve approve/reject
         approve/deny grant/deny grant/refuse ratify/reject admit/deny confirm/deny lift/impose
         pass/fail permit/prohibit permit/forbid permit/ban allow/prohibit allow/forbid allow/ban favour/against
-        favor/against support/oppose""".split():
+        favor/against support/oppose compulsory/voluntary compulsory/optional mandatory/voluntary
+        mandatory/optional obligatory/voluntary""".split():
     _a, _b = _pair.split("/")
     OUTCOMES[_a] = OUTCOMES.get(_a, frozenset()) | {_b}
     OUTCOMES[_b] = OUTCOMES.get(_b, frozenset()) | {_a}
@@ -184,7 +185,7 @@ SYMMETRIC = frozenset("""link associate correlate connect relate coincide resemb
     intersect overlap collide interact coexist react compete collaborate cooperate merge""".split())
 # Verbs that end a state: "stopped recommending" says "no longer recommended".
 CESSATION = frozenset("""stop cease end remove drop discontinue abandon abolish scrap withdraw
-    retire deprecate halt quit""".split())
+    retire deprecate halt quit suspend""".split())
 # Verbs that say a thing is not there or not given: "the parameter is omitted" is "no
 # parameter is supplied", "where fertiliser was withheld" is "where none was applied".
 OMISSION = frozenset("omit withhold skip exclude avoid refrain".split())

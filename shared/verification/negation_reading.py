@@ -189,10 +189,14 @@ def ceased(clause: Clause, other: Clause) -> int:
 
 def ended_doing(clause: Clause, other: Clause) -> bool:
     """``clause`` ends a doing ("stops routing traffic", "ceased publishing") that
-    ``other`` states with no end and no negation ("still sends it traffic")."""
+    ``other`` states with no end and no negation ("still sends it traffic"), or says
+    goes on ("will be suspended" for "will continue to operate")."""
     if negations(other) or any(t.lemma in CESSATION for t in other.tokens):
         return False
     toks = clause.tokens
+    if not negations(clause) and any(CESSATION.intersection(t.lemmas) and t.verb for t in toks) \
+            and any(t.lemma == "continue" and t.verb for t in other.tokens):
+        return True
     for n, (t, u) in enumerate(zip(toks, toks[1:], strict=False)):
         if t.lemma in CESSATION and t.verb and u.low.endswith("ing"):
             # the doing, in its words or by what it is done to ("routing traffic" as "sends it traffic")

@@ -1247,3 +1247,13 @@ def test_a_causal_verb_between_two_clauses_of_one_quote_is_an_added_link() -> No
                         [quote])
     assert not g.ok, g
     assert check_grounding("The ferry service closed two years after the bridge opened in 1932.", [quote]).ok
+
+
+def test_compulsory_is_the_opposite_of_voluntary_and_suspended_of_continuing() -> None:
+    quote = "Membership of the pension scheme is voluntary for part-time staff."
+    g = check_grounding("Membership of the pension scheme is compulsory for part-time staff.", [quote])
+    assert not g.ok and g.category == "negation", g
+    assert check_grounding("For part-time staff, membership of the pension scheme is optional.", [quote]).ok
+    quote = "The museum said the night bus will continue to run during the festival."
+    g = check_grounding("The museum said the night bus will be suspended during the festival.", [quote])
+    assert not g.ok and g.category == "negation", g
