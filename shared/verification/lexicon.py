@@ -185,7 +185,7 @@ SYMMETRIC = frozenset("""link associate correlate connect relate coincide resemb
     intersect overlap collide interact coexist react compete collaborate cooperate merge""".split())
 # Verbs that end a state: "stopped recommending" says "no longer recommended".
 CESSATION = frozenset("""stop cease end remove drop discontinue abandon abolish scrap withdraw
-    retire deprecate halt quit suspend""".split())
+    retire deprecate halt quit suspend close shut""".split())
 # Verbs that say a thing is not there or not given: "the parameter is omitted" is "no
 # parameter is supplied", "where fertiliser was withheld" is "where none was applied".
 OMISSION = frozenset("omit withhold skip exclude avoid refrain".split())

@@ -191,8 +191,8 @@ def ended_doing(clause: Clause, other: Clause) -> bool:
     """``clause`` ends a doing ("stops routing traffic", "ceased publishing") that
     ``other`` states with no end and no negation ("still sends it traffic"), or says
     goes on ("will be suspended" for "will continue to operate")."""
-    if negations(other) or any(t.lemma in CESSATION for t in other.tokens):
-        return False
+    if negations(other) or any(CESSATION.intersection(t.lemmas) for t in other.tokens):
+        return False  # ("were closed to new admissions": an end too, of what "stopped taking" ends)
     toks = clause.tokens
     if not negations(clause) and any(CESSATION.intersection(t.lemmas) and t.verb for t in toks) \
             and any(t.lemma == "continue" and t.verb for t in other.tokens):

@@ -1257,3 +1257,8 @@ def test_compulsory_is_the_opposite_of_voluntary_and_suspended_of_continuing() -
     quote = "The museum said the night bus will continue to run during the festival."
     g = check_grounding("The museum said the night bus will be suspended during the festival.", [quote])
     assert not g.ok and g.category == "negation", g
+
+
+def test_stopped_doing_restates_closed_to_it() -> None:
+    quote = "Two of the clinics were closed to new patients over the summer."
+    assert check_grounding("Over the summer, two of the clinics stopped accepting new patients.", [quote]).ok
