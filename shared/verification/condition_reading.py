@@ -108,8 +108,8 @@ def conditions(clause: Clause) -> list[list[Token]]:
             continue
         phrase = []
         for n, u in enumerate(toks[i + 1:i + 6], start=i + 1):
-            if u.low in CONDITION_OPENERS or clause.pause_before(n):
-                break
+            if u.low in CONDITION_OPENERS or u.low in _CLAUSE_LINKS or clause.pause_before(n):
+                break  # ("in Portugal before the peloton transfers": the condition is "in Portugal")
             phrase.append(u)
         content = [u for u in phrase if is_content(u) or u.low.isdigit()]
         relation = next((n for n, u in enumerate(toks[i + 1:i + 4], start=i + 1)
@@ -126,6 +126,8 @@ def conditions(clause: Clause) -> list[list[Token]]:
 
 
 _RELATION = frozenset("presence absence".split())
+# Words that link another clause or event, ending a condition's phrase.
+_CLAUSE_LINKS = frozenset("before after until because while whereas although though".split())
 # People a rule or an offer holds for ("for city residents", "for existing subscribers").
 _GROUPS = frozenset("""residents citizens members subscribers employees staff students pupils visitors users
     customers owners holders drivers tenants pensioners veterans beginners newcomers households""".split())

@@ -1262,3 +1262,12 @@ def test_compulsory_is_the_opposite_of_voluntary_and_suspended_of_continuing() -
 def test_stopped_doing_restates_closed_to_it() -> None:
     quote = "Two of the clinics were closed to new patients over the summer."
     assert check_grounding("Over the summer, two of the clinics stopped accepting new patients.", [quote]).ok
+
+
+def test_a_condition_ends_where_another_event_is_linked() -> None:
+    quote = "The organisers said on Friday that the 2027 rally will begin in Oslo, with two stages in Norway before the " \
+            "convoy crosses to Sweden."
+    assert check_grounding("The rally will begin in Oslo with two Norwegian stages before heading to Sweden.",
+                           [quote]).ok
+    g = check_grounding("The rally will begin in Oslo with two stages before heading to Sweden.", [quote])
+    assert not g.ok and g.category == "scope", g
