@@ -45,3 +45,11 @@ def test_a_set_phrase_of_frequency_restates_the_quotes_adverb() -> None:
     g = check_grounding("Stir the sauce every now and then for about 20 minutes.",
                         ["Stir the sauce constantly for about 20 minutes."])
     assert not g.ok, g
+
+
+def test_did_not_change_restates_the_quotes_unchanged() -> None:
+    quote = "Across the 300 households surveyed, water use stayed flat over the two-year period."
+    assert check_grounding("Water use did not change over the two years for the 300 households surveyed.", [quote]).ok
+    g = check_grounding("Water use did not change over the two years for the 300 households surveyed.",
+                        ["Across the 300 households surveyed, water use rose over the two-year period."])
+    assert not g.ok, g
