@@ -231,7 +231,9 @@ def role_parts(said: Clause, source: Clause) -> tuple[set[str], set[str], set[st
         qs, qo = qo, qs  # (not when the quote's subject stands before an aside: "The museum, designed by…, opened")
     return ss, so, qs, qo, clean
 
-_PLACING = frozenset("along around beside near beyond outside inside throughout".split())
+
+# Prepositions of place a passive's adjunct may open ("planted along the shore").
+_PLACE_WORDS = frozenset("along around beside near beyond outside inside throughout".split())
 
 
 def _unless_adjunct(clause: Clause, pivot: int, after: set[str]) -> set[str]:
@@ -239,7 +241,7 @@ def _unless_adjunct(clause: Clause, pivot: int, after: set[str]) -> set[str]:
     a preposition other than "by" or "to" follows it ("were planted along the shore"): what it
     opens is where or when, no party to the act."""
     toks = clause.tokens
-    if pivot + 1 < len(toks) and passive(clause, pivot) and toks[pivot + 1].low in PHRASE_STOPS | _PLACING \
+    if pivot + 1 < len(toks) and passive(clause, pivot) and toks[pivot + 1].low in PHRASE_STOPS | _PLACE_WORDS \
             and toks[pivot + 1].low not in ("by", "to"):
         return set()
     return after

@@ -45,10 +45,10 @@ NEGATORS = frozenset("""
     unable absent
 """.split())
 
-# Prefixes that negate the word they open ("unsafe", "inconsistent", "non-blocking"):
-# a sentence that says "unsafe" where its quote says "safe" flips it.
 # The plain words that deny what follows them ("no significant change", "without ever").
 DENIERS = frozenset("not never without no nor n't".split())
+# Prefixes that negate the word they open ("unsafe", "inconsistent", "non-blocking"):
+# a sentence that says "unsafe" where its quote says "safe" flips it.
 NEGATIVE_PREFIXES = ("non-", "non", "un", "in", "im", "il", "ir", "dis")
 # The ones that negate whatever word they open ("unaware", "non-binding"); the others
 # negate adjectives only ("inaccurate", not "increase") or seldom ("discover").
@@ -147,8 +147,8 @@ _PAIRS = """read/write reader/writer input/output client/server send/receive sen
     accept/reject allow/deny win/lose left/right first/last start/end begin/end inner/outer
     encode/decode serialize/deserialize import/export debit/credit import/export male/female
     positive/negative acidic/alkaline benign/malignant inhibit/activate agonist/antagonist
-    upregulate/downregulate front/back ahead/behind advance/retreat upper/lower top/bottom north/south east/west head/tail
-    source/target sender/recipient donor/recipient employer/employee landlord/tenant
+    upregulate/downregulate front/back ahead/behind advance/retreat upper/lower top/bottom north/south
+    east/west head/tail source/target sender/recipient donor/recipient employer/employee landlord/tenant
     plaintiff/defendant creditor/debtor predator/prey inflow/outflow incoming/outgoing beat/lose
     prosecution/defence prosecution/defense
     numerator/denominator prefix/suffix forward/backward payer/payee supply/demand

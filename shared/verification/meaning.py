@@ -94,8 +94,7 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
     # (the quote's word is one the clause does not say itself: "fitness" beside "unfit" is another word)
     said_lemmas = {w for u in said.tokens for w in (*u.lemmas, u.low)}
     for t in said.content:
-        if t.forms & source.forms or any(u.low.startswith("re") and len(u.low) > 5 and token(u.low[2:], 0, 0).forms & t.forms
-                                         for u in source.tokens):
+        if t.forms & source.forms or any(_again(u, t) for u in source.tokens):
             continue  # ("opened … again" for "reopened")
         # (a directional word, "fell" against "rise", is read bound to its thing by
         # direction; but an outcome's opposite, "blocked" against "approved", is read here)
@@ -115,6 +114,11 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
             if against:
                 return "negation", f'it says "{t.text}" where its quote says the opposite, "{against[0].text}"'
     return None
+
+
+def _again(word: Token, t: Token) -> bool:
+    """``word`` is ``t`` done again ("reopened" for "opened")."""
+    return word.low.startswith("re") and len(word.low) > 5 and bool(token(word.low[2:], 0, 0).forms & t.forms)
 
 
 def _denied_before(clause: Clause, t: Token) -> bool:

@@ -237,7 +237,8 @@ def objects_swapped(said: Clause, source: Clause, whole: Clause | None = None) -
                 # "from 3 March" are read as figures and times)
                 if (nxt := clause.tokens[i + 1].low)[:1].isdigit() or nxt in DATES:
                     continue
-                if nxt in APPROXIMATE and (clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else "")[:1].isdigit():
+                after = clause.tokens[i + 2].low if i + 2 < len(clause.tokens) else ""
+                if nxt in APPROXIMATE and after[:1].isdigit():
                     continue  # ("from roughly 900 pairs": a figure too)
                 if nxt.endswith("ing") and clause.tokens[i + 1].verb and t.low == "from":
                     continue  # ("prohibited from selling", "protects birds from shedding": an act, no party)
