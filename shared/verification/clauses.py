@@ -22,7 +22,7 @@ from shared.verification.lexicon import (
 )
 from shared.research.text import STOPWORDS, sentence_spans, stem
 
-__all__ = ["AUX", "BE", "Clause", "Token", "abbreviated", "aligned_pair", "broader_forms", "clauses", "covered", "forms_of", "is_content",
+__all__ = ["AUX", "BE", "Clause", "Token", "aligned_pair", "broader_forms", "clauses", "covered", "forms_of", "is_content",
            "is_quoted", "lemmas_of", "names", "place_named", "salient_tokens", "token", "unknown_word", "warm_up"]
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|n't")
@@ -205,9 +205,11 @@ def clauses(text: str) -> list[Clause]:
     return out or [Clause([], 0, 0, text)]
 
 
-def _finite(t: Token) -> bool:
-    """A verb's inflected form ("pushes", "revised") or an auxiliary."""
-    return t.low in _AUXILIARIES or t.verb and t.low != t.lemma and t.low.endswith(("s", "ed"))
+def _finite(t: Token, *, noun_too: bool = False) -> bool:
+    """A verb's inflected form ("pushes", "revised") or an auxiliary; with ``noun_too``,
+    also an inflected verb whose first lemma is a noun's ("proceeds")."""
+    lemma_differs = any(x != t.low for x in t.lemmas) if noun_too else t.low != t.lemma
+    return t.low in _AUXILIARIES or t.verb and lemma_differs and t.low.endswith(("s", "ed"))
 
 
 def _subject_and_verb(before: list[Token], after: list[Token]) -> bool:
@@ -253,9 +255,7 @@ def _do_and_verb(before: list[Token], following: list[Token]) -> bool:
     occur at room temperature"), where the words before "and" have a finite verb of
     their own: a second predicate of the same subject."""
     words = [t.low for t in following]
-    finite = any(t.low in _AUXILIARIES or t.verb and t.low.endswith(("s", "ed")) and any(x != t.low for x in t.lemmas)
-                 for t in before)  # (an inflected verb that may be a noun too: "proceeds")
-    if len(words) < 2 or words[0] not in ("do", "does", "did") or not finite:
+    if len(words) < 2 or words[0] not in ("do", "does", "did") or not any(_finite(t, noun_too=True) for t in before):
         return False
     verb = following[2] if words[1] in ("not", "n't", "also", "still") and len(following) > 2 else following[1]
     return verb.verb and verb.low not in STOPWORDS
@@ -461,50 +461,3 @@ def aligned_pair(a: str, b: str) -> tuple[Clause, Clause] | None:
             if size >= 2 and size * 2 >= min(len(xs), len(ys)) and (best is None or size > best[0]):
                 best = (size, x, y)
     return None if best is None else (best[1], best[2])
-
-
-_LINKS = frozenset("of the and for on in de".split())
-_CAPITALISED_RUN = re.compile(r"(?:[A-Z][\w'-]*\s+(?:(?:of|the|and|for|on|in|de)\s+)*)*[A-Z][\w'-]*")
-
-
-_ORDINALS = ("first", "second", "third", "fourth")
-_PERIODS = {"Q": "quarter", "H": "half"}
-
-
-def _initials(run: str) -> str:
-    return "".join(w[0] for w in run.split() if w.lower() not in _LINKS).upper()
-
-
-def abbreviated(name: str, sentence: str, quote: str) -> bool:
-    """``name`` is an acronym the quote spells out ("ECB" for "European Central Bank"),
-    or a word of a name the sentence spells out whose acronym the quote uses; "Q2" for
-    "the second quarter", "H1" for "the first half"."""
-    period = re.fullmatch(r"([QH])([1-4])", name)
-    if period and re.search(rf"\b{_ORDINALS[int(period[2]) - 1]}[\s-](?:{_PERIODS[period[1]]})\b", quote, re.I):
-        return True
-    capitals = sum(c.isupper() for c in name)
-    if (name.isupper() or name.isalpha() and capitals >= 2 and name[0].isupper()) and 2 <= len(name) <= 6:
-        short = name.upper()  # ("MiCA" for "Markets in Crypto-Assets")
-        if any(_initials(m.group()) == short for m in _CAPITALISED_RUN.finditer(quote)):
-            return True
-        if len(name) >= 3 and _spelled_out(short, quote, links=name.isupper()):
-            return True  # "LFP" for "lithium iron phosphate"; "MiCA": its "i" is a word ("in")
-        if len(name) == 2 and name.isupper() and _spelled_out(short, quote, links=False, shortest=5):
-            return True  # "AI" for "artificial intelligence": two long words in a row
-
-    for m in _CAPITALISED_RUN.finditer(sentence):
-        short = _initials(m.group())
-        if len(short) >= 2 and re.search(rf"\b{re.escape(name)}\b", m.group()) \
-                and re.search(rf"\b{short}\b", quote):
-            return True
-    return False
-
-
-def _spelled_out(short: str, text: str, *, links: bool = True, shortest: int = 1) -> bool:
-    """Words in a row of ``text``, in any case, whose initials spell ``short`` ("of",
-    "and", "the" between them aside, unless not ``links``), each of ``shortest`` letters
-    or more."""
-    words = [w for w in re.findall(r"[^\W\d_]+", text) if not links or w.lower() not in _LINKS]
-    n = len(short)
-    return any("".join(w[0] for w in words[i:i + n]).upper() == short
-               and all(len(w) >= shortest for w in words[i:i + n]) for i in range(len(words) - n + 1))

@@ -23,7 +23,8 @@ from shared.verification.figure_base import Figure
 from shared.verification.figures import figures, same_figure
 from shared.verification.verb_reading import verbness
 from shared.verification.quote_subjects import aligned_clause, keeps_subject
-from shared.verification.clauses import (Clause, abbreviated, clauses, covered, is_content, names, place_named, token,
+from shared.verification.acronyms import abbreviated
+from shared.verification.clauses import (Clause, clauses, covered, is_content, names, place_named, token,
                                          unknown_word)
 
 __all__ = ["Failure", "fail", "figures_bound", "names_bound"]

@@ -107,6 +107,8 @@ def _one_word_verbs(sentence: str, said: str) -> str:
     says "retreated", "gives back None" reads "returns None". WordNet lists such verbs
     as one entry ("pull_back"), with their one-word synonyms in their common senses; a
     quote's word that is none of those leaves the phrase as written."""
+    if not _PHRASAL.search(sentence):
+        return sentence
     import lemminflect  # noqa: PLC0415 - its tables load on first use
 
     theirs = {lemma for word in _WORD.findall(said)

@@ -57,9 +57,9 @@ from shared.verification.direction import converse, direction
 from shared.verification.figures import figures, same_figure, share_of
 from shared.verification.synonyms import antonyms
 from shared.verification.lexicon import (
-    CAUSAL, CONVERSES, CORRELATIONAL, DENIERS, HEDGES, NEGATIVE_PREFIXES, OUTCOMES, QUANTIFIERS, STRONG,
+    CAUSAL, CONVERSES, CORRELATIONAL, HEDGES, NEGATIVE_PREFIXES, OUTCOMES, QUANTIFIERS, STRONG,
 )
-from shared.verification.negation_reading import until_after_negation
+from shared.verification.negation_reading import denied_before, until_after_negation
 from shared.verification.polarity import denied_elsewhere, polarity
 from shared.verification.roles import names_exchanged, objects_swapped, roles, sides_swapped
 from shared.verification.scope import scope
@@ -109,7 +109,8 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
                        and {*u.lemmas, u.low} & opposite]  # (its words of certainty too: "established")
             if against and _done_to(said, t) and not any(_done_to(source, u) for u in against):
                 continue  # "those given the drug" for "patients taking the drug": one act, seen from each side
-            if against and _denied_before(said, t) and all(_prefix_negated(u.low, t.low) for u in against):
+            if against and denied_before(said, said.tokens.index(t)) \
+                    and all(_prefix_negated(u.low, t.low) for u in against):
                 continue  # "no statistically distinguishable difference" for "indistinguishable"
             if against:
                 return "negation", f'it says "{t.text}" where its quote says the opposite, "{against[0].text}"'
@@ -119,12 +120,6 @@ def _opposite(said: Clause, source: Clause) -> tuple[str, str] | None:
 def _again(word: Token, t: Token) -> bool:
     """``word`` is ``t`` done again ("reopened" for "opened")."""
     return word.low.startswith("re") and len(word.low) > 5 and bool(token(word.low[2:], 0, 0).forms & t.forms)
-
-
-def _denied_before(clause: Clause, t: Token) -> bool:
-    """A denier ("no", "not", "never", "without") stands within three words before ``t``."""
-    at = clause.tokens.index(t)
-    return any(u.low in DENIERS for u in clause.tokens[max(0, at - 3):at])
 
 
 def _prefix_negated(word: str, plain: str) -> bool:

@@ -31,8 +31,9 @@ from shared.verification.quote_subjects import (
 from shared.verification.anaphora import anaphoric
 from shared.verification.carried_subjects import carried_subject
 from shared.verification.roles import effect_swapped
-from shared.verification.lexicon import DENIERS
-from shared.verification.clauses import (Clause, Token, abbreviated, broader_forms, clauses, covered, forms_of,
+from shared.verification.negation_reading import denied_before
+from shared.verification.acronyms import abbreviated
+from shared.verification.clauses import (Clause, Token, broader_forms, clauses, covered, forms_of,
                                          is_content, token)
 
 __all__ = ["Anchored", "anchor_all"]
@@ -184,7 +185,7 @@ def _most(clause: Clause, n: int) -> bool:
 def _ever_denied(clause: Clause, i: int) -> bool:
     """"without ever using it", "has not ever failed": "ever" that strengthens a negation
     claims no record."""
-    return clause.tokens[i].low == "ever" and any(u.low in DENIERS for u in clause.tokens[max(0, i - 3):i])
+    return clause.tokens[i].low == "ever" and denied_before(clause, i)
 
 
 def _anchor(sentence: str, clause: Clause, quotes: Sequence[str], quote_clauses: Sequence[list[Clause]],

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from shared.verification.clause_reading import denies_exceeding, negations
 from shared.verification.clauses import Clause, adjective, clauses, covered, forms_of, is_content, unknown_word
-from shared.verification.lexicon import CESSATION, NEGATORS, OMISSION, PRIVATIVE, WORD_NEGATING_PREFIXES
+from shared.verification.lexicon import CESSATION, DENIERS, NEGATORS, OMISSION, PRIVATIVE, WORD_NEGATING_PREFIXES
 from shared.research.text import STOPWORDS
 
-__all__ = ["advised_against", "automatic", "avoided", "before_other_negated_predicate", "capped", "ceased", "contrasted", "ended_doing", "negated_both",
+__all__ = ["advised_against", "automatic", "avoided", "before_other_negated_predicate", "capped", "ceased", "contrasted", "denied_before", "ended_doing", "negated_both",
            "negated_words", "not_since", "not_until", "not_without", "omitted", "privative", "set_aside", "until_after_negation"]
 
 
@@ -185,6 +185,11 @@ def ceased(clause: Clause, other: Clause) -> int:
     words = other.words()
     no_longer = any(a == "no" and b == "longer" for a, b in zip(words, words[1:], strict=False))
     return int(no_longer and any(t.lemma in CESSATION and t.verb for t in clause.tokens))
+
+
+def denied_before(clause: Clause, i: int) -> bool:
+    """A denier ("no", "not", "never", "without") stands within three words before token ``i``."""
+    return any(u.low in DENIERS for u in clause.tokens[max(0, i - 3):i])
 
 
 def ended_doing(clause: Clause, other: Clause) -> bool:

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 
 from shared.verification.anaphora import points_back
 from shared.verification.clause_parts import complement_subject, fronted_end, subject, subject_tokens
+from shared.verification.acronyms import abbreviated
 from shared.verification.clauses import (
-    Clause, Token, abbreviated, clauses, covered, forms_of, is_content, names, place_named, token,
+    Clause, Token, clauses, covered, forms_of, is_content, names, place_named, token,
 )
 from shared.verification.figure_base import Figure
 from shared.verification.figures import figures, same_figure

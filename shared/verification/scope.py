@@ -18,7 +18,8 @@ from collections import Counter
 from shared.research.text import STOPWORDS
 from shared.verification.added_matter import superlative
 from shared.verification.clause_parts import subject_tokens
-from shared.verification.clauses import Clause, Token, abbreviated, covered, is_content, place_named, time_of, token
+from shared.verification.acronyms import abbreviated
+from shared.verification.clauses import Clause, Token, covered, is_content, place_named, time_of, token
 from shared.verification.clause_reading import direction_of, only_a_thing
 from shared.verification.condition_reading import SETTINGS, SPANS, conditions, opening_qualifier
 from shared.verification.derived import converted
